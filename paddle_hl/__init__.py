@@ -1,0 +1,65 @@
+"""paddle_hl: PaddlePaddle 2.6's high-level API on NumPy (CPU) and CuPy (GPU).
+
+Use it as ``import paddle_hl as paddle``.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+
+from . import tensor as _tensor_lib
+from .framework import dtype as _dtype_mod
+from .framework._printing import set_printoptions
+from .framework.dtype import (
+    bfloat16,
+    complex64,
+    complex128,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
+from .framework.dtype import DType as dtype
+from .framework.dtype import bool_ as bool  # noqa: A001  (Paddle's name)
+from .framework.engine import grad
+from .framework.place import (
+    CPUPlace,
+    CUDAPinnedPlace,
+    CUDAPlace,
+    get_device,
+    is_compiled_with_cuda,
+    set_device,
+)
+from .framework.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .framework.tensor import Tensor
+
+__version__ = "0.1.0"
+
+globals().update(_tensor_lib.api_names())
+
+# Domains and heavier subpackages load on first attribute access.
+_LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",
+         "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",
+         "distributed", "utils", "device", "callbacks", "static", "jit", "hapi", "notebook",
+         "regularizer", "incubate", "framework", "backend"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        mod = _importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'")
+
+
+def in_dynamic_mode() -> bool:
+    """Always True: paddle_hl runs eagerly (dygraph)."""
+    return True

@@ -1,0 +1,520 @@
+"""The Tensor: one backend array plus autograd state.
+
+Python operators and most methods are attached by ``paddle_hl.tensor`` from the op library, so this
+file holds only what is intrinsic to the object: storage, metadata, conversion, printing, pickling
+and the autograd entry points.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import numpy as np
+
+from .. import backend
+from . import dtype as _dt
+from . import place as _pl
+from . import state
+
+__all__ = []
+
+_name_counter = itertools.count()
+
+
+class _Version:
+    """Inplace version counter, shared by a tensor and every view of it."""
+
+    __slots__ = ("v",)
+
+    def __init__(self):
+        self.v = 0
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, as ``paddle.Tensor``.
+
+    Build one with :func:`paddle_hl.to_tensor`. ``stop_gradient`` is True by default; set it to
+    False to have gradients computed for it.
+    """
+
+    __slots__ = ("_data", "stop_gradient", "_grad", "_name", "_node", "_idx", "_ver", "_hooks",
+                 "_retain", "persistable", "__weakref__")
+
+    def __init__(self, data=None, dtype=None, place=None, stop_gradient=True, name=None):
+        if data is None:
+            data = np.zeros([0], dtype=_dt.default_np())
+        self._data = to_array(data, dtype, place, "paddle.Tensor")
+        self.stop_gradient = bool(stop_gradient)
+        self._grad = None
+        self._name = name
+        self._node = None
+        self._idx = 0
+        self._ver = _Version()
+        self._hooks = None
+        self._retain = False
+        self.persistable = False
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> list:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return _dt.from_np(self._data.dtype)
+
+    @property
+    def place(self) -> _pl.Place:
+        return _pl.place_of(self._data)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = f"generated_tensor_{next(_name_counter)}"
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        self._name = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def inplace_version(self) -> int:
+        return self._ver.v
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and not isinstance(value, Tensor):
+            value = Tensor(value)
+        self._grad = value
+
+    @property
+    def T(self):  # noqa: N802
+        from ..tensor.manipulation import transpose
+
+        return transpose(self, list(range(self.ndim))[::-1])
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self.set_value(value)
+
+    @property
+    def type(self):
+        return "DENSE_TENSOR"
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return _wrap(np.asarray(self._data.size, dtype=np.int64))
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        d = self._data
+        return int(d.ctypes.data) if type(d) is np.ndarray else int(d.data.ptr)
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def contiguous(self):
+        if self._data.flags.c_contiguous:
+            return self
+        xp = backend.get_array_module(self._data)
+        return _wrap(xp.ascontiguousarray(self._data), self.stop_gradient)
+
+    def get_strides(self) -> list:
+        return [s // self._data.itemsize for s in self._data.strides]
+
+    def is_dense(self) -> bool:
+        return True
+
+    def is_dist(self) -> bool:
+        return False
+
+    def is_sparse(self) -> bool:
+        return False
+
+    is_sparse_coo = is_sparse_csr = is_selected_rows = is_sparse
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy-free view on CPU (a host copy on GPU). 0-D tensors give 0-d arrays."""
+        return backend.to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = backend.to_numpy(self._data)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def item(self, *args):
+        """The value as a Python scalar; with indices, the element at that position."""
+        a = self.numpy()
+        if args:
+            return a.item(*args)
+        if a.size != 1:
+            raise ValueError(f"Tensor.item(): only one element tensors can be converted to Python "
+                             f"scalars, got shape {list(a.shape)}")
+        if a.dtype == _dt.BFLOAT16_NP:
+            return float(a.astype(np.float32).item())
+        return a.item()
+
+    def tolist(self):
+        a = self.numpy()
+        if a.dtype == _dt.BFLOAT16_NP:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def _one(self, what):
+        if self._data.size != 1:
+            raise TypeError(f"only one element tensors can be converted to Python {what}, "
+                            f"got shape {self.shape}")
+        return self.item()
+
+    def __float__(self):
+        return float(self._one("float"))
+
+    def __int__(self):
+        return int(self._one("int"))
+
+    def __complex__(self):
+        return complex(self._one("complex"))
+
+    def __bool__(self):
+        return bool(self._one("bool"))
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype}")
+        return int(self._one("int"))
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-D tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-D tensor")
+        for i in range(self._data.shape[0]):
+            yield self[i]
+
+    def __hash__(self):
+        return id(self)
+
+    def __deepcopy__(self, memo):
+        t = _wrap(self._data.copy(), self.stop_gradient)
+        t._name = self._name
+        t.persistable = self.persistable
+        if self._grad is not None:
+            t._grad = _wrap(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.numpy(), self.stop_gradient, self._name))
+
+    def __repr__(self):
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return str(self)
+
+    # ------------------------------------------------------------------ copies and devices
+    def detach(self):
+        """A new tensor sharing storage, cut from the graph (stop_gradient=True)."""
+        t = _wrap(self._data)
+        t._ver = self._ver
+        return t
+
+    def detach_(self):
+        self._node = None
+        self.stop_gradient = True
+        return self
+
+    def cpu(self):
+        if type(self._data) is np.ndarray:
+            return self
+        return _same_grad(self, backend.to_numpy(self._data))
+
+    def cuda(self, device_id=None, blocking=True):
+        place = _pl.parse_place(f"gpu:{device_id or 0}")
+        return _same_grad(self, _pl.move(self._data, place))
+
+    def pin_memory(self):
+        return self.cpu()
+
+    def to(self, *args, **kwargs):
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("blocking", None)
+        if kwargs:
+            raise TypeError(f"Tensor.to() got unexpected arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.place, a.dtype
+            elif isinstance(a, (_pl.Place,)) or (isinstance(a, str) and (
+                    a in ("cpu",) or a.startswith(("gpu", "cuda")))):
+                device = a
+            elif a is not None and not isinstance(a, bool):
+                dtype = a
+        out = self
+        if device is not None:
+            place = _pl.parse_place(device)
+            if place != self.place:
+                out = _same_grad(out, _pl.move(out._data, place))
+        if dtype is not None and _dt.to_np(dtype) != out._data.dtype:
+            out = out.astype(dtype)
+        return out
+
+    def value(self):
+        return self
+
+    def get_tensor(self):
+        return self
+
+    def set_value(self, value):
+        """Overwrite the contents in place (no graph), keeping shape and dtype."""
+        arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if list(arr.shape) != self.shape:
+            raise ValueError(f"Tensor.set_value: shape {list(arr.shape)} does not match the "
+                             f"tensor's shape {self.shape}")
+        xp = backend.get_array_module(self._data)
+        self._data[...] = xp.asarray(arr).astype(self._data.dtype, copy=False)
+        self._ver.v += 1
+        return self
+
+    # ------------------------------------------------------------------ autograd
+    def backward(self, grad_tensor=None, retain_graph=False):
+        """Compute gradients of this tensor w.r.t. the graph leaves, accumulating into ``.grad``."""
+        from .engine import run_backward
+
+        run_backward([self], [grad_tensor], retain_graph=retain_graph)
+
+    def gradient(self):
+        """The gradient as a NumPy array (None if there is none)."""
+        return None if self._grad is None else self._grad.numpy()
+
+    def clear_gradient(self, set_to_zero=True):
+        """Reset ``.grad``: zero-filled when set_to_zero (positional only, as Paddle), else None."""
+        if self._grad is None:
+            return
+        if set_to_zero:
+            self._grad._data[...] = 0
+        else:
+            self._grad = None
+
+    def clear_grad(self, set_to_zero=True):
+        self.clear_gradient(set_to_zero)
+
+    def retain_grads(self):
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if self._node is not None:
+            self._node.retain(self._idx, self)
+        self._retain = True
+        return self
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one.
+
+        Returns a handle whose ``remove()`` unregisters the hook.
+        """
+        if self.stop_gradient:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor with "
+                               "stop_gradient=True")
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        if self._node is not None:
+            return self._node.add_hook(self._idx, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        return _HookHandle(self._hooks, hook)
+
+
+class _HookHandle:
+    """Removable handle returned by ``register_hook``."""
+
+    _ids = itertools.count()
+
+    def __init__(self, table: dict, hook):
+        self._table = weakref.ref(table) if not isinstance(table, dict) else table
+        self.id = next(self._ids)
+        table[self.id] = hook
+
+    def remove(self):
+        self._table.pop(self.id, None)
+
+
+def _rebuild(arr, stop_gradient, name):
+    t = _wrap(np.array(arr), stop_gradient)
+    t._name = name
+    return t
+
+
+def _wrap(arr, stop_gradient=True):
+    """Fast internal constructor: wrap a backend array without copying or checks."""
+    t = Tensor.__new__(Tensor)
+    t._data = arr
+    t.stop_gradient = stop_gradient
+    t._grad = None
+    t._name = None
+    t._node = None
+    t._idx = 0
+    t._ver = _Version()
+    t._hooks = None
+    t._retain = False
+    t.persistable = False
+    return t
+
+
+def _same_grad(src: Tensor, arr):
+    """A tensor on another device that stays in src's graph (copy between devices)."""
+    from .op import apply
+
+    if src.stop_gradient or not state.grad_enabled:
+        return _wrap(arr, src.stop_gradient)
+
+    def _move(x):
+        back = x
+
+        def bw(g):
+            return (_pl.move(g, _pl.place_of(back)),)
+
+        return arr, bw
+
+    return apply(_move, src)
+
+
+def to_array(data, dtype=None, place=None, where="to_tensor"):
+    """Convert Python data, NumPy arrays or Tensors into a backend array (always a fresh copy)."""
+    npd = None if dtype is None else _dt.to_np(dtype)
+    plc = _pl.parse_place(place) if place is not None else _pl.current_place()
+    if isinstance(data, Tensor):
+        arr = data._data
+        arr = arr.astype(npd) if npd is not None and arr.dtype != npd else arr.copy()
+        return _pl.move(arr, plc) if plc != _pl.place_of(arr) else arr
+    if backend.is_gpu_array(data):
+        arr = data.astype(npd) if npd is not None else data.copy()
+        return _pl.move(arr, plc)
+    if isinstance(data, np.ndarray):
+        if npd is None and data.dtype not in _dt._BY_NP:
+            npd = _infer_np(data.dtype, where)
+        arr = np.array(data, dtype=npd, copy=True)
+    elif isinstance(data, np.generic):
+        arr = np.array(data, dtype=npd)
+        if npd is None and arr.dtype not in _dt._BY_NP:
+            arr = arr.astype(_infer_np(arr.dtype, where))
+    else:
+        arr = _from_python(data, npd, where)
+    if plc.kind == "gpu":
+        arr = _pl.move(arr, plc)
+    return arr
+
+
+def _infer_np(npd, where):
+    if npd.kind == "U" or npd.kind == "S" or npd.kind == "O":
+        raise TypeError(f"{where}: cannot build a tensor from data of dtype {npd} "
+                        "(expected numbers, bools or nested lists of them)")
+    if npd == np.uint16:
+        return np.dtype(np.int32)
+    if npd.kind == "u":
+        return np.dtype(np.int64)
+    if npd == np.float128 if hasattr(np, "float128") else False:
+        return np.dtype(np.float64)
+    raise TypeError(f"{where}: dtype {npd} is not supported")
+
+
+def _from_python(data, npd, where):
+    if isinstance(data, bool):
+        return np.array(data, dtype=npd or np.bool_)
+    if isinstance(data, int):
+        return np.array(data, dtype=npd or np.int64)
+    if isinstance(data, float):
+        return np.array(data, dtype=npd or _dt.default_np())
+    if isinstance(data, complex):
+        return np.array(data, dtype=npd or _complex_default())
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(e, Tensor) for e in data):
+            data = [e.numpy() if isinstance(e, Tensor) else e for e in data]
+        try:
+            arr = np.array(data)
+        except ValueError as e:
+            raise ValueError(f"{where}: cannot build a tensor from a ragged nested sequence "
+                             f"({e})") from None
+        if npd is not None:
+            return arr.astype(npd, copy=False)
+        k = arr.dtype.kind
+        if k == "f":
+            # Python floats take the default dtype; float64 arrays inside lists keep theirs
+            if not _has_np_float64(data):
+                arr = arr.astype(_dt.default_np())
+        elif k == "c":
+            arr = arr.astype(_complex_default())
+        elif k in "iu":
+            if arr.dtype not in _dt._BY_NP or k == "u" and arr.dtype != np.uint8:
+                arr = arr.astype(np.int64)
+            elif not _has_np_scalar(data):
+                arr = arr.astype(np.int64)
+        elif k not in "b" and arr.dtype not in _dt._BY_NP:
+            if arr.size == 0:
+                return arr.astype(_dt.default_np())
+            raise TypeError(f"{where}: cannot build a tensor from elements of type "
+                            f"{type(_first(data)).__name__}")
+        return arr
+    try:
+        arr = np.asarray(data)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype.kind in "OUS":
+        raise TypeError(f"{where}: cannot build a tensor from {type(data).__name__}; expected a "
+                        "number, bool, list, tuple, numpy.ndarray or Tensor")
+    return arr.astype(npd) if npd is not None else arr.copy()
+
+
+def _first(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _has_np_float64(data):
+    e = _first(data)
+    return isinstance(e, np.ndarray | np.generic) and e.dtype == np.float64
+
+
+def _has_np_scalar(data):
+    e = _first(data)
+    return isinstance(e, np.ndarray | np.generic)
+
+
+def _complex_default():
+    return np.complex128 if _dt.default_np() == np.float64 else np.complex64

@@ -1,0 +1,103 @@
+"""The tensor op library, grouped by Paddle's category files.
+
+Each category module lists what it contributes:
+
+- ``API``: names exported at the top level (``paddle_hl.add``).
+- ``METHODS``: names attached to ``Tensor`` as methods. A name that is also in ``API`` is the
+  very same function; a ``(method_name, function)`` pair attaches a function under another name.
+
+This module attaches the methods and Python operators once, at import.
+"""
+
+from __future__ import annotations
+
+from ..framework.tensor import Tensor
+from . import creation, linalg, manipulation, math
+
+__all__ = []
+
+CATEGORIES = [creation, math, manipulation, linalg]
+
+
+def _optional_categories():
+    """Category modules added by later work are picked up when present."""
+    import importlib
+
+    mods = []
+    for name in ("logic", "search", "stat", "random", "attribute", "einsum", "to_string",
+                 "array", "ops"):
+        try:
+            mods.append(importlib.import_module(f"{__name__}.{name}"))
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    return mods
+
+
+CATEGORIES += _optional_categories()
+
+
+def api_names() -> dict:
+    """name -> function for every top-level tensor function."""
+    out = {}
+    for mod in CATEGORIES:
+        for n in getattr(mod, "API", ()):
+            out[n] = getattr(mod, n)
+    return out
+
+
+def _attach():
+    for mod in CATEGORIES:
+        for entry in getattr(mod, "METHODS", ()):
+            if isinstance(entry, tuple):
+                name, fn = entry
+            else:
+                name, fn = entry, getattr(mod, entry)
+            setattr(Tensor, name, fn)
+    _attach_operators()
+
+
+def _swap(fn):
+    def reflected(x, y):
+        return fn(y, x)
+
+    reflected.__name__ = f"r{fn.__name__}"
+    return reflected
+
+
+def _attach_operators():
+    from .manipulation import getitem, setitem
+
+    ops = {
+        "__add__": math.add, "__radd__": _swap(math.add),
+        "__sub__": math.subtract, "__rsub__": _swap(math.subtract),
+        "__mul__": math.multiply, "__rmul__": _swap(math.multiply),
+        "__truediv__": math.divide, "__rtruediv__": _swap(math.divide),
+        "__pow__": math.pow, "__rpow__": _swap(math.pow),
+        "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+        "__neg__": math.neg,
+        "__getitem__": getitem, "__setitem__": setitem,
+    }
+    optional = {
+        "__floordiv__": ("floor_divide", False), "__rfloordiv__": ("floor_divide", True),
+        "__mod__": ("remainder", False), "__rmod__": ("remainder", True),
+        "__abs__": ("abs", False), "__invert__": ("bitwise_not", False),
+        "__eq__": ("equal", False), "__ne__": ("not_equal", False),
+        "__lt__": ("less_than", False), "__le__": ("less_equal", False),
+        "__gt__": ("greater_than", False), "__ge__": ("greater_equal", False),
+        "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
+        "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True),
+        "__xor__": ("bitwise_xor", False), "__rxor__": ("bitwise_xor", True),
+        "__lshift__": ("bitwise_left_shift", False), "__rshift__": ("bitwise_right_shift", False),
+    }
+    api = api_names()
+    for dunder, (name, reflected) in optional.items():
+        fn = api.get(name)
+        if fn is not None:
+            ops[dunder] = _swap(fn) if reflected else fn
+    for k, v in ops.items():
+        setattr(Tensor, k, v)
+    Tensor.__hash__ = lambda self: id(self)
+
+
+_attach()

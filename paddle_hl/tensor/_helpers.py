@@ -1,0 +1,197 @@
+"""Argument checking and conversion shared by the tensor ops (errors name the op and argument)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..framework import dtype as _dt
+from ..framework import state
+from ..framework.op import apply
+from ..framework.tensor import Tensor, _wrap, to_array
+
+__all__ = []
+
+
+def tensor_arg(x, op: str, arg: str = "x") -> Tensor:
+    """Return ``x`` as a Tensor; ndarrays, numbers and lists are converted, None is refused."""
+    if isinstance(x, Tensor):
+        return x
+    if x is None:
+        raise TypeError(f"{op}: argument '{arg}' must be a Tensor, but got None")
+    try:
+        return _wrap(to_array(x, where=op))
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op}: argument '{arg}' must be a Tensor, got {type(x).__name__} "
+                        f"({e})") from None
+
+
+def check_dtype(x: Tensor, allowed, op: str, arg: str = "x"):
+    name = x.dtype.name
+    if name not in allowed:
+        raise TypeError(f"{op}: argument '{arg}' has dtype {name}, expected one of "
+                        f"{list(allowed)}")
+
+
+def norm_axis(axis, ndim: int, op: str, arg: str = "axis") -> int:
+    """One axis as a non-negative int, checked against ``ndim`` (0-D tensors accept -1 and 0)."""
+    if isinstance(axis, Tensor):
+        axis = int(axis.item())
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise TypeError(f"{op}: '{arg}' must be an int, got {type(axis).__name__}")
+    n = max(ndim, 1)
+    if not -n <= axis < n:
+        raise ValueError(f"{op}: '{arg}' = {axis} is out of range for a tensor of rank {ndim}; "
+                         f"expected a value in [{-n}, {n - 1}]")
+    return int(axis) % n
+
+
+def norm_axes(axis, ndim: int, op: str, arg: str = "axis"):
+    """None (all axes), an int, or a list/tuple/Tensor of ints -> a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Tensor):
+        axis = axis.tolist()
+    if isinstance(axis, (list, tuple)):
+        if len(axis) == 0:
+            return tuple(range(ndim))
+        axes = tuple(sorted({norm_axis(a, ndim, op, arg) for a in axis}))
+        if len(axes) != len(axis):
+            raise ValueError(f"{op}: '{arg}' {list(axis)} contains a repeated axis")
+        return axes if ndim else ()
+    return (norm_axis(axis, ndim, op, arg),) if ndim else ()
+
+
+def shape_arg(shape, op: str, arg: str = "shape") -> list:
+    """A shape given as a list/tuple of ints and 0-D tensors, an int, or a 1-D int Tensor."""
+    if isinstance(shape, Tensor):
+        if not shape.dtype.is_integer:
+            raise TypeError(f"{op}: '{arg}' as a Tensor must be integer, got {shape.dtype}")
+        shape = shape.numpy().reshape(-1).tolist()
+    elif isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = [shape]
+    elif isinstance(shape, np.ndarray):
+        shape = shape.reshape(-1).tolist()
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{op}: '{arg}' must be a list or tuple of ints, got "
+                        f"{type(shape).__name__}")
+    out = []
+    for s in shape:
+        if isinstance(s, Tensor):
+            if s.size != 1:
+                raise ValueError(f"{op}: '{arg}' elements given as Tensors must have one element,"
+                                 f" got shape {s.shape}")
+            s = s.item()
+        if isinstance(s, (np.integer,)):
+            s = int(s)
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise TypeError(f"{op}: '{arg}' must contain ints, got {s!r} in {list(shape)}")
+        out.append(s)
+    return out
+
+
+def xp_of(x: Tensor):
+    return backend.get_array_module(x._data)
+
+
+def float_dtype_for(npd):
+    """The floating dtype an op on ``npd`` computes in (ints and bools -> default float)."""
+    if _dt.is_inexact_np(npd):
+        return npd
+    return _dt.default_np()
+
+
+def _cast_kernel(x, dtype):
+    src = x.dtype
+    out = x.astype(dtype)
+
+    def bw(g):
+        return (g.astype(src) if g.dtype != src else g,)
+
+    return out, bw
+
+
+def _cast_hi(inputs, grads, dtype):
+    return (grads[0].astype(inputs[0].dtype),)
+
+
+_cast_kernel.op_name = "cast"
+_cast_kernel.saves = ()
+_cast_kernel.hi = _cast_hi
+
+
+def cast_to(x: Tensor, npd) -> Tensor:
+    """Differentiable cast (no-op when the dtype already matches)."""
+    if x._data.dtype == npd:
+        return x
+    if not _dt.is_inexact_np(npd):
+        return _wrap(x._data.astype(npd))
+    return apply(_cast_kernel, x, dtype=npd)
+
+
+def as_float(x: Tensor) -> Tensor:
+    """x itself if it is floating/complex, else x cast to the default float dtype."""
+    d = x._data.dtype
+    if d.kind in "fc" or d == _dt.BFLOAT16_NP:
+        return x
+    return cast_to(x, _dt.default_np())
+
+
+def promote_pair(x, y, op: str):
+    """Apply Paddle's binary-op dtype rules; returns (x, y) with scalars left as Python scalars."""
+    tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
+    if tx and ty:
+        dx, dy = x._data.dtype, y._data.dtype
+        if dx != dy:
+            t = result_type(dx, dy)
+            x, y = cast_to(x, t), cast_to(y, t)
+        return x, y
+    if tx:
+        return x, _scalar_for(y, x, op, "y")
+    if ty:
+        return _scalar_for(x, y, op, "x"), y
+    x = tensor_arg(x, op, "x")
+    return promote_pair(x, y, op)
+
+
+def result_type(dx, dy):
+    fx, fy = _dt.is_inexact_np(dx), _dt.is_inexact_np(dy)
+    if fx and not fy:
+        return dx
+    if fy and not fx:
+        return dy
+    if {dx, dy} == {np.dtype(np.float16), _dt.BFLOAT16_NP}:
+        return np.dtype(np.float32)
+    return np.promote_types(dx, dy)
+
+
+def _scalar_for(s, t: Tensor, op, arg):
+    """A Python scalar meeting tensor ``t``: keep t's dtype class, floats lift ints to float."""
+    if isinstance(s, (bool, np.bool_)):
+        return s
+    if isinstance(s, float):
+        return s
+    if isinstance(s, int):
+        return s
+    if isinstance(s, complex):
+        return s
+    if isinstance(s, np.generic):
+        return s.item()
+    if s is None:
+        raise TypeError(f"{op}: argument '{arg}' must be a Tensor or a number, but got None")
+    return tensor_arg(s, op, arg)
+
+
+def needs_float_lift(t: Tensor, s) -> bool:
+    return isinstance(s, float) and t._data.dtype.kind in "biu"
+
+
+def no_grad_apply(fn, *args, **kw):
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        return apply(fn, *args, **kw)
+    finally:
+        state.grad_enabled = prev

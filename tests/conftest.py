@@ -1,0 +1,67 @@
+"""Shared fixtures: the real-Paddle oracle, devices, and a fresh random seed per test."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import paddle_hl
+
+
+def _real_paddle():
+    if importlib.util.find_spec("paddle") is None:
+        return None
+    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (DESIGN.md section 3)
+    import numpy.random  # noqa: F401
+    import zlib  # noqa: F401
+
+    import paddle
+
+    return paddle
+
+
+@pytest.fixture(scope="session")
+def pd():
+    """Real paddlepaddle==2.6.2, the oracle for `parity` tests (skips when not installed)."""
+    mod = _real_paddle()
+    if mod is None:
+        pytest.skip("paddlepaddle==2.6.2 is not installed (pip install '.[parity]')")
+    return mod
+
+
+def _gpu_available():
+    from paddle_hl import backend
+
+    return backend.cupy_module() is not None
+
+
+DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Run a test on each device; 'gpu' skips cleanly without CuPy and a GPU."""
+    if request.param == "gpu" and not _gpu_available():
+        pytest.skip("needs CuPy and a CUDA GPU")
+    prev = paddle_hl.get_device()
+    paddle_hl.set_device(request.param)
+    yield request.param
+    paddle_hl.set_device(prev)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state():
+    """Each test starts with the default dtype, grad mode on, and a fixed seed."""
+    from paddle_hl.framework import state
+
+    paddle_hl.set_default_dtype("float32")
+    state.grad_enabled = True
+    np.random.seed(0)
+    seed = getattr(paddle_hl, "seed", None)
+    if seed is not None:
+        seed(0)
+    yield
+    paddle_hl.set_default_dtype("float32")
+    state.grad_enabled = True
