@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib as _importlib
 
 from . import tensor as _tensor_lib
-from .framework import dtype as _dtype_mod
 from .framework._printing import set_printoptions
+from .framework.dtype import DType as dtype
 from .framework.dtype import (
     bfloat16,
     complex64,
@@ -27,7 +27,6 @@ from .framework.dtype import (
     set_default_dtype,
     uint8,
 )
-from .framework.dtype import DType as dtype
 from .framework.dtype import bool_ as bool  # noqa: A001  (Paddle's name)
 from .framework.engine import grad
 from .framework.place import (

@@ -14,9 +14,9 @@ def _real_paddle():
     if importlib.util.find_spec("paddle") is None:
         return None
     # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (DESIGN.md section 3)
-    import numpy.random  # noqa: F401
     import zlib  # noqa: F401
 
+    import numpy.random  # noqa: F401
     import paddle
 
     return paddle

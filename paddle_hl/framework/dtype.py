@@ -9,7 +9,7 @@ __all__ = []
 
 
 class DType:
-    """A Paddle data type. Prints as ``paddle.float32``; compares equal to its name and NumPy dtype."""
+    """A Paddle data type: prints as ``paddle.float32``, equals its name and NumPy dtype."""
 
     __slots__ = ("name", "np")
 

@@ -12,11 +12,11 @@ This module attaches the methods and Python operators once, at import.
 from __future__ import annotations
 
 from ..framework.tensor import Tensor
-from . import creation, linalg, manipulation, math
+from . import creation, linalg, manipulation, math, stat
 
 __all__ = []
 
-CATEGORIES = [creation, math, manipulation, linalg]
+CATEGORIES = [creation, math, stat, manipulation, linalg]
 
 
 def _optional_categories():
@@ -24,7 +24,7 @@ def _optional_categories():
     import importlib
 
     mods = []
-    for name in ("logic", "search", "stat", "random", "attribute", "einsum", "to_string",
+    for name in ("logic", "search", "random", "attribute", "einsum", "to_string",
                  "array", "ops"):
         try:
             mods.append(importlib.import_module(f"{__name__}.{name}"))

@@ -11,7 +11,7 @@ def unbroadcast_tensor(g, shape):
     if tuple(g._data.shape) == shape:
         return g
     from .manipulation import reshape
-    from .math import sum as _sum
+    from .stat import sum as _sum
 
     nd = g.ndim - len(shape)
     if nd:

@@ -486,6 +486,6 @@ def cast(x, dtype):
     return cast_to(x, _dt.to_np(dtype))
 
 
-API = ["cast", "reshape", "transpose", "unsqueeze", "squeeze", "flatten", "expand", "concat", "stack",
-       "split"]
+API = ["cast", "reshape", "transpose", "unsqueeze", "squeeze", "flatten", "expand", "concat",
+       "stack", "split"]
 METHODS = list(API) + [("astype", cast)]
