@@ -24,8 +24,7 @@ def _optional_categories():
     import importlib
 
     mods = []
-    for name in ("logic", "search", "random", "attribute", "einsum", "to_string",
-                 "array", "ops"):
+    for name in ("logic", "search", "random", "special"):
         try:
             mods.append(importlib.import_module(f"{__name__}.{name}"))
         except ModuleNotFoundError as e:
