@@ -27,22 +27,66 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=No
             _options[key] = val
 
 
+def _shown(arr: np.ndarray) -> np.ndarray:
+    """The elements that are printed (edge items only when the tensor is summarised)."""
+    if arr.size <= _options["threshold"]:
+        return arr
+    e = _options["edgeitems"]
+    for ax in range(arr.ndim):
+        if arr.shape[ax] > 2 * e:
+            idx = np.r_[0:e, arr.shape[ax] - e:arr.shape[ax]]
+            arr = np.take(arr, idx, axis=ax)
+    return arr
+
+
+def _float_str(v, int_mode, prec, sci):
+    if np.isnan(v):
+        return "nan"
+    if sci:
+        return np.format_float_scientific(v, precision=prec, unique=False)
+    if int_mode or v == np.floor(v):
+        return (f"{v:.0f}" if np.isfinite(v) else ("inf" if v > 0 else "-inf")) + "."
+    return f"{v:.{prec}f}"
+
+
 def format_values(arr: np.ndarray, indent: int) -> str:
-    if arr.dtype == _dt.BFLOAT16_NP:
+    """Paddle's layout: NumPy's nesting and wrapping, every element left-aligned to one width,
+    a sign column when any value is negative, integral floats as ``1.``."""
+    if arr.dtype == _dt.BFLOAT16_NP or arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     if arr.size == 0:
         return "[]"
-    kw = {}
-    if arr.dtype.kind in "fc":
-        if _options["sci_mode"]:
-            kw["formatter"] = {"float_kind": lambda v: np.format_float_scientific(
-                v, precision=_options["precision"])}
-        else:
-            kw["suppress_small"] = True
-    return np.array2string(arr, precision=_options["precision"], separator=", ",
-                           prefix=" " * indent, max_line_width=_options["linewidth"],
+    shown = _shown(arr).ravel()
+    kind = arr.dtype.kind
+    prec = _options["precision"]
+    if kind == "f":
+        finite = shown[np.isfinite(shown)]
+        int_mode = bool(np.all(finite == np.floor(finite)))
+        sci = _options["sci_mode"]
+
+        def to_str(v):
+            return _float_str(v, int_mode, prec, sci)
+    elif kind == "c":
+        def to_str(v):
+            return str(complex(v))
+    else:
+        to_str = str
+    strs = [to_str(v) for v in shown.tolist()] if kind != "f" else [to_str(v) for v in shown]
+    neg = any(x.startswith("-") for x in strs)
+    width = max(len(x) for x in strs)
+
+    def fmt(v):
+        x = to_str(v)
+        if neg and len(x) < width and not x.startswith("-"):
+            x = " " + x
+        return x.ljust(width)
+
+    if arr.ndim == 0:
+        return fmt(arr.item() if kind != "f" else arr[()]).rstrip()
+    return np.array2string(arr, separator=", ", prefix=" " * indent,
+                           max_line_width=_options["linewidth"] + 1,
                            threshold=_options["threshold"], edgeitems=_options["edgeitems"],
-                           **kw)
+                           formatter={"all": fmt})
 
 
 def tensor_repr(t) -> str:

@@ -184,7 +184,7 @@ class finfo:
         self.min = float(info.min)
         self.max = float(info.max)
         self.eps = float(info.eps)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)
         self.smallest_normal = float(info.smallest_normal)
         self.tiny = self.smallest_normal
         self.bits = info.bits

@@ -474,9 +474,7 @@ def _from_python(data, npd, where):
             return arr.astype(npd, copy=False)
         k = arr.dtype.kind
         if k == "f":
-            # Python floats take the default dtype; float64 arrays inside lists keep theirs
-            if not _has_np_float64(data):
-                arr = arr.astype(_dt.default_np())
+            arr = arr.astype(_dt.default_np())  # as Paddle: even lists of np.float64 scalars
         elif k == "c":
             arr = arr.astype(_complex_default())
         elif k in "iu":
@@ -504,11 +502,6 @@ def _first(data):
     while isinstance(data, (list, tuple)) and data:
         data = data[0]
     return data
-
-
-def _has_np_float64(data):
-    e = _first(data)
-    return isinstance(e, np.ndarray | np.generic) and e.dtype == np.float64
 
 
 def _has_np_scalar(data):
