@@ -29,6 +29,16 @@ from .framework.dtype import (
 )
 from .framework.dtype import bool_ as bool  # noqa: A001  (Paddle's name)
 from .framework.engine import grad
+from .framework.flags import get_flags, set_flags
+from .framework.misc import (
+    LazyGuard,
+    batch,
+    check_shape,
+    disable_signal_handler,
+    disable_static,
+    enable_static,
+    in_dynamic_mode,
+)
 from .framework.place import (
     CPUPlace,
     CUDAPinnedPlace,
@@ -57,8 +67,3 @@ def __getattr__(name):
         globals()[name] = mod
         return mod
     raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'")
-
-
-def in_dynamic_mode() -> bool:
-    """Always True: paddle_hl runs eagerly (dygraph)."""
-    return True
