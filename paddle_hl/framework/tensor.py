@@ -20,6 +20,7 @@ from . import state
 __all__ = []
 
 _name_counter = itertools.count()
+_EXTRA = {}  # id(tensor) -> (kind, payload) for vocabulary / string-list tensors
 
 
 class _Version:
@@ -159,6 +160,100 @@ class Tensor:
         return False
 
     is_sparse_coo = is_sparse_csr = is_selected_rows = is_sparse
+
+    # ------------------------------------------------------------------ layouts
+    def to_sparse_coo(self, sparse_dim):
+        """This tensor in sparse COO layout with ``sparse_dim`` sparse leading dims."""
+        from .sparse_tensor import to_sparse_coo
+
+        return to_sparse_coo(self, sparse_dim)
+
+    def to_sparse_csr(self):
+        """This 2-D/3-D tensor in sparse CSR layout."""
+        from .sparse_tensor import to_sparse_csr
+
+        return to_sparse_csr(self)
+
+    def to_dense(self):
+        return self
+
+    def _sparse_only(self, what):
+        raise TypeError(f"Tensor.{what}() is defined for sparse tensors only; this tensor is "
+                        "dense (convert it with to_sparse_coo / to_sparse_csr first)")
+
+    def indices(self):
+        self._sparse_only("indices")
+
+    def values(self):
+        self._sparse_only("values")
+
+    def crows(self):
+        self._sparse_only("crows")
+
+    def cols(self):
+        self._sparse_only("cols")
+
+    def nnz(self):
+        self._sparse_only("nnz")
+
+    def coalesce(self, name=None):
+        self._sparse_only("coalesce")
+
+    def get_selected_rows(self):
+        raise TypeError("Tensor.get_selected_rows(): this tensor is a dense tensor, not a "
+                        "SelectedRows tensor")
+
+    # String and vocabulary tensors (used by tokenizers): the payload is kept beside the tensor.
+    def set_vocab(self, vocab):
+        """Make this a vocabulary tensor holding ``vocab`` (a dict of str -> int)."""
+        if not isinstance(vocab, dict):
+            raise TypeError(f"Tensor.set_vocab: expected a dict, got {type(vocab).__name__}")
+        _EXTRA[id(self)] = ("vocab", dict(vocab))
+        weakref.finalize(self, _EXTRA.pop, id(self), None)
+
+    def set_string_list(self, string_list):
+        """Make this a string-list tensor holding ``string_list``."""
+        if not isinstance(string_list, (list, tuple)) or not all(
+                isinstance(s, str) for s in string_list):
+            raise TypeError("Tensor.set_string_list: expected a list of str")
+        _EXTRA[id(self)] = ("strings", list(string_list))
+        weakref.finalize(self, _EXTRA.pop, id(self), None)
+
+    def get_map_tensor(self):
+        """The vocabulary set with ``set_vocab``."""
+        kind, payload = _EXTRA.get(id(self), (None, None))
+        if kind != "vocab":
+            raise TypeError("Tensor.get_map_tensor(): this tensor holds no vocabulary; call "
+                            "set_vocab first")
+        return payload
+
+    # ------------------------------------------------------------------ whole-tensor copies
+    def copy_(self, other, blocking=True):
+        """Copy ``other``'s values into this tensor (same shape; dtype converted)."""
+        src = other._data if isinstance(other, Tensor) else np.asarray(other)
+        if tuple(src.shape) != self._data.shape:
+            raise ValueError(f"Tensor.copy_: source shape {list(src.shape)} does not match "
+                             f"{self.shape}")
+        xp = backend.get_array_module(self._data)
+        self._data[...] = xp.asarray(src).astype(self._data.dtype, copy=False)
+        self._ver.v += 1
+
+    def reconstruct_from_(self, other):
+        """Become a deep copy of ``other`` (data, shape and dtype), in place."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Tensor.reconstruct_from_: expected a Tensor, got "
+                            f"{type(other).__name__}")
+        self._data = other._data.copy()
+        self._ver.v += 1
+
+    def create_tensor(dtype, name=None, persistable=False):  # noqa: N805  (Paddle's signature)
+        """An empty tensor of ``dtype`` (shape [0])."""
+        t = _wrap(np.zeros([0], dtype=_dt.to_np(dtype)))
+        t._name = name
+        t.persistable = bool(persistable)
+        return t
+
+    create_tensor = staticmethod(create_tensor)
 
     # ------------------------------------------------------------------ conversion
     def numpy(self) -> np.ndarray:
