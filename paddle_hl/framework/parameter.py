@@ -1,0 +1,84 @@
+"""Parameter: a trainable Tensor with the attributes optimizers and layers read.
+
+Parameters are leaves with ``stop_gradient=False`` and ``persistable=True``; ``trainable`` is the
+negation of ``stop_gradient``. Names are unique, in Paddle's ``prefix.w_N`` form when a layer
+creates them.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+from .tensor import Tensor, _Version, to_array
+
+__all__ = []
+
+_counters = collections.defaultdict(itertools.count)
+
+
+def unique_name(prefix: str) -> str:
+    """``prefix_N`` with N counting per prefix, as Paddle's unique_name.generate."""
+    return f"{prefix}_{next(_counters[prefix])}"
+
+
+class Parameter(Tensor):
+    """A trainable tensor owned by a layer (Paddle's ``EagerParamBase``).
+
+    Args:
+        data: initial value (array-like or Tensor); copied.
+        name (str, optional): a unique name; generated when omitted.
+        trainable (bool): whether optimizers update it.
+        learning_rate (float): per-parameter learning-rate multiplier.
+        regularizer: a weight-decay regularizer for this parameter only.
+        need_clip (bool): whether gradient clipping applies to it.
+    """
+
+    def __init__(self, data, dtype=None, name=None, trainable=True, learning_rate=1.0,
+                 regularizer=None, need_clip=True, do_model_average=True):
+        self._data = to_array(data, dtype, None, "Parameter")
+        self.stop_gradient = not trainable
+        self._grad = None
+        self._name = name or unique_name("param")
+        self._node = None
+        self._idx = 0
+        self._ver = _Version()
+        self._hooks = None
+        self._retain = False
+        self.persistable = True
+        self.optimize_attr = {"learning_rate": float(learning_rate)}
+        self.regularizer = regularizer
+        self.need_clip = need_clip
+        self.do_model_average = do_model_average
+        self.is_distributed = False
+
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value):
+        self.stop_gradient = not bool(value)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        p = Parameter(self._data.copy(), name=self._name, trainable=self.trainable,
+                      learning_rate=self.optimize_attr["learning_rate"],
+                      regularizer=self.regularizer, need_clip=self.need_clip,
+                      do_model_average=self.do_model_average)
+        if self._grad is not None:
+            p._grad = Tensor(self._grad._data)
+        memo[id(self)] = p
+        return p
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_param, (self.numpy(), self._name, self.trainable,
+                                 self.optimize_attr["learning_rate"], self.need_clip))
+
+
+def _rebuild_param(arr, name, trainable, lr, need_clip):
+    return Parameter(arr, name=name, trainable=trainable, learning_rate=lr, need_clip=need_clip)
