@@ -61,7 +61,20 @@ _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io",
          "regularizer", "incubate", "framework", "backend"}
 
 
+# Top-level names defined in subpackages, resolved on first use: "module:attribute".
+_LAZY_NAMES = {
+    "ParamAttr": "nn.param_attr:ParamAttr",
+    "create_parameter": "nn.layer.layers:create_parameter",
+}
+
+
 def __getattr__(name):
+    target = _LAZY_NAMES.get(name)
+    if target is not None:
+        mod, attr = target.split(":")
+        value = getattr(_importlib.import_module(f"{__name__}.{mod}"), attr)
+        globals()[name] = value
+        return value
     if name in _LAZY:
         mod = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = mod

@@ -1,0 +1,51 @@
+"""paddle_hl.nn: layers, functional ops, initializers, clipping and utilities.
+
+Layer families live in ``nn/layer/<family>.py`` and functional families in
+``nn/functional/<family>.py``; each module lists its public names in ``API`` and is collected
+here, so adding a family never touches this file.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+
+from . import functional
+from .layer.container import LayerDict, LayerList, ParameterList, Sequential
+from .layer.layers import Layer
+
+_FAMILIES = ("common", "conv", "pooling", "norm", "activation", "loss", "rnn", "transformer",
+             "distance", "vision")
+
+
+def _collect():
+    names = {}
+    for fam in _FAMILIES:
+        try:
+            mod = _importlib.import_module(f"{__name__}.layer.{fam}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.layer.{fam}":
+                raise
+            continue
+        for n in getattr(mod, "API", ()):
+            names[n] = getattr(mod, n)
+    for opt in ("clip",):
+        try:
+            mod = _importlib.import_module(f"{__name__}.{opt}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{opt}":
+                raise
+            continue
+        for n in getattr(mod, "API", ()):
+            names[n] = getattr(mod, n)
+    return names
+
+
+globals().update(_collect())
+
+
+def __getattr__(name):
+    if name in ("initializer", "utils"):
+        mod = _importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'paddle_hl.nn' has no attribute '{name}'")

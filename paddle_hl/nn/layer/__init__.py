@@ -1,0 +1,3 @@
+"""Layer classes, one module per family."""
+
+__all__ = []
