@@ -92,7 +92,7 @@ def parse_place(p) -> Place:
         return _current[0]
     if isinstance(p, Place):
         if p.kind == "gpu" and backend.cupy_module() is None:
-            raise RuntimeError(f"{p} requested but {backend.cupy_error()}")
+            raise ValueError(f"{p} requested but {backend.cupy_error()}")
         return p
     if isinstance(p, str):
         s = p.strip().lower()
@@ -107,9 +107,9 @@ def parse_place(p) -> Place:
                     raise ValueError(f"set_device: cannot parse device {p!r}; expected "
                                      "'cpu', 'gpu' or 'gpu:N'") from None
             if backend.cupy_module() is None:
-                raise RuntimeError(
-                    f"set_device({p!r}): {backend.cupy_error()}; paddle_hl runs on the CPU "
-                    "with NumPy. Install CuPy for your CUDA version to use a GPU.")
+                raise ValueError(
+                    f"The device should not be {p!r}: {backend.cupy_error()}; paddle_hl runs "
+                    "on the CPU with NumPy. Install CuPy for your CUDA version to use a GPU.")
             n = backend.device_count()
             if idx >= n:
                 raise ValueError(f"set_device({p!r}): only {n} GPU(s) visible")

@@ -310,6 +310,14 @@ class Tensor:
             raise TypeError("len() of a 0-D tensor")
         return self._data.shape[0]
 
+    def __dlpack__(self, stream=None, **kwargs):
+        if stream is None:
+            return self._data.__dlpack__(**kwargs)
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-D tensor")

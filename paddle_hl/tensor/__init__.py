@@ -54,6 +54,26 @@ def _attach():
                 name, fn = entry, getattr(mod, entry)
             setattr(Tensor, name, fn)
     _attach_operators()
+    _attach_lazy_methods()
+
+
+def _lazy_method(module, name):
+    """A Tensor method whose function lives in a module loaded on first call."""
+
+    def method(self, *args, **kwargs):
+        import importlib
+
+        fn = getattr(importlib.import_module(module), name)
+        setattr(Tensor, name, fn)  # later calls go straight to the function
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _attach_lazy_methods():
+    for name in ("stft", "istft"):
+        setattr(Tensor, name, _lazy_method("paddle_hl.signal", name))
 
 
 def _swap(fn):

@@ -1,0 +1,230 @@
+"""``paddle.device.cuda``: GPU queries and memory statistics, backed by CuPy.
+
+Without CuPy or a GPU, ``device_count()`` is 0, ``empty_cache()`` does nothing, and the other
+functions raise as Paddle does when it is not compiled with CUDA.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .. import backend
+
+__all__ = ["device_count", "synchronize", "empty_cache", "memory_allocated",
+           "max_memory_allocated", "memory_reserved", "max_memory_reserved", "get_device_name",
+           "get_device_capability", "get_device_properties"]
+
+# CuPy's memory pool reports current usage only; peaks are tracked at each query and at
+# synchronize() so max_* never goes below any value seen.
+_peak_allocated: dict = {}
+_peak_reserved: dict = {}
+
+
+def _no_cuda(api: str):
+    return ValueError(f"The API paddle.device.cuda.{api} is not supported in CPU-only "
+                      "paddle_hl (CuPy with a CUDA GPU is needed). Install CuPy for your CUDA "
+                      "version to call this API.")
+
+
+def _device_id(device, api: str) -> int:
+    """A GPU index from None (current), an int, 'gpu:N' / 'cuda:N' or a CUDAPlace."""
+    from ..framework.place import Place, current_place
+
+    if device is None:
+        place = current_place()
+        idx = place.index if place.kind == "gpu" else 0
+    elif isinstance(device, Place):
+        if device.kind != "gpu":
+            raise ValueError(f"paddle.device.cuda.{api}: expected a CUDAPlace, got {device}")
+        idx = device.index
+    elif isinstance(device, numbers.Integral) and not isinstance(device, bool):
+        idx = int(device)
+    elif isinstance(device, str) and device.startswith(("gpu", "cuda")):
+        try:
+            idx = int(device.split(":", 1)[1]) if ":" in device else 0
+        except ValueError:
+            raise ValueError(f"paddle.device.cuda.{api}: cannot parse device {device!r}; "
+                             "expected 'gpu:N'") from None
+    else:
+        raise ValueError(f"paddle.device.cuda.{api}: the device must be a CUDAPlace, an int or "
+                         f"a str like 'gpu:x', but received {device!r}")
+    n = backend.device_count()
+    if not 0 <= idx < n:
+        raise ValueError(f"paddle.device.cuda.{api}: device id {idx} is out of range; {n} "
+                         "GPU(s) are visible")
+    return idx
+
+
+def _cupy(api: str, error=None):
+    cp = backend.cupy_module()
+    if cp is None:
+        raise error if error is not None else _no_cuda(api)
+    return cp
+
+
+def device_count() -> int:
+    """Number of visible CUDA GPUs (0 without CuPy or a GPU).
+
+    Returns:
+        int: The GPU count.
+    """
+    return backend.device_count()
+
+
+def synchronize(device=None) -> None:
+    """Block until every kernel queued on the GPU has finished.
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        None
+    """
+    cp = _cupy("synchronize", RuntimeError(
+        "paddle_hl is not running with CUDA (CuPy with a GPU is needed). Cannot visit device "
+        "synchronize."))
+    idx = _device_id(device, "synchronize")
+    with cp.cuda.Device(idx):
+        cp.cuda.Device(idx).synchronize()
+    _observe(idx, cp)
+
+
+def empty_cache() -> None:
+    """Return the cached, unused GPU memory blocks of CuPy's memory pool to the driver.
+
+    Returns:
+        None
+    """
+    cp = backend.cupy_module()
+    if cp is None:
+        return
+    cp.get_default_memory_pool().free_all_blocks()
+    cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def _observe(idx, cp):
+    # CuPy's default pool keeps one sub-pool per device and reports the current device's
+    with cp.cuda.Device(idx):
+        pool = cp.get_default_memory_pool()
+        used, total = int(pool.used_bytes()), int(pool.total_bytes())
+    _peak_allocated[idx] = max(_peak_allocated.get(idx, 0), used)
+    _peak_reserved[idx] = max(_peak_reserved.get(idx, 0), total)
+    return used, total
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of GPU memory currently held by tensors (CuPy's pool in use).
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        int: Bytes.
+    """
+    cp = _cupy("memory_allocated")
+    return _observe(_device_id(device, "memory_allocated"), cp)[0]
+
+
+def max_memory_allocated(device=None) -> int:
+    """Peak of :func:`memory_allocated` as observed by paddle_hl's queries.
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        int: Bytes.
+    """
+    cp = _cupy("max_memory_allocated")
+    idx = _device_id(device, "max_memory_allocated")
+    _observe(idx, cp)
+    return _peak_allocated[idx]
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes of GPU memory held by CuPy's pool (in use plus cached).
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        int: Bytes.
+    """
+    cp = _cupy("memory_reserved")
+    return _observe(_device_id(device, "memory_reserved"), cp)[1]
+
+
+def max_memory_reserved(device=None) -> int:
+    """Peak of :func:`memory_reserved` as observed by paddle_hl's queries.
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        int: Bytes.
+    """
+    cp = _cupy("max_memory_reserved")
+    idx = _device_id(device, "max_memory_reserved")
+    _observe(idx, cp)
+    return _peak_reserved[idx]
+
+
+class _DeviceProperties:
+    """What ``get_device_properties`` returns: name, major, minor, total_memory,
+    multi_processor_count."""
+
+    __slots__ = ("name", "major", "minor", "total_memory", "multi_processor_count")
+
+    def __init__(self, props: dict):
+        name = props["name"]
+        self.name = name.decode() if isinstance(name, bytes) else str(name)
+        self.major = int(props["major"])
+        self.minor = int(props["minor"])
+        self.total_memory = int(props["totalGlobalMem"])
+        self.multi_processor_count = int(props["multiProcessorCount"])
+
+    def __repr__(self):
+        return (f"_gpuDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None) -> _DeviceProperties:
+    """Properties of a GPU: name, compute capability, memory size, SM count.
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        _DeviceProperties: With fields name, major, minor, total_memory,
+        multi_processor_count.
+    """
+    cp = _cupy("get_device_properties")
+    idx = _device_id(device, "get_device_properties")
+    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(idx))
+
+
+def get_device_name(device=None) -> str:
+    """The GPU's name, e.g. "NVIDIA H100".
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        str: The name.
+    """
+    _cupy("get_device_properties")
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None) -> tuple:
+    """The GPU's compute capability as ``(major, minor)``.
+
+    Args:
+        device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
+
+    Returns:
+        tuple[int, int]: e.g. (9, 0).
+    """
+    _cupy("get_device_properties")
+    p = get_device_properties(device)
+    return p.major, p.minor
