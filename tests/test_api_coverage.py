@@ -130,16 +130,26 @@ def _norm(s):
         return s
 
 
+# Abstract base classes whose methods subclasses must override (Paddle raises there too).
+ABSTRACT = {"Dataset", "IterableDataset", "Sampler", "Layer", "Metric", "RNNCellBase",
+            "Initializer", "Distribution", "Transform"}
+
+
 def test_no_placeholder_raises():
-    """No public callable of these namespaces is a NotImplementedError placeholder."""
+    """No public callable is a NotImplementedError placeholder (abstract base methods aside)."""
     import ast
 
     root = pathlib.Path(paddle_hl.__file__).parent
     offenders = []
     for path in root.rglob("*.py"):
         tree = ast.parse(path.read_text())
+        for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]:
+            if cls.name in ABSTRACT:
+                for node in ast.walk(cls):
+                    node._abstract = True
         for node in ast.walk(tree):
-            if isinstance(node, ast.Raise) and node.exc is not None:
+            if isinstance(node, ast.Raise) and node.exc is not None and not getattr(
+                    node, "_abstract", False):
                 exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
                 if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
                     offenders.append(f"{path.relative_to(root)}:{node.lineno}")
