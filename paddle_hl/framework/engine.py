@@ -5,11 +5,20 @@ backward closure (raw arrays in, raw arrays out), one *edge* per input — ``(no
 for an input made by another op, the leaf Tensor itself for a leaf that needs grad, or None — and
 version stamps of the inputs whose values backward reads.
 
+The pass has two phases, both iterative (no recursion, so graphs of any depth work):
+
+1. :func:`_collect` walks the graph once from the roots and counts, for every reachable node, how
+   many edges feed it a gradient.
+2. Nodes run when their count drops to zero (Kahn's order), so each node's backward sees the sum
+   of all gradients for its outputs exactly once.
+
 With ``create_graph=True`` the engine runs each op's *higher-order rule* instead: the same
 gradient written with public Tensor ops, so that the gradient is itself differentiable.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -20,7 +29,25 @@ from .tensor import Tensor, _HookHandle, _wrap
 __all__ = []
 
 
+class GraphFreedError(RuntimeError, SystemError):
+    """Backward ran a second time through a graph whose saved values were freed.
+
+    Paddle raises ``SystemError`` here; subclassing ``RuntimeError`` as well lets code written
+    for either convention catch it.
+    """
+
+
+class AutogradArgumentError(ValueError, AssertionError):
+    """Bad arguments to backward (Paddle raises ``AssertionError``; this is also a ValueError)."""
+
+
+class NoHigherOrderRuleError(RuntimeError):
+    """``create_graph=True`` met an op that has no higher-order gradient rule."""
+
+
 class Node:
+    """One recorded op in the autograd graph (Paddle's ``GradNode``)."""
+
     __slots__ = ("fn", "bw", "edges", "checks", "n_out", "hooks", "retained", "in_data",
                  "attrs", "out_meta", "__weakref__")
 
@@ -48,8 +75,6 @@ class Node:
     def retain(self, idx, tensor):
         if self.retained is None:
             self.retained = {}
-        import weakref
-
         self.retained[idx] = weakref.ref(tensor)
 
     def __repr__(self):
@@ -63,6 +88,13 @@ def _version_error(node, i, got, expected):
         f"{expected}. Use an out-of-place op, or clone() the tensor before changing it.")
 
 
+def _freed_error(node):
+    return GraphFreedError(
+        f"backward: trying to run backward through op '{node.name}' a second time, but its saved "
+        "values were freed by the first backward. Pass retain_graph=True to the first "
+        "backward/grad call if you need to run backward twice through the same graph.")
+
+
 def _check_versions(node):
     for i, vbox, v in node.checks:
         if vbox.v != v:
@@ -74,42 +106,74 @@ def _zeros_for(meta):
     return xp.zeros(shape, dtype=dt)
 
 
-def _collect(roots):
-    """Nodes reachable from the roots and, for each, how many consumers feed it a gradient."""
-    deps = {}
-    stack = [n for n in roots if n is not None]
-    seen = set()
-    for n in stack:
-        deps.setdefault(n, 0)
+def _collect(roots, blocked):
+    """Count, for each node reachable from ``roots``, the edges that feed it a gradient.
+
+    Every node is pushed exactly once (when first discovered), so no separate visited set is
+    needed. Edges in ``blocked`` (paddle.grad's no_grad_vars) are not followed.
+    """
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for e in node.edges:
+        for e in pop().edges:
             if type(e) is tuple:
+                if blocked and e in blocked:
+                    continue
                 child = e[0]
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    stack.append(child)
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    push(child)
     return deps
 
 
-def _as_grad_array(g, t, create_graph):
+def _useful(roots, deps, targets, blocked):
+    """Nodes from which a paddle.grad target can be reached (the rest need not run)."""
+    pending = dict(deps)
+    order = []
+    ready = [n for n in roots if pending[n] == 0]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for e in node.edges:
+            if type(e) is tuple and not (blocked and e in blocked):
+                child = e[0]
+                pending[child] -= 1
+                if pending[child] == 0:
+                    ready.append(child)
+    useful = set()
+    for node in reversed(order):  # children before parents; a target's node need not run
+        for e in node.edges:
+            if e is None or (blocked and (e in blocked if type(e) is tuple else id(e) in blocked)):
+                continue
+            if type(e) is tuple:
+                if e[0] in useful or e in targets:
+                    useful.add(node)
+                    break
+            elif id(e) in targets:
+                useful.add(node)
+                break
+    return useful
+
+
+def _as_grad_array(g, t, create_graph, where):
     """The initial gradient for root ``t`` as an array (or a Tensor under create_graph)."""
     xp = backend.get_array_module(t._data)
     if g is None:
         arr = xp.ones(t._data.shape, dtype=t._data.dtype)
     elif isinstance(g, Tensor):
-        if create_graph:
-            return g
         arr = g._data
     else:
         arr = xp.asarray(g, dtype=t._data.dtype)
     if tuple(arr.shape) != t._data.shape:
-        raise ValueError(f"backward: grad_tensor shape {list(arr.shape)} does not match the "
-                         f"tensor's shape {list(t._data.shape)}")
-    return _wrap(arr) if create_graph else arr
+        raise AutogradArgumentError(
+            f"{where}: the shape of grad_tensor {list(arr.shape)} does not match the shape of "
+            f"the tensor it belongs to {list(t._data.shape)}")
+    if create_graph:
+        return g if isinstance(g, Tensor) else _wrap(arr)
+    return arr
 
 
 def _add(a, b, create_graph):
@@ -121,122 +185,264 @@ def _add(a, b, create_graph):
 
 
 def run_backward(tensors, grad_tensors, retain_graph=False, create_graph=False, inputs=None,
-                 allow_unused=False, accumulate=True):
-    """Backward from several roots.
+                 allow_unused=False, accumulate=True, blocked=None, where="backward"):
+    """Backward from several roots at once.
 
-    With ``inputs`` (paddle.grad), returns the gradients of those tensors and, when ``accumulate``
-    is False, leaves every ``.grad`` untouched.
+    Args:
+        tensors: the root Tensors.
+        grad_tensors: one initial gradient per root (None means ones).
+        retain_graph: keep the saved values so that backward can run again.
+        create_graph: build a differentiable graph of the gradient computation.
+        inputs: for paddle.grad, the tensors whose gradients are returned. Only the part of the
+            graph that leads to them is run, and ``.grad`` fields are not touched.
+        allow_unused: return None instead of raising for an input the outputs do not reach.
+        accumulate: accumulate into leaf ``.grad`` (plain backward).
+        blocked: set of edge keys not to follow: ``(node, idx)`` or ``id(leaf)``.
+        where: the API name used in error messages.
+
+    Returns:
+        None for plain backward, else the list of gradients of ``inputs``.
     """
     roots = []
+    seen_roots = set()
     for t, g in zip(tensors, grad_tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"backward: expected Tensors, got {type(t).__name__}")
+            raise TypeError(f"{where}: expected Tensors to run backward from, got "
+                            f"{type(t).__name__}")
+        if id(t) in seen_roots and where == "autograd.backward":
+            raise AutogradArgumentError(
+                f"{where}: the argument 'tensors' contains the same Tensor twice")
+        seen_roots.add(id(t))
         if t.stop_gradient:
-            if inputs is None and len(tensors) == 1:
-                raise RuntimeError(
-                    "backward: the tensor has stop_gradient=True, so there is no graph to run "
-                    "backward through; set stop_gradient=False on the inputs that need gradients")
-            continue
-        roots.append((t, _as_grad_array(g, t, create_graph)))
+            continue  # nothing to do, as in Paddle
+        roots.append((t, _as_grad_array(g, t, create_graph, where)))
 
-    targets = {}  # key -> slot index in results
-    if inputs is not None:
+    grad_mode = inputs is not None
+    targets = {}
+    if grad_mode:
         for i, x in enumerate(inputs):
             if not isinstance(x, Tensor):
-                raise TypeError(f"grad: inputs must be Tensors, got {type(x).__name__}")
-            key = id(x) if x._node is None else (x._node, x._idx)
-            targets[key] = i
-    results = [None] * (0 if inputs is None else len(inputs))
+                raise TypeError(f"{where}: inputs must be Tensors, got {type(x).__name__}")
+            targets[id(x) if x._node is None else (x._node, x._idx)] = i
+    results = [None] * (len(inputs) if grad_mode else 0)
 
-    leaf_grads = {}  # id(leaf) -> [leaf, grad]
-    buffers = {}  # node -> list of grads per output
+    leaf_grads = {}
+    buffers = {}
     root_nodes = []
     for t, g in roots:
-        if t._node is None:
-            _leaf_add(leaf_grads, t, g, create_graph)
+        node = t._node
+        if node is None:
+            if grad_mode and id(t) in targets:
+                _set_result(results, targets[id(t)], g, create_graph)
+            elif not grad_mode:
+                _leaf_add(leaf_grads, t, g, create_graph)
+            continue
+        if node.n_out == 1:
+            prev = buffers.get(node)
+            buffers[node] = g if prev is None else _add(prev, g, create_graph)
         else:
-            buf = buffers.setdefault(t._node, [None] * t._node.n_out)
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * node.n_out
             buf[t._idx] = g if buf[t._idx] is None else _add(buf[t._idx], g, create_graph)
-            root_nodes.append(t._node)
+        if node not in root_nodes:
+            root_nodes.append(node)
 
-    deps = _collect(root_nodes)
-    ready = [n for n in set(root_nodes) if deps[n] == 0]
+    blocked = blocked or None
+    deps = _collect(root_nodes, blocked)
+    useful = _useful(root_nodes, deps, targets, blocked) if grad_mode else None
+    if useful is not None:
+        # nodes whose bw runs, plus the nodes of non-leaf targets (they only collect gradients)
+        wanted = useful | {k[0] for k in targets if type(k) is tuple}
+    else:
+        wanted = None
+    limited = useful is not None or blocked is not None
+    ready = [n for n in root_nodes if deps[n] == 0]
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if grads is None:
-                continue
-            if node.bw is None:
-                raise RuntimeError(
-                    f"backward: trying to run backward through op '{node.name}' a second time "
-                    "(its saved values were freed). Pass retain_graph=True to the first "
-                    "backward call if you need to backward twice.")
-            if node.checks:
-                _check_versions(node)
-            if node.hooks or node.retained or targets:
-                grads = _node_outputs(node, grads, targets, results, create_graph)
-            if node.n_out > 1 and any(g is None for g in grads):
-                grads = [(_wrap(_zeros_for(m)) if create_graph else _zeros_for(m))
-                         if g is None else g for g, m in zip(grads, node.out_meta)]
-            if create_graph:
-                in_grads = _higher_order(node, grads)
-            else:
-                in_grads = node.bw(*grads)
-            if not retain_graph and not create_graph:
-                node.bw = None
-                node.in_data = None
-            for e, g in zip(node.edges, in_grads):
-                if e is None or g is None:
-                    continue
-                if type(e) is tuple:
-                    child, idx = e
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child.n_out
-                    buf[idx] = g if buf[idx] is None else _add(buf[idx], g, create_graph)
-                    deps[child] -= 1
-                    if deps[child] == 0:
-                        ready.append(child)
-                else:
-                    _leaf_add(leaf_grads, e, g, create_graph)
+        if grad_mode or create_graph or limited:
+            _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, targets,
+                         results, useful, wanted, blocked)
+        else:
+            _run_plain(ready, buffers, deps, leaf_grads, retain_graph)
     finally:
         state.grad_enabled = prev_mode
 
-    _finish_leaves(leaf_grads, targets, results, inputs is None or accumulate, create_graph,
-                   [g for _, g in roots])
-    if inputs is not None:
-        for i, r in enumerate(results):
-            if r is None and not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} is not reachable from the outputs (its gradient would be "
-                    "None); pass allow_unused=True to get None for it")
-        return [r if r is None or isinstance(r, Tensor) else _wrap(r) for r in results]
-    return None
+    if not grad_mode:
+        if accumulate:
+            _finish_leaves(leaf_grads, create_graph)
+        return None
+    out = []
+    for i, r in enumerate(results):
+        if r is None:
+            if not allow_unused:
+                raise ValueError(
+                    f"{where}: the {i}-th input does not appear in the backward graph of the "
+                    "outputs, so it has no gradient. Check the inputs, or pass "
+                    "allow_unused=True to get None for it.")
+            out.append(None)
+        elif isinstance(r, Tensor):
+            out.append(r)
+        else:
+            out.append(_wrap(r))
+    return out
+
+
+def _run_plain(ready, buffers, deps, leaf_grads, retain_graph):
+    """The main loop of a plain ``backward()``: the hot path, kept free of rarely used cases.
+
+    A node whose single consumer has just delivered its gradient runs next directly, with that
+    gradient in hand, so long chains skip the ready stack and the gradient buffers.
+    """
+    pop, push = ready.pop, ready.append
+    while ready:
+        node = pop()
+        g = buffers.pop(node, None)
+        while node is not None:
+            if g is None:
+                in_grads = _nones(node)
+            else:
+                bw = node.bw
+                if bw is None:
+                    raise _freed_error(node)
+                if node.checks:
+                    _check_versions(node)
+                if node.hooks is not None or node.retained is not None:
+                    g = _node_outputs(node, g, None, None, False)
+                if node.n_out == 1:
+                    in_grads = bw(g)
+                else:
+                    if node.out_meta is not None and any(x is None for x in g):
+                        g = [_zeros_for(m) if x is None else x for x, m in zip(g, node.out_meta)]
+                    in_grads = bw(*g)
+                if not retain_graph:
+                    node.bw = None
+                    node.in_data = None
+            nxt = None
+            for e, gi in zip(node.edges, in_grads):
+                if e is None:
+                    continue
+                if type(e) is tuple:
+                    child = e[0]
+                    d = deps[child] - 1
+                    deps[child] = d
+                    if gi is not None:
+                        if child.n_out == 1:
+                            if d == 0 and nxt is None and child not in buffers:
+                                nxt, g = child, gi
+                                continue
+                            prev = buffers.get(child)
+                            buffers[child] = gi if prev is None else prev + gi
+                        else:
+                            buf = buffers.get(child)
+                            if buf is None:
+                                buf = buffers[child] = [None] * child.n_out
+                            idx = e[1]
+                            buf[idx] = gi if buf[idx] is None else buf[idx] + gi
+                    if d == 0:
+                        if nxt is None:
+                            nxt = child
+                            g = buffers.pop(child, None)
+                        else:
+                            push(child)
+                elif gi is not None:
+                    _leaf_add(leaf_grads, e, gi, False)
+            node = nxt
+
+
+def _nones(node):
+    return (None,) * len(node.edges)
+
+
+def _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, targets, results,
+                 useful, wanted, blocked):
+    """The main loop for paddle.grad, create_graph and no_grad_vars."""
+    grad_mode = useful is not None
+    while ready:
+        node = ready.pop()
+        g = buffers.pop(node, None)
+        in_grads = None
+        if g is not None and (useful is None or node in useful):
+            bw = node.bw
+            if bw is None:
+                raise _freed_error(node)
+            if node.checks:
+                _check_versions(node)
+            if node.hooks is not None or node.retained is not None or grad_mode:
+                g = _node_outputs(node, g, targets, results, create_graph)
+            if create_graph:
+                in_grads = _higher_order(node, g)
+            elif node.n_out == 1:
+                in_grads = bw(g)
+            else:
+                if node.out_meta is not None and any(x is None for x in g):
+                    g = [_zeros_for(m) if x is None else x for x, m in zip(g, node.out_meta)]
+                in_grads = bw(*g)
+            if not retain_graph:
+                node.bw = None
+                node.in_data = None
+        elif grad_mode and g is not None:
+            _node_outputs(node, g, targets, results, create_graph)
+        if in_grads is None:
+            in_grads = _nones(node)
+        for e, gi in zip(node.edges, in_grads):
+            if e is None:
+                continue
+            if type(e) is tuple:
+                if (blocked and e in blocked) or (wanted is not None and e[0] not in wanted):
+                    continue
+                child, idx = e
+                if gi is not None:
+                    if child.n_out == 1:
+                        prev = buffers.get(child)
+                        buffers[child] = gi if prev is None else _add(prev, gi, create_graph)
+                    else:
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child.n_out
+                        buf[idx] = gi if buf[idx] is None else _add(buf[idx], gi, create_graph)
+                d = deps[child] - 1
+                deps[child] = d
+                if d == 0:
+                    ready.append(child)
+            elif gi is not None:
+                if blocked and id(e) in blocked:
+                    continue
+                if grad_mode:
+                    k = targets.get(id(e))
+                    if k is not None:
+                        _set_result(results, k, gi, create_graph, add=True)
+                else:
+                    _leaf_add(leaf_grads, e, gi, create_graph)
+
+
+def _set_result(results, k, g, create_graph, add=False):
+    prev = results[k]
+    results[k] = g if prev is None or not add else _add(prev, g, create_graph)
 
 
 def _node_outputs(node, grads, targets, results, create_graph):
-    grads = list(grads)
+    """Retained grads (before hooks), tensor hooks, then paddle.grad targets (after hooks)."""
+    single = node.n_out == 1
+    glist = [grads] if single else list(grads)
     for idx in range(node.n_out):
-        g = grads[idx]
+        g = glist[idx]
         if g is None:
             continue
-        if node.hooks and idx in node.hooks:
-            for hook in list(node.hooks[idx].values()):
-                g = _run_hook(hook, g, create_graph)
-            grads[idx] = g
-        if node.retained and idx in node.retained:
+        if node.retained is not None and idx in node.retained:
             t = node.retained[idx]()
             if t is not None:
-                prev = t._grad
-                gt = g if create_graph else _wrap(g.copy())
-                t._grad = gt if prev is None else _wrap(prev._data + gt._data)
-        key = (node, idx)
-        if key in targets:
-            results[targets[key]] = g
-    return grads
+                # Paddle keeps the gradient of the last backward (not a sum), before hooks
+                t._grad = _wrap((g._data if create_graph else g).copy())
+        if node.hooks is not None and idx in node.hooks:
+            for hook in list(node.hooks[idx].values()):
+                g = _run_hook(hook, g, create_graph)
+            glist[idx] = g
+        k = targets.get((node, idx)) if targets else None
+        if k is not None:
+            results[k] = g
+    return glist[0] if single else glist
 
 
 def _run_hook(hook, g, create_graph):
@@ -247,62 +453,72 @@ def _run_hook(hook, g, create_graph):
     if not isinstance(r, Tensor):
         raise TypeError(f"register_hook: a hook must return a Tensor or None, got "
                         f"{type(r).__name__}")
+    if list(r._data.shape) != list(gt._data.shape):
+        raise ValueError(f"register_hook: the hook returned a gradient of shape {r.shape}, "
+                         f"but the tensor's gradient has shape {gt.shape}")
     return r if create_graph else r._data
 
 
 def _leaf_add(leaf_grads, leaf, g, create_graph):
-    if leaf.stop_gradient:  # e.g. listed in paddle.grad's no_grad_vars
+    if leaf.stop_gradient:
         return
     entry = leaf_grads.get(id(leaf))
     if entry is None:
+        # The array may be aliased (a root's grad, a value returned for several inputs, a view
+        # of another gradient): mark it not owned, so it is copied before being stored.
         leaf_grads[id(leaf)] = [leaf, g, False]
     else:
         entry[1] = _add(entry[1], g, create_graph)
         entry[2] = True  # a fresh sum: owned, no copy needed
 
 
-def _finish_leaves(leaf_grads, targets, results, accumulate, create_graph, root_grads):
-    stored = {id(g) for g in root_grads}
+def _finish_leaves(leaf_grads, create_graph):
     for leaf, g, owned in leaf_grads.values():
         if leaf._hooks:
             for hook in list(leaf._hooks.values()):
                 g = _run_hook(hook, g, create_graph)
                 owned = False
-        key = id(leaf)
-        if key in targets:
-            results[targets[key]] = g
-            continue
-        if not accumulate:
-            continue
         if create_graph:
-            leaf._grad = g if leaf._grad is None else _add(leaf._grad, g, True)
+            gt = g if isinstance(g, Tensor) else _wrap(g)
+            leaf._grad = gt if leaf._grad is None else _add(leaf._grad, gt, True)
             continue
         if g.dtype != leaf._data.dtype:
             g = g.astype(leaf._data.dtype)
             owned = True
-        if leaf._grad is None:
-            if not owned and (id(g) in stored or not getattr(g.flags, "writeable", True)):
+        cur = None if leaf._grad is None else leaf._grad._data
+        if cur is None:
+            if not owned:
                 g = g.copy()
-            stored.add(id(g))
             leaf._grad = _wrap(g)
+        elif cur.shape == g.shape and getattr(cur.flags, "writeable", True):
+            # in place, as Paddle: a Tensor the user took from x.grad sees the sum
+            cur += g
         else:
-            cur = leaf._grad._data
-            if cur.shape == g.shape and getattr(cur.flags, "writeable", True):
-                cur += g
-            else:
-                leaf._grad = _wrap(cur + g)
+            leaf._grad = _wrap(cur + g)
 
 
 def _higher_order(node, grads):
     """Run the op's Tensor-level gradient rule so that the gradient stays differentiable."""
     rule = getattr(node.fn, "hi", None)
     if rule is None or node.in_data is None:
-        raise RuntimeError(
+        raise NoHigherOrderRuleError(
             f"paddle_hl: op '{node.name}' has no higher-order gradient rule, so create_graph=True "
             "cannot differentiate through its gradient. Compute this gradient with "
             "create_graph=False, or restructure the computation with ops that support it.")
+    if node.n_out == 1:
+        gts = [grads if isinstance(grads, Tensor) else _wrap(grads)]
+    else:
+        gts = []
+        for g, m in zip(grads, node.out_meta or (None,) * node.n_out):
+            if g is None and m is not None:
+                g = _zeros_for(m)
+            gts.append(g if g is None or isinstance(g, Tensor) else _wrap(g))
+    if not node.in_data and node.in_data is not None and node.edges:
+        # rules that need no input values (PyLayer): grads in, one grad per edge out
+        return rule((), gts)
     inputs = []
     for e, d in zip(node.edges, node.in_data):
+        d = d.get() if type(d) is Packed else d
         if e is None:
             inputs.append(_wrap(d) if isinstance(d, np.ndarray) or backend.is_gpu_array(d) else d)
         elif type(e) is tuple:
@@ -311,7 +527,6 @@ def _higher_order(node, grads):
             inputs.append(t)
         else:
             inputs.append(e)
-    gts = [g if isinstance(g, Tensor) else _wrap(g) for g in grads]
     out = rule(inputs, gts, **node.attrs) if node.attrs else rule(inputs, gts)
     from ..tensor._unbroadcast import unbroadcast_tensor
 
@@ -324,8 +539,39 @@ def _higher_order(node, grads):
     return fixed
 
 
+class Packed:
+    """A value packed by saved_tensors_hooks; ``get()`` unpacks it (at backward)."""
+
+    __slots__ = ("packed", "unpack")
+
+    def __init__(self, packed, unpack):
+        self.packed = packed
+        self.unpack = unpack
+
+    def get(self):
+        r = self.unpack(self.packed)
+        return r._data if isinstance(r, Tensor) else r
+
+
 def backward(tensors, grad_tensors=None, retain_graph=False):
-    """Backward from several tensors at once (``paddle.autograd.backward``)."""
+    """Compute the gradients of several tensors at once, accumulating into leaf ``.grad``.
+
+    Args:
+        tensors (Tensor|list[Tensor]): the tensors to run backward from; no duplicates.
+        grad_tensors (Tensor|list[Tensor|None], optional): the initial gradient of each tensor;
+            None (or a None entry) means ones. Defaults to None.
+        retain_graph (bool, optional): keep the graph so that backward can run again through
+            it. Defaults to False.
+
+    Returns:
+        None
+
+    Example:
+        >>> x = paddle.to_tensor([1., 2.], stop_gradient=False)
+        >>> y = x * 2
+        >>> paddle.autograd.backward([y, y * 3], [None, paddle.to_tensor([1., 10.])])
+        >>> x.grad  # [8., 62.]
+    """
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
@@ -335,50 +581,73 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
         grad_tensors = [grad_tensors]
     grad_tensors = list(grad_tensors)
     if len(grad_tensors) != len(tensors):
-        raise ValueError(f"autograd.backward: got {len(tensors)} tensors but "
-                         f"{len(grad_tensors)} grad_tensors")
-    run_backward(tensors, grad_tensors, retain_graph=retain_graph)
+        raise AutogradArgumentError(
+            f"autograd.backward: the length of grad_tensors ({len(grad_tensors)}) must be equal "
+            f"to the length of tensors ({len(tensors)})")
+    run_backward(tensors, grad_tensors, retain_graph=retain_graph, where="autograd.backward")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=False, no_grad_vars=None):
-    """Gradients of ``outputs`` w.r.t. ``inputs``, returned as a list (``paddle.grad``).
+    """Gradients of ``outputs`` with respect to ``inputs`` (``paddle.grad``).
 
-    Unlike ``backward`` this leaves every ``.grad`` untouched. With ``create_graph=True`` the
-    returned gradients are part of the graph and can be differentiated again.
+    Unlike ``backward`` this leaves every ``.grad`` untouched, and only runs the part of the
+    graph that leads to ``inputs``.
+
+    Args:
+        outputs (Tensor|list[Tensor]): the differentiated tensors.
+        inputs (Tensor|list[Tensor]): the tensors to differentiate with respect to.
+        grad_outputs (Tensor|list[Tensor|None], optional): the cotangent of each output; None
+            means ones. Defaults to None.
+        retain_graph (bool, optional): keep the graph for another backward; defaults to
+            ``create_graph``.
+        create_graph (bool, optional): make the returned gradients differentiable (for higher
+            order derivatives). Defaults to False.
+        only_inputs (bool, optional): kept for compatibility; must be True.
+        allow_unused (bool, optional): return None for inputs that the outputs do not depend
+            on, instead of raising. Defaults to False.
+        no_grad_vars (Tensor|list[Tensor], optional): tensors through which no gradient flows.
+
+    Returns:
+        list[Tensor|None]: one gradient per input.
+
+    Example:
+        >>> x = paddle.to_tensor([1., 2.], stop_gradient=False)
+        >>> (dx,) = paddle.grad((x * x).sum(), x, create_graph=True)
+        >>> (ddx,) = paddle.grad(dx.sum(), x)  # [2., 2.]
     """
-    single = isinstance(inputs, Tensor)
+    if not only_inputs:
+        raise ValueError("grad: only_inputs=False is not supported (as in Paddle)")
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    inputs = [inputs] if single else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
     grad_outputs = list(grad_outputs)
     if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad: got {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
+        raise AutogradArgumentError(
+            f"grad: the length of grad_outputs ({len(grad_outputs)}) must be equal to the length "
+            f"of outputs ({len(outputs)})")
     if retain_graph is None:
         retain_graph = create_graph
+    blocked = None
     if no_grad_vars is not None:
         nv = [no_grad_vars] if isinstance(no_grad_vars, Tensor) else list(no_grad_vars)
-        saved = [(v, v.stop_gradient) for v in nv]
+        blocked = set()
         for v in nv:
-            v.stop_gradient = True
-    else:
-        saved = []
-    try:
-        res = run_backward(outputs, grad_outputs, retain_graph=retain_graph,
-                           create_graph=create_graph, inputs=inputs, allow_unused=allow_unused,
-                           accumulate=False)
-    finally:
-        for v, sg in saved:
-            v.stop_gradient = sg
-    if not create_graph:
-        for r in res:
-            if r is not None:
-                r.stop_gradient = True
-    else:
-        for r in res:
-            if r is not None and r._node is None:
-                r.stop_gradient = True
-    return res
+            if not isinstance(v, Tensor):
+                raise TypeError(f"grad: no_grad_vars must be Tensors, got {type(v).__name__}")
+            blocked.add(id(v) if v._node is None else (v._node, v._idx))
+    res = run_backward(outputs, grad_outputs, retain_graph=retain_graph,
+                       create_graph=create_graph, inputs=inputs, allow_unused=allow_unused,
+                       accumulate=False, blocked=blocked, where="grad")
+    out = []
+    given = {id(g) for g in grad_outputs if g is not None}
+    for r in res:
+        if r is not None:
+            if id(r) in given or (r._node is None and not r.stop_gradient):
+                r = _wrap(r._data)  # never hand back (or re-flag) a tensor the caller owns
+            r.stop_gradient = not create_graph
+        out.append(r)
+    return out

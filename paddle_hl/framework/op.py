@@ -15,16 +15,19 @@ for ops that are not differentiable. Optional kernel attributes:
 
 :func:`apply` turns a kernel call into Tensor outputs and, when grad mode is on and an input needs
 grad, one graph node. AMP casting and profiler events cost one attribute check each when off.
+:func:`apply_` is the inplace variant.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from .. import backend
 from . import dtype as _dt
 from . import state
-from .engine import Node
+from .engine import Node, Packed
 from .tensor import Tensor, _wrap
 
 __all__ = []
@@ -54,97 +57,188 @@ def _broadcasting(bw, shapes):
 
 
 def apply(fn, *inputs, **attrs):
-    """Run kernel ``fn`` on the arrays of ``inputs`` and wrap the result (see module doc)."""
-    arrays = []
-    need = False
-    for t in inputs:
-        if isinstance(t, Tensor):
-            arrays.append(t._data)
-            if not t.stop_gradient:
-                need = True
-        else:
-            arrays.append(t)
+    """Run kernel ``fn`` on the arrays of ``inputs`` and wrap the result (see module doc).
+
+    Args:
+        fn: the kernel.
+        *inputs: Tensors (unwrapped to their arrays) and constants (passed as they are).
+        **attrs: keyword attributes passed to the kernel (and to its ``hi`` rule).
+
+    Returns:
+        Tensor, or a tuple of Tensors for a kernel with several outputs.
+    """
+    if state.grad_enabled:
+        # one pass gathers the arrays and, in case the op is recorded, the graph edges
+        arrays = []
+        edges = []
+        need = False
+        for t in inputs:
+            if isinstance(t, Tensor):
+                arrays.append(t._data)
+                if t.stop_gradient:
+                    edges.append(None)
+                else:
+                    need = True
+                    edges.append(t if t._node is None else (t._node, t._idx))
+            else:
+                arrays.append(t)
+                edges.append(None)
+    else:
+        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+        need = False
     if state.amp_hook is not None:
         arrays = state.amp_hook(fn, arrays)
     if state.prof_hook is not None:
         t0 = _perf()
         out, bw = fn(*arrays, **attrs)
         state.prof_hook(fn, t0, _perf(), arrays)
-    else:
+    elif attrs:
         out, bw = fn(*arrays, **attrs)
-    if not need or bw is None or not state.grad_enabled:
+    else:
+        out, bw = fn(*arrays)
+    if not need or bw is None:
         if type(out) is tuple:
-            return tuple(_wrap(o) for o in out)
+            return tuple([_wrap(o) for o in out])
         return _wrap(out)
-    return _record(fn, inputs, arrays, attrs, out, bw)
 
-
-def _record(fn, inputs, arrays, attrs, out, bw):
-    edges = []
-    checks = []
-    saves = getattr(fn, "saves", None)
-    for i, t in enumerate(inputs):
-        if isinstance(t, Tensor):
-            if t.stop_gradient:
-                edges.append(None)
-            else:
-                edges.append(t if t._node is None else (t._node, t._idx))
-            if saves is None or i in saves:
-                checks.append((i, t._ver, t._ver.v))
-        else:
-            edges.append(None)
-    if getattr(fn, "broadcast", False):
-        shapes = tuple(a.shape if e is not None else None for a, e in zip(arrays, edges))
-        if any(s is not None and s != _shape(out) for s in shapes):
-            bw = _broadcasting(bw, shapes)
-    in_data = tuple(arrays) if getattr(fn, "hi", None) is not None else None
-    multi = type(out) is tuple
+    # -- record one graph node (inlined: this is the hot path of every differentiable op)
+    m = getattr(fn, "_hl_meta", None)
+    saves, has_hi, bcast = m if m is not None else _meta(fn)
+    checks = ()
+    if saves is None:
+        checks = []
+        for i, t in enumerate(inputs):
+            if isinstance(t, Tensor):
+                v = t._ver
+                checks.append((i, v, v.v))
+    elif saves:
+        checks = []
+        for i in saves:
+            t = inputs[i] if i < len(inputs) else None
+            if isinstance(t, Tensor):
+                v = t._ver
+                checks.append((i, v, v.v))
+    in_data = arrays if has_hi else None
     if state.saved_hooks:
-        bw = _with_saved_hooks(bw)
-    if multi:
-        meta = tuple((o.shape, o.dtype, backend.get_array_module(o)) for o in out)
-        node = Node(fn, bw, tuple(edges), tuple(checks), len(out), in_data, attrs, meta)
-        res = []
-        for i, o in enumerate(out):
-            t = _wrap(o, not _dt.is_inexact_np(o.dtype))
-            t._node, t._idx = node, i
-            res.append(t)
-        return tuple(res)
-    node = Node(fn, bw, tuple(edges), tuple(checks), 1, in_data, attrs, None)
+        bw, in_data = _pack_saved(fn, bw, inputs, arrays, in_data)
+    if type(out) is tuple:
+        return _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast)
+    if bcast:
+        oshape = out.shape
+        for a, e in zip(arrays, edges):
+            if e is not None and a.shape != oshape:
+                bw = _broadcasting(bw, tuple(None if e is None else a.shape
+                                             for a, e in zip(arrays, edges)))
+                break
     t = _wrap(out, False)
-    t._node = node
+    t._node = Node(fn, bw, edges, checks, 1, in_data, attrs, None)
     return t
 
 
-def _shape(out):
-    return out[0].shape if type(out) is tuple else out.shape
+def _meta(fn):
+    """``(saves, has_hi, broadcast)`` of a kernel, read once and cached on the function.
+
+    ``saves`` is None (all inputs), False (no input) or a frozenset of indices. Kernel attributes
+    are set next to the kernel's definition, before its first call, so the cache never goes
+    stale; kernels that cannot take attributes (bound methods) are simply read every time.
+    """
+    saves = getattr(fn, "saves", None)
+    if saves is not None:
+        saves = frozenset(saves) or False
+    m = (saves, getattr(fn, "hi", None) is not None, bool(getattr(fn, "broadcast", False)))
+    try:
+        fn._hl_meta = m
+    except AttributeError:
+        pass
+    return m
 
 
-def _with_saved_hooks(bw):
-    """saved_tensors_hooks: pack the closure at forward time, unpack it at backward time."""
+def _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast):
+    if bcast:
+        oshape = out[0].shape
+        if any(e is not None and a.shape != oshape for a, e in zip(arrays, edges)):
+            bw = _broadcasting(bw, tuple(None if e is None else a.shape
+                                         for a, e in zip(arrays, edges)))
+    meta = tuple((o.shape, o.dtype, backend.get_array_module(o)) for o in out)
+    node = Node(fn, bw, edges, checks, len(out), in_data, attrs, meta)
+    res = []
+    for i, o in enumerate(out):
+        t = _wrap(o, not _dt.is_inexact_np(o.dtype))
+        t._node = node
+        t._idx = i
+        res.append(t)
+    return tuple(res)
+
+
+def _is_array(v):
+    return type(v) is np.ndarray or backend.is_gpu_array(v)
+
+
+def _pack_saved(fn, bw, inputs, arrays, in_data):
+    """saved_tensors_hooks: pack what backward keeps at forward time, unpack it at backward.
+
+    A kernel's backward closure holds the arrays it saved in its closure cells (directly, or in
+    a tuple/list). Each such array is passed through ``pack`` (as the input Tensor it came from,
+    when it is one) and the cell is emptied, so the hook fully owns the saved value; at backward
+    the cells are refilled from ``unpack`` for the duration of the call and emptied again. The
+    input values kept for higher-order rules are packed the same way.
+    """
     pack, unpack = state.saved_hooks[-1]
-    cells = bw.__closure__ or ()
-    packed = []
-    for c in cells:
-        v = c.cell_contents
-        if hasattr(v, "shape") and hasattr(v, "dtype"):
-            packed.append((c, pack(_wrap(v))))
-    for c, _ in packed:
+    by_id = {id(t._data): t for t in inputs if isinstance(t, Tensor)}
+    memo = {}
+
+    def packed(a):
+        p = memo.get(id(a))
+        if p is None:
+            src = by_id.get(id(a))
+            p = memo[id(a)] = Packed(pack(src if src is not None else _wrap(a)), unpack)
+        return p
+
+    cells = []
+    for c in bw.__closure__ or ():
+        try:
+            v = c.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if _is_array(v):
+            cells.append((c, packed(v), None))
+        elif type(v) in (tuple, list) and any(_is_array(x) for x in v):
+            cells.append((c, [packed(x) if _is_array(x) else x for x in v], type(v)))
+    if in_data is not None:
+        # inputs whose values backward reads are packed; the others only lend their shape
+        saves = _meta(fn)[0]
+        in_data = tuple(packed(d) if _is_array(d) and (saves is None or (saves and i in saves))
+                        else d for i, d in enumerate(in_data))
+    if not cells:
+        return bw, in_data
+    for c, _, _ in cells:
         c.cell_contents = None
 
     def unpacking_bw(*grads):
-        for c, p in packed:
-            r = unpack(p)
-            c.cell_contents = r._data if isinstance(r, Tensor) else r
-        return bw(*grads)
+        seen = {}
 
-    return unpacking_bw
+        def get(p):
+            r = seen.get(id(p))
+            if r is None:
+                r = seen[id(p)] = p.get()
+            return r
+
+        for c, p, kind in cells:
+            c.cell_contents = get(p) if kind is None else kind(
+                get(x) if type(x) is Packed else x for x in p)
+        try:
+            return bw(*grads)
+        finally:
+            for c, _, _ in cells:
+                c.cell_contents = None
+
+    return unpacking_bw, in_data
 
 
 def check_inplace(x: Tensor, op: str):
-    """Inplace ops on a leaf that needs grad are refused, as in Paddle."""
+    """Inplace ops on a leaf that needs grad are refused while grad is recorded, as in Paddle."""
     if x._node is None and not x.stop_gradient and state.grad_enabled:
-        raise RuntimeError(
+        raise ValueError(
             f"{op}: Leaf Tensor ({x.name}) that doesn't stop gradient can't use inplace "
             "strategy. Wrap the update in paddle.no_grad(), or use the out-of-place op.")
 
@@ -152,25 +246,35 @@ def check_inplace(x: Tensor, op: str):
 def apply_(fn, x: Tensor, *others, **attrs):
     """Run kernel ``fn`` and write its result into ``x`` in place; returns ``x``.
 
-    The result is cast to x's dtype and shape (the other inputs broadcast to x). When grad is
-    recorded, x is rebound to a new graph node whose input is x's previous state.
+    The result is cast to x's dtype and must have x's shape (the other inputs broadcast to x).
+    The version counter of x (shared with its views) is bumped. When grad is recorded, x is
+    rebound to a new graph node whose input is x's previous state; the tensors x is a view of
+    keep their own graph, as in Paddle 2.6.
+
+    Args:
+        fn: the kernel.
+        x (Tensor): the tensor written in place.
+        *others: the kernel's other inputs.
+        **attrs: keyword attributes for the kernel.
+
+    Returns:
+        Tensor: x.
     """
     name = getattr(fn, "op_name", fn.__name__.strip("_")) + "_"
     check_inplace(x, name)
-    need = state.grad_enabled and (not x.stop_gradient or any(
-        isinstance(o, Tensor) and not o.stop_gradient for o in others))
-    if need:
+    if state.grad_enabled and (not x.stop_gradient or any(
+            isinstance(o, Tensor) and not o.stop_gradient for o in others)):
         saves = getattr(fn, "saves", None)
+        # backward may read x's old value: keep a copy, since x's storage is overwritten
         old = _wrap(x._data.copy() if saves is None or 0 in saves else x._data, x.stop_gradient)
         old._node, old._idx = x._node, x._idx
         res = apply(fn, old, *others, **attrs)
-        if res.shape != x.shape:
+        if res._data.shape != x._data.shape:
             raise ValueError(f"{name}: the result has shape {res.shape}, which cannot be "
                              f"written into x of shape {x.shape}")
         x._data[...] = res._data
         x._ver.v += 1
         if res._node is not None:
-            # checks against x's version must allow the bump just made
             x._node, x._idx = res._node, res._idx
             x.stop_gradient = False
         return x

@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import itertools
 
-from .tensor import Tensor, _Version, to_array
+from .tensor import Tensor, init_slots, to_array
 
 __all__ = []
 
@@ -36,15 +36,8 @@ class Parameter(Tensor):
 
     def __init__(self, data, dtype=None, name=None, trainable=True, learning_rate=1.0,
                  regularizer=None, need_clip=True, do_model_average=True):
-        self._data = to_array(data, dtype, None, "Parameter")
-        self.stop_gradient = not trainable
-        self._grad = None
+        init_slots(self, to_array(data, dtype, None, "Parameter"), not trainable)
         self._name = name or unique_name("param")
-        self._node = None
-        self._idx = 0
-        self._ver = _Version()
-        self._hooks = None
-        self._retain = False
         self.persistable = True
         self.optimize_attr = {"learning_rate": float(learning_rate)}
         self.regularizer = regularizer

@@ -11,7 +11,7 @@ import numpy as np
 from .. import backend
 from . import dtype as _dt
 from ._printing import format_values
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, init_slots
 
 __all__ = []
 
@@ -63,18 +63,7 @@ class SparseCooTensor(_SparseBase):
         self._indices = indices
         self._values = values
         self._shape = tuple(shape)
-        self._dense = None
-        self.stop_gradient = stop_gradient
-        self._grad = None
-        self._name = None
-        self._node = None
-        self._idx = 0
-        from .tensor import _Version
-
-        self._ver = _Version()
-        self._hooks = None
-        self._retain = False
-        self.persistable = False
+        init_slots(self, None, stop_gradient)  # the dense form is computed on first use
 
     def is_sparse_coo(self) -> bool:
         return True

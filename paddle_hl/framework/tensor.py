@@ -45,16 +45,8 @@ class Tensor:
     def __init__(self, data=None, dtype=None, place=None, stop_gradient=True, name=None):
         if data is None:
             data = np.zeros([0], dtype=_dt.default_np())
-        self._data = to_array(data, dtype, place, "paddle.Tensor")
-        self.stop_gradient = bool(stop_gradient)
-        self._grad = None
+        init_slots(self, to_array(data, dtype, place, "paddle.Tensor"), bool(stop_gradient))
         self._name = name
-        self._node = None
-        self._idx = 0
-        self._ver = _Version()
-        self._hooks = None
-        self._retain = False
-        self.persistable = False
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -483,8 +475,26 @@ def _rebuild(arr, stop_gradient, name):
     return t
 
 
+def init_slots(t, arr, stop_gradient):
+    """Set every slot of a fresh Tensor (or subclass instance) around array ``arr``."""
+    t._data = arr
+    t.stop_gradient = stop_gradient
+    t._grad = None
+    t._name = None
+    t._node = None
+    t._idx = 0
+    t._ver = _Version()
+    t._hooks = None
+    t._retain = False
+    t.persistable = False
+
+
 def _wrap(arr, stop_gradient=True):
-    """Fast internal constructor: wrap a backend array without copying or checks."""
+    """Fast internal constructor: wrap a backend array without copying or checks.
+
+    It repeats init_slots inline on purpose: it runs once per op output, and the extra call
+    would be a measurable part of the per-op budget (benchmarks/op_overhead.py).
+    """
     t = Tensor.__new__(Tensor)
     t._data = arr
     t.stop_gradient = stop_gradient

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 
+from ..framework.registry import collect_api, family_modules
 from . import functional
 from .layer.container import LayerDict, LayerList, ParameterList, Sequential
 from .layer.layers import Layer
@@ -18,26 +19,8 @@ _FAMILIES = ("common", "conv", "pooling", "norm", "activation", "loss", "rnn", "
 
 
 def _collect():
-    names = {}
-    for fam in _FAMILIES:
-        try:
-            mod = _importlib.import_module(f"{__name__}.layer.{fam}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.layer.{fam}":
-                raise
-            continue
-        for n in getattr(mod, "API", ()):
-            names[n] = getattr(mod, n)
-    for opt in ("clip",):
-        try:
-            mod = _importlib.import_module(f"{__name__}.{opt}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{opt}":
-                raise
-            continue
-        for n in getattr(mod, "API", ()):
-            names[n] = getattr(mod, n)
-    return names
+    layer_mods = family_modules(f"{__name__}.layer", _FAMILIES)
+    return collect_api(layer_mods + family_modules(__name__, ("clip",)))
 
 
 globals().update(_collect())

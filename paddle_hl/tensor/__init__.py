@@ -11,6 +11,7 @@ This module attaches the methods and Python operators once, at import.
 
 from __future__ import annotations
 
+from ..framework.registry import collect_api, family_modules
 from ..framework.tensor import Tensor
 from . import creation, linalg, manipulation, math, stat
 
@@ -19,30 +20,12 @@ __all__ = []
 CATEGORIES = [creation, math, stat, manipulation, linalg]
 
 
-def _optional_categories():
-    """Category modules added by later work are picked up when present."""
-    import importlib
-
-    mods = []
-    for name in ("logic", "search", "random", "special"):
-        try:
-            mods.append(importlib.import_module(f"{__name__}.{name}"))
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    return mods
-
-
-CATEGORIES += _optional_categories()
+CATEGORIES += family_modules(__name__, ("logic", "search", "random", "special"))
 
 
 def api_names() -> dict:
     """name -> function for every top-level tensor function."""
-    out = {}
-    for mod in CATEGORIES:
-        for n in getattr(mod, "API", ()):
-            out[n] = getattr(mod, n)
-    return out
+    return collect_api(CATEGORIES)
 
 
 def _attach():

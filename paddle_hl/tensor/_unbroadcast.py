@@ -10,7 +10,7 @@ def unbroadcast_tensor(g, shape):
     shape = tuple(shape)
     if tuple(g._data.shape) == shape:
         return g
-    from .manipulation import reshape
+    from .manipulation import _reshape_to
     from .stat import sum as _sum
 
     nd = g.ndim - len(shape)
@@ -19,4 +19,4 @@ def unbroadcast_tensor(g, shape):
     axes = [i for i, s in enumerate(shape) if s == 1 and g._data.shape[i] != 1]
     if axes:
         g = _sum(g, axis=axes, keepdim=True)
-    return reshape(g, list(shape))
+    return _reshape_to(g, shape)

@@ -1,7 +1,13 @@
-"""Shape and layout ops, indexing and ``__setitem__`` (Paddle's ``tensor/manipulation.py``).
+"""Shape and layout ops, gather/scatter, indexing and ``__setitem__`` (Paddle's
+``tensor/manipulation.py``).
 
-reshape, squeeze, unsqueeze, flatten and basic indexing return *views*: they share storage and
-the inplace version counter with their input, as in Paddle 2.6.
+reshape, squeeze, unsqueeze, flatten, view, as_strided, unfold, unbind, transpose and basic
+indexing return *views*: they share storage and the inplace version counter with their input,
+as in Paddle 2.6. Gathers (advanced indexing, gather, index_select, take, ...) return copies.
+
+Most gathers and scatters are written with two kernel pairs on a NumPy index tuple: ``x[idx]``
+(:func:`_gather_kernel`) and the write ``x[idx] = v`` / ``x[idx] += v`` (:func:`_put_kernel`).
+Their gradients are each other, so every op built on them gets a higher-order rule for free.
 """
 
 from __future__ import annotations
@@ -11,12 +17,21 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import apply, check_inplace
+from ..framework.op import _unbroadcast, apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import norm_axes, norm_axis, shape_arg, tensor_arg
+from ._helpers import cast_to, norm_axes, norm_axis, result_type, shape_arg, tensor_arg
 
 __all__ = []
+
+# ``slice`` is also a Paddle op defined below; keep the builtin under another name.
+_pyslice = slice
+
+
+class OutOfRangeError(IndexError, ValueError):
+    """An index value outside a dim. Paddle raises IndexError for some ops and ValueError for
+    others, so (like NumPy's AxisError) this is both."""
 
 
 def _xp(a):
@@ -30,6 +45,225 @@ def _view_of(out: Tensor, x: Tensor) -> Tensor:
     return out
 
 
+def _add_at(a, idx, v):
+    """``a[idx] += v`` with repeated indices accumulating (np.add.at / cupyx.scatter_add)."""
+    if any(getattr(i, "dtype", None) == np.bool_ for i in idx):
+        # only 0-D bools are left here (others became nonzero()); they cannot repeat a position
+        a[idx] += v
+    elif type(a) is np.ndarray:
+        np.add.at(a, idx, v)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(a, idx, v)
+
+
+def _int_index(index, op, arg="index"):
+    """An integer index as a backend array (Tensors, lists and ndarrays accepted)."""
+    t = tensor_arg(index, op, arg)
+    if t._data.dtype.kind not in "iu":
+        raise TypeError(f"{op}: '{arg}' must be an integer tensor (int32 or int64), got "
+                        f"{t.dtype}")
+    return t._data
+
+
+def _check_range(idx, n, op, arg="index", negative=True, where="axis"):
+    """Check index values against a dim of size ``n``; negative values wrap when allowed."""
+    if idx.size == 0:
+        return idx
+    lo, hi = int(idx.min()), int(idx.max())
+    low = -n if negative else 0
+    if lo < low or hi >= n:
+        bad = lo if lo < low else hi
+        raise OutOfRangeError(f"{op}: '{arg}' contains {bad}, which is out of range for {where} "
+                              f"of size {n}; expected values in [{low}, {n})")
+    if negative and lo < 0:
+        idx = idx % n if n else idx
+    return idx
+
+
+def _tuple_arg(v):
+    if isinstance(v, Tensor):
+        return v.tolist() if v.ndim else [v.item()]
+    if isinstance(v, numbers.Integral):
+        return [int(v)]
+    return list(v)
+
+
+def _same_value_dtype(v, x: Tensor, op, arg="value"):
+    """A value for x: Tensors are cast to x's dtype (differentiably), others become arrays."""
+    xp = _xp(x._data)
+    if isinstance(v, Tensor):
+        return cast_to(v, x._data.dtype)
+    if v is None:
+        raise TypeError(f"{op}: '{arg}' must be a number or a Tensor, got None")
+    try:
+        return xp.asarray(v).astype(x._data.dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op}: '{arg}' must be a number, array or Tensor ({e})") from None
+
+
+# ---------------------------------------------------------------- gather / put kernels
+
+def _gather_kernel(x, idx):
+    """``x[idx]`` for an index tuple; backward scatters the gradient back (adding repeats)."""
+    xp = _xp(x)
+    out = x[idx]
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+    src, dt = x.shape, x.dtype
+
+    def bw(g):
+        full = xp.zeros(src, dtype=dt)
+        if _is_basic(idx):
+            full[idx] = g
+        else:
+            _add_at(full, idx, g)
+        return (full,)
+
+    return out, bw
+
+
+def _is_basic(idx):
+    return all(i is None or i is Ellipsis or isinstance(i, (_pyslice, int)) for i in idx)
+
+
+_gather_kernel.op_name = "gather"
+_gather_kernel.saves = ()
+_gather_kernel.hi = lambda i, g, idx: (apply(_scatter_grad_kernel, g[0], idx=idx,
+                                             shape=tuple(i[0].shape)),)
+
+
+def _scatter_grad_kernel(g, idx, shape):
+    """The gradient of a gather as an op of its own, so that it can be differentiated again."""
+    xp = _xp(g)
+    full = xp.zeros(shape, dtype=g.dtype)
+    if _is_basic(idx):
+        full[idx] = g
+    else:
+        _add_at(full, idx, g)
+    return full, lambda gg: (gg[idx],)
+
+
+_scatter_grad_kernel.op_name = "gather_grad"
+_scatter_grad_kernel.saves = ()
+_scatter_grad_kernel.hi = lambda i, g, idx, shape: (apply(_gather_kernel, g[0], idx=idx),)
+
+
+def _unbroadcast_to(g, shape):
+    """Reduce the gradient of ``x[idx]`` to the shape of the value written there."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    if g.ndim < len(shape):
+        return g.reshape(shape) if g.size == int(np.prod(shape)) else g.sum().reshape(shape)
+    return _unbroadcast(g, shape)
+
+
+def _put_kernel(x, v, idx, mode, gmask=None):
+    """Out-of-place ``x[idx] = v`` (mode 'set'), ``x[idx] += v`` ('add', repeats add up) or
+    ``x[idx] = 0; x[idx] += v`` ('zero_add'). ``gmask`` (optional) keeps only some of the
+    written elements' gradients, e.g. the last writer of a repeated position."""
+    xp = _xp(x)
+    out = x.copy()
+    if mode == "set":
+        out[idx] = v
+    else:
+        if mode == "zero_add":
+            out[idx] = 0
+        _add_at(out, idx, xp.broadcast_to(v, out[idx].shape) if not _is_basic(idx) else v)
+    vshape = v.shape if hasattr(v, "shape") else ()
+
+    def bw(g):
+        gx = g
+        if mode != "add":
+            gx = g.copy()
+            gx[idx] = 0
+        gv = g[idx]
+        if not hasattr(gv, "shape"):
+            gv = xp.asarray(gv)
+        if gmask is not None:
+            gv = gv * gmask
+        return gx, _unbroadcast_to(gv, vshape)
+
+    return out, bw
+
+
+def _put_hi(i, g, idx, mode, gmask=None):
+    from ._unbroadcast import unbroadcast_tensor
+
+    g = g[0]
+    gx = g if mode == "add" else apply(_put_kernel, g, 0, idx=idx, mode="set")
+    gv = apply(_gather_kernel, g, idx=idx)
+    if gmask is not None:
+        gv = gv * _wrap(gmask.astype(gv._data.dtype))
+    v = i[1]
+    if isinstance(v, Tensor):
+        if gv.ndim < v.ndim:
+            gv = _reshape_to(gv, v.shape) if gv.size == v.size else _reshape_to(gv.sum(),
+                                                                                v.shape)
+        else:
+            gv = unbroadcast_tensor(gv, v.shape)
+    return gx, gv
+
+
+_put_kernel.op_name = "scatter"
+_put_kernel.saves = ()
+_put_kernel.hi = _put_hi
+
+
+def _put(x, v, idx, mode, op, gmask=None):
+    """Out-of-place write of ``v`` into ``x`` at ``idx``."""
+    return apply(_named(_put_kernel, op), x, v, idx=idx, mode=mode, gmask=gmask)
+
+
+def _put_inplace(x, v, idx, mode, op, gmask=None):
+    return apply_(_named(_put_kernel, op), x, v, idx=idx, mode=mode, gmask=gmask)
+
+
+_NAMED = {}
+
+
+def _named(kernel, name):
+    """The same kernel under another op name (for errors and the profiler); cached."""
+    key = (kernel, name)
+    k = _NAMED.get(key)
+    if k is None:
+        def k(*a, **kw):
+            return kernel(*a, **kw)
+
+        k.op_name = name
+        k.saves = getattr(kernel, "saves", None)
+        if getattr(kernel, "hi", None) is not None:
+            k.hi = kernel.hi
+        _NAMED[key] = k
+    return k
+
+
+def _gather(x, idx, op):
+    return apply(_named(_gather_kernel, op), x, idx=idx)
+
+
+def _axis_idx(axis, index, ndim=None):
+    """The index tuple selecting ``index`` along ``axis`` (all of every other dim)."""
+    return (_pyslice(None),) * axis + (index,)
+
+
+def _grid_idx(shape, axis, index):
+    """A full index tuple for take/put_along_axis: ``index`` on ``axis``, aranges elsewhere."""
+    xp = _xp(index)
+    nd = index.ndim
+    out = []
+    for d in range(nd):
+        if d == axis:
+            out.append(index)
+        else:
+            s = [1] * nd
+            s[d] = index.shape[d]
+            out.append(xp.arange(index.shape[d]).reshape(s))
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- reshape family
 
 def _reshape_kernel(x, shape):
@@ -39,7 +273,7 @@ def _reshape_kernel(x, shape):
 
 _reshape_kernel.op_name = "reshape"
 _reshape_kernel.saves = ()
-_reshape_kernel.hi = lambda i, g, shape: (reshape(g[0], i[0].shape),)
+_reshape_kernel.hi = lambda i, g, shape: (_reshape_to(g[0], i[0].shape),)
 
 
 def _infer_shape(shape, size, op, src):
@@ -76,6 +310,13 @@ def reshape(x, shape, name=None):
     Args:
         x (Tensor): input.
         shape (list|tuple|Tensor): target shape; may mix ints and 0-D tensors.
+
+    Returns:
+        Tensor: a view of x with the new shape.
+
+    Example:
+        >>> paddle.reshape(paddle.arange(6), [2, -1]).shape
+        [2, 3]
     """
     x = tensor_arg(x, "reshape")
     shp = _infer_shape(shape_arg(shape, "reshape"), x.size, "reshape", x._data.shape)
@@ -84,6 +325,261 @@ def reshape(x, shape, name=None):
         return _view_of(out, x)
     return _view_of(apply(_reshape_kernel, x, shape=shp), x)
 
+
+def _reshape_to(x: Tensor, shape) -> Tensor:
+    """Reshape to a literal shape (a 0 is an empty dim here, not "keep the input's dim")."""
+    shp = tuple(int(s) for s in shape)
+    if shp == x._data.shape and x.stop_gradient:
+        return _view_of(_wrap(x._data.view()), x)
+    return _view_of(apply(_reshape_kernel, x, shape=shp), x)
+
+
+def _rebind(x: Tensor, res: Tensor, op: str) -> Tensor:
+    """Make ``x`` take the data and graph position of ``res`` (shape-changing inplace ops)."""
+    check_inplace(x, op)
+    x._data = res._data
+    if res._node is not None:
+        x._node, x._idx = res._node, res._idx
+        x.stop_gradient = False
+    x._ver.v += 1
+    return x
+
+
+def reshape_(x, shape, name=None):
+    """Inplace :func:`reshape`: x itself takes the new shape (returns x)."""
+    x = tensor_arg(x, "reshape_")
+    check_inplace(x, "reshape_")
+    return _rebind(x, reshape(x, shape), "reshape_")
+
+
+def view(x, shape_or_dtype, name=None):
+    """A view of x with another shape, or its bytes reinterpreted as another dtype.
+
+    Args:
+        x (Tensor): input.
+        shape_or_dtype (list|tuple|Tensor|str|dtype): a new shape (as :func:`reshape`), or a
+            dtype; with a dtype of another size the last dim scales by the size ratio.
+
+    Returns:
+        Tensor: a view sharing x's storage.
+    """
+    x = tensor_arg(x, "view")
+    if isinstance(shape_or_dtype, (list, tuple, Tensor)):
+        return reshape(x, shape_or_dtype)
+    npd = _dt.to_np(shape_or_dtype)
+    a = x._data
+    if a.ndim == 0 and npd.itemsize != a.dtype.itemsize:
+        raise ValueError(f"view: cannot view a 0-D tensor of {x.dtype} as {npd}: the sizes "
+                         "differ")
+    try:
+        out = a.view(npd)
+    except ValueError as e:
+        raise ValueError(f"view: cannot view a tensor of shape {x.shape} and dtype {x.dtype} "
+                         f"as {npd}: {e}") from None
+    return _view_of(_wrap(out), x)
+
+
+def view_as(x, other, name=None):
+    """A view of x with the shape of ``other``."""
+    other = tensor_arg(other, "view_as", "other")
+    x = tensor_arg(x, "view_as")
+    if x.size != other.size:
+        raise ValueError(f"view_as: x of shape {x.shape} cannot be viewed as shape {other.shape}")
+    return _reshape_to(x, other.shape)
+
+
+def _as_strided_kernel(x, shape, stride, offset):
+    xp = _xp(x)
+    flat = x.reshape(-1)
+    isz = x.dtype.itemsize
+    out = xp.lib.stride_tricks.as_strided(flat[offset:], shape,
+                                          tuple(s * isz for s in stride))
+    src = x.shape
+
+    def bw(g):
+        full = xp.zeros(x.size, dtype=g.dtype)
+        _add_at(full, _strided_positions(xp, shape, stride, offset), g)
+        return (full.reshape(src),)
+
+    return out, bw
+
+
+def _strided_positions(xp, shape, stride, offset):
+    pos = xp.full(shape, offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, stride)):
+        r = [1] * len(shape)
+        r[d] = n
+        pos = pos + (xp.arange(n, dtype=np.int64) * s).reshape(r)
+    return pos
+
+
+def _as_strided_hi(i, g, shape, stride, offset):
+    x = i[0]
+    pos = _strided_positions(_xp(g[0]._data), shape, stride, offset)
+    full = apply(_scatter_grad_kernel, reshape(g[0], [-1]), idx=(pos.reshape(-1),),
+                 shape=(x.size,))
+    return (_reshape_to(full, x.shape),)
+
+
+_as_strided_kernel.op_name = "as_strided"
+_as_strided_kernel.saves = ()
+_as_strided_kernel.hi = _as_strided_hi
+
+
+def as_strided(x, shape, stride, offset=0, name=None):
+    """A view of x's (contiguous) storage with the given shape, element strides and offset.
+
+    Args:
+        x (Tensor): input.
+        shape (list|tuple): shape of the view.
+        stride (list|tuple): stride of each dim, in elements.
+        offset (int): first element, counted from the start of x.
+
+    Returns:
+        Tensor: a view sharing x's storage.
+    """
+    x = tensor_arg(x, "as_strided")
+    shp = tuple(shape_arg(shape, "as_strided"))
+    st = tuple(shape_arg(stride, "as_strided", "stride"))
+    if len(shp) != len(st):
+        raise ValueError(f"as_strided: shape {list(shp)} and stride {list(st)} must have the "
+                         "same length")
+    if any(s < 0 for s in shp) or any(s < 0 for s in st) or offset < 0:
+        raise ValueError("as_strided: shape, stride and offset must be non-negative")
+    last = offset + sum((n - 1) * s for n, s in zip(shp, st)) if all(shp) else offset - 1
+    if last >= x.size:
+        raise ValueError(f"as_strided: shape {list(shp)}, stride {list(st)} and offset {offset}"
+                         f" reach element {last}, beyond the {x.size} elements of x")
+    if not x._data.flags.c_contiguous:
+        x = _wrap(_xp(x._data).ascontiguousarray(x._data), x.stop_gradient) \
+            if x.stop_gradient else x
+    return _view_of(apply(_as_strided_kernel, x, shape=shp, stride=st, offset=int(offset)), x)
+
+
+def unsqueeze(x, axis, name=None):
+    """Insert size-1 dims at ``axis`` (int or list, positions in the output); a view."""
+    x = tensor_arg(x, "unsqueeze")
+    axes = [int(a) for a in _tuple_arg(axis)]
+    shape = list(x._data.shape)
+    for a in axes:
+        n = len(shape) + 1
+        if not -n <= a < n:
+            raise ValueError(f"unsqueeze: axis {a} is out of range for a result of rank {n}")
+        shape.insert(a % n, 1)
+    return _reshape_to(x, shape)
+
+
+def unsqueeze_(x, axis, name=None):
+    """Inplace :func:`unsqueeze` (returns x)."""
+    x = tensor_arg(x, "unsqueeze_")
+    check_inplace(x, "unsqueeze_")
+    return _rebind(x, unsqueeze(x, axis), "unsqueeze_")
+
+
+def squeeze(x, axis=None, name=None):
+    """Remove size-1 dims (all of them, or those in ``axis``; others are left alone); a view."""
+    x = tensor_arg(x, "squeeze")
+    shape = x._data.shape
+    if axis is None:
+        keep = [s for s in shape if s != 1]
+    else:
+        axes = norm_axes(axis, x.ndim, "squeeze")
+        keep = [s for i, s in enumerate(shape) if not (i in axes and s == 1)]
+    return _reshape_to(x, keep)
+
+
+def squeeze_(x, axis=None, name=None):
+    """Inplace :func:`squeeze` (returns x)."""
+    x = tensor_arg(x, "squeeze_")
+    check_inplace(x, "squeeze_")
+    return _rebind(x, squeeze(x, axis), "squeeze_")
+
+
+def flatten(x, start_axis=0, stop_axis=-1, name=None):
+    """Flatten dims ``start_axis..stop_axis`` into one; a view."""
+    x = tensor_arg(x, "flatten")
+    if x.ndim == 0:
+        return _reshape_to(x, [1])
+    s = norm_axis(start_axis, x.ndim, "flatten", "start_axis")
+    e = norm_axis(stop_axis, x.ndim, "flatten", "stop_axis")
+    if s > e:
+        raise ValueError(f"flatten: start_axis ({start_axis}) must not be after stop_axis "
+                         f"({stop_axis}) for shape {x.shape}")
+    shape = x.shape
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return _reshape_to(x, shape[:s] + [n] + shape[e + 1:])
+
+
+def flatten_(x, start_axis=0, stop_axis=-1, name=None):
+    """Inplace :func:`flatten` (a Tensor method; returns x)."""
+    x = tensor_arg(x, "flatten_")
+    check_inplace(x, "flatten_")
+    return _rebind(x, flatten(x, start_axis, stop_axis), "flatten_")
+
+
+def unflatten(x, axis, shape, name=None):
+    """Split dim ``axis`` into ``shape`` (one -1 allowed); a view.
+
+    Args:
+        x (Tensor): input.
+        axis (int): the dim to unflatten.
+        shape (list|tuple|Tensor): sizes replacing that dim; their product must equal it.
+    """
+    x = tensor_arg(x, "unflatten")
+    ax = norm_axis(axis, x.ndim, "unflatten")
+    shp = shape_arg(shape, "unflatten")
+    if not shp:
+        raise ValueError("unflatten: 'shape' must not be empty")
+    n = x.shape[ax]
+    part = list(shp)
+    if part.count(-1) > 1 or any(s < -1 for s in part):
+        raise ValueError(f"unflatten: shape {shp} may contain one -1 and no other negative")
+    if -1 in part:
+        known = int(np.prod([s for s in part if s != -1]))
+        if known == 0 or n % known:
+            raise ValueError(f"unflatten: shape {shp} cannot split dim {ax} of size {n}")
+        part[part.index(-1)] = n // known
+    if int(np.prod(part)) != n:
+        raise ValueError(f"unflatten: shape {shp} does not multiply to the size {n} of dim {ax} "
+                         f"of x (shape {x.shape})")
+    return _reshape_to(x, x.shape[:ax] + list(part) + x.shape[ax + 1:])
+
+
+def _atleast(inputs, nd, op):
+    outs = []
+    for i, v in enumerate(inputs):
+        t = tensor_arg(v, op, f"inputs[{i}]")
+        s = t.shape
+        if t.ndim < nd:
+            if nd == 3 and t.ndim == 2:
+                s = s + [1]
+            elif nd == 3 and t.ndim == 1:
+                s = [1] + s + [1]
+            else:
+                s = [1] * (nd - t.ndim) + s
+            t = _reshape_to(t, s)
+        outs.append(t)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_1d(*inputs, name=None):
+    """Each input with at least 1 dim (0-D -> [1]); one tensor, or a list for several."""
+    return _atleast(inputs, 1, "atleast_1d")
+
+
+def atleast_2d(*inputs, name=None):
+    """Each input with at least 2 dims ([N] -> [1, N]); one tensor, or a list for several."""
+    return _atleast(inputs, 2, "atleast_2d")
+
+
+def atleast_3d(*inputs, name=None):
+    """Each input with at least 3 dims ([N] -> [1, N, 1], [M, N] -> [M, N, 1])."""
+    return _atleast(inputs, 3, "atleast_3d")
+
+
+# ---------------------------------------------------------------- permutations
 
 def _transpose_kernel(x, perm):
     inv = tuple(np.argsort(perm))
@@ -96,63 +592,210 @@ _transpose_kernel.hi = lambda i, g, perm: (transpose(g[0], list(np.argsort(perm)
 
 
 def transpose(x, perm, name=None):
-    """Permute the dims of x according to ``perm``."""
+    """Permute the dims of x according to ``perm`` (a view).
+
+    Args:
+        x (Tensor): input.
+        perm (list|tuple): a permutation of ``range(x.ndim)``.
+    """
     x = tensor_arg(x, "transpose")
-    if isinstance(perm, Tensor):
-        perm = perm.tolist()
-    perm = list(perm)
+    perm = _tuple_arg(perm) if not isinstance(perm, (list, tuple)) else list(perm)
     if len(perm) != x.ndim:
         raise ValueError(f"transpose: perm {perm} has {len(perm)} entries but x has shape "
                          f"{x.shape} ({x.ndim} dims)")
     p = tuple(norm_axis(a, x.ndim, "transpose", "perm") for a in perm)
     if len(set(p)) != len(p):
         raise ValueError(f"transpose: perm {perm} repeats an axis")
-    return apply(_transpose_kernel, x, perm=p)
+    return _view_of(apply(_transpose_kernel, x, perm=p), x)
 
 
-def unsqueeze(x, axis, name=None):
-    """Insert size-1 dims at ``axis`` (int or list, positions in the output)."""
-    x = tensor_arg(x, "unsqueeze")
-    if isinstance(axis, Tensor):
-        axis = axis.tolist()
-    axes = [axis] if isinstance(axis, numbers.Integral) else list(axis)
-    shape = list(x._data.shape)
-    for a in axes:
-        a = int(a)
-        n = len(shape) + 1
-        if not -n <= a < n:
-            raise ValueError(f"unsqueeze: axis {a} is out of range for a result of rank {n}")
-        shape.insert(a % n, 1)
-    return reshape(x, shape)
+def transpose_(x, perm, name=None):
+    """Inplace :func:`transpose` (returns x)."""
+    x = tensor_arg(x, "transpose_")
+    check_inplace(x, "transpose_")
+    return _rebind(x, transpose(x, perm), "transpose_")
 
 
-def squeeze(x, axis=None, name=None):
-    """Remove size-1 dims (all of them, or those in ``axis``; others are left alone)."""
-    x = tensor_arg(x, "squeeze")
-    shape = x._data.shape
+def t(input, name=None):  # noqa: A002  (Paddle's name)
+    """Transpose a tensor of at most 2 dims (0-D and 1-D tensors come back unchanged)."""
+    x = tensor_arg(input, "t", "input")
+    if x.ndim > 2:
+        raise ValueError(f"t: input must have at most 2 dims, got shape {x.shape}; use "
+                         "paddle.transpose instead")
+    if x.ndim < 2:
+        return _reshape_to(x, x.shape)
+    return transpose(x, [1, 0])
+
+
+def t_(input, name=None):  # noqa: A002
+    """Inplace :func:`t` (returns input)."""
+    x = tensor_arg(input, "t_", "input")
+    check_inplace(x, "t_")
+    return _rebind(x, t(x), "t_")
+
+
+def moveaxis(x, source, destination, name=None):
+    """Move dims ``source`` to positions ``destination`` (other dims keep their order)."""
+    x = tensor_arg(x, "moveaxis")
+    src = _tuple_arg(source)
+    dst = _tuple_arg(destination)
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {src} and destination {dst} must have the same "
+                         "number of elements")
+    nd = x.ndim
+    s = [norm_axis(a, nd, "moveaxis", "source") for a in src]
+    d = [norm_axis(a, nd, "moveaxis", "destination") for a in dst]
+    if len(set(s)) != len(s) or len(set(d)) != len(d):
+        raise ValueError(f"moveaxis: source {src} and destination {dst} must not repeat axes")
+    rest = [a for a in range(nd) if a not in s]
+    perm = [None] * nd
+    for a, b in zip(s, d):
+        perm[b] = a
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    return transpose(x, perm)
+
+
+def _flip_kernel(x, axes):
+    xp = _xp(x)
+    if not axes:
+        return x.copy(), lambda g: (g,)
+    return xp.ascontiguousarray(xp.flip(x, axes)), lambda g: (xp.flip(g, axes),)
+
+
+_flip_kernel.op_name = "flip"
+_flip_kernel.saves = ()
+_flip_kernel.hi = lambda i, g, axes: (flip(g[0], list(axes)),)
+
+
+def flip(x, axis, name=None):
+    """Reverse the order of elements along ``axis`` (an int or a list); returns a copy."""
+    x = tensor_arg(x, "flip")
+    axes = _tuple_arg(axis)
+    if x.ndim == 0 and axes:
+        raise ValueError(f"flip: axis {axes} is out of range for a 0-D tensor")
+    ax = tuple(norm_axis(a, x.ndim, "flip") for a in axes)
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"flip: axis {axes} repeats an axis")
+    if not ax:
+        return apply(_flip_kernel, x, axes=())
+    return apply(_flip_kernel, x, axes=ax)
+
+
+def reverse(x, axis, name=None):
+    """Same as :func:`flip`."""
+    return flip(x, axis)
+
+
+def rot90(x, k=1, axes=[0, 1], name=None):  # noqa: B006  (Paddle's default)
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first toward the
+    second axis)."""
+    x = tensor_arg(x, "rot90")
+    axes = _tuple_arg(axes)
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must have 2 elements, got {axes}")
+    if x.ndim < 2:
+        raise ValueError(f"rot90: x must have at least 2 dims, got shape {x.shape}")
+    a0 = norm_axis(axes[0], x.ndim, "rot90", "axes")
+    a1 = norm_axis(axes[1], x.ndim, "rot90", "axes")
+    if a0 == a1:
+        raise ValueError(f"rot90: expected rotation axes to be different, got {axes}")
+    k = int(k) % 4
+    if k == 0:
+        return apply(_flip_kernel, x, axes=())
+    if k == 2:
+        return flip(x, [a0, a1])
+    perm = list(range(x.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return transpose(flip(x, [a1]), perm)
+    return flip(transpose(x, perm), [a1])
+
+
+def _roll_kernel(x, shifts, axes):
+    xp = _xp(x)
+    if axes is None:
+        out = xp.roll(x.reshape(-1), shifts).reshape(x.shape)
+        return out, lambda g: (xp.roll(g.reshape(-1), -shifts).reshape(g.shape),)
+    neg = tuple(-s for s in shifts)
+    return xp.roll(x, shifts, axes), lambda g: (xp.roll(g, neg, axes),)
+
+
+def _roll_hi(i, g, shifts, axes):
+    if axes is None:
+        return (roll(g[0], -shifts),)
+    return (roll(g[0], [-s for s in shifts], list(axes)),)
+
+
+_roll_kernel.op_name = "roll"
+_roll_kernel.saves = ()
+_roll_kernel.hi = _roll_hi
+
+
+def roll(x, shifts, axis=None, name=None):
+    """Shift elements cyclically along ``axis`` (or over the flattened tensor when None).
+
+    Args:
+        x (Tensor): input.
+        shifts (int|list|tuple|Tensor): shift per axis.
+        axis (int|list|tuple|None): axes to roll.
+    """
+    x = tensor_arg(x, "roll")
+    sh = [int(s) for s in _tuple_arg(shifts)]
     if axis is None:
-        keep = [s for s in shape if s != 1]
-    else:
-        axes = norm_axes(axis, x.ndim, "squeeze")
-        keep = [s for i, s in enumerate(shape) if not (i in axes and s == 1)]
-    return reshape(x, keep)
+        if len(sh) != 1:
+            raise ValueError(f"roll: with axis=None, shifts must be one int, got {sh}")
+        return apply(_roll_kernel, x, shifts=sh[0], axes=None)
+    ax = [norm_axis(a, x.ndim, "roll") for a in _tuple_arg(axis)]
+    if len(ax) != len(sh):
+        raise ValueError(f"roll: shifts {sh} and axis {ax} must have the same length")
+    return apply(_roll_kernel, x, shifts=tuple(sh), axes=tuple(ax))
 
 
-def flatten(x, start_axis=0, stop_axis=-1, name=None):
-    """Flatten dims ``start_axis..stop_axis`` into one."""
-    x = tensor_arg(x, "flatten")
-    if x.ndim == 0:
-        return reshape(x, [1])
-    s = norm_axis(start_axis, x.ndim, "flatten", "start_axis")
-    e = norm_axis(stop_axis, x.ndim, "flatten", "stop_axis")
-    if s > e:
-        raise ValueError(f"flatten: start_axis ({start_axis}) must not be after stop_axis "
-                         f"({stop_axis}) for shape {x.shape}")
-    shape = x.shape
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(x, shape[:s] + [n] + shape[e + 1:])
+def _diag_idx(shape, offset, a1, a2, xp):
+    """Index tuple reading the ``offset`` diagonal of dims (a1, a2), appended as the last dim."""
+    n1, n2 = shape[a1], shape[a2]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    length = max(0, min(n1 - r0, n2 - c0))
+    rest = [d for d in range(len(shape)) if d not in (a1, a2)]
+    nout = len(rest) + 1
+    idx = [None] * len(shape)
+    for k, d in enumerate(rest):
+        s = [1] * nout
+        s[k] = shape[d]
+        idx[d] = xp.arange(shape[d]).reshape(s)
+    diag = xp.arange(length).reshape([1] * (nout - 1) + [length])
+    idx[a1] = diag + r0
+    idx[a2] = diag + c0
+    return tuple(idx), length
+
+
+def _diag_axes(x, offset, axis1, axis2, op, a1n="axis1", a2n="axis2"):
+    if x.ndim < 2:
+        raise ValueError(f"{op}: x must have at least 2 dims, got shape {x.shape}")
+    a1 = norm_axis(axis1, x.ndim, op, a1n)
+    a2 = norm_axis(axis2, x.ndim, op, a2n)
+    if a1 == a2:
+        raise ValueError(f"{op}: {a1n} and {a2n} must differ, got {axis1} and {axis2}")
+    return a1, a2, int(offset)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1, name=None):
+    """The diagonals of the (axis1, axis2) planes of x, as a new last dim.
+
+    Args:
+        x (Tensor): input with at least 2 dims.
+        offset (int): diagonal offset (> 0 above the main diagonal).
+        axis1 (int): first dim of the planes.
+        axis2 (int): second dim of the planes.
+
+    Returns:
+        Tensor: the other dims of x followed by the diagonal (a copy).
+    """
+    x = tensor_arg(x, "diagonal")
+    a1, a2, off = _diag_axes(x, offset, axis1, axis2, "diagonal")
+    idx, _ = _diag_idx(x.shape, off, a1, a2, _xp(x._data))
+    return _gather(x, idx, "diagonal")
 
 
 # ---------------------------------------------------------------- broadcasting
@@ -161,13 +804,7 @@ def _expand_kernel(x, shape):
     xp = _xp(x)
     src = x.shape
     out = xp.ascontiguousarray(xp.broadcast_to(x, shape))
-
-    def bw(g):
-        from ..framework.op import _unbroadcast
-
-        return (_unbroadcast(g, src),)
-
-    return out, bw
+    return out, lambda g: (_unbroadcast(g, src),)
 
 
 def _expand_hi(i, g, shape):
@@ -181,28 +818,155 @@ _expand_kernel.saves = ()
 _expand_kernel.hi = _expand_hi
 
 
-def expand(x, shape, name=None):
-    """Broadcast x to ``shape`` (-1 keeps a dim; extra leading dims are prepended)."""
-    x = tensor_arg(x, "expand")
-    shp = shape_arg(shape, "expand")
+def _expand(x, shape, op):
+    x = tensor_arg(x, op)
+    shp = shape_arg(shape, op)
     src = x.shape
     if len(shp) < len(src):
-        raise ValueError(f"expand: shape {shp} has fewer dims than x's shape {src}")
+        raise ValueError(f"{op}: shape {shp} has fewer dims than x's shape {src}")
     off = len(shp) - len(src)
     out = []
     for i, s in enumerate(shp):
         if i >= off and s == -1:
             s = src[i - off]
         elif s < 0:
-            raise ValueError(f"expand: shape {shp} has invalid dim {s} at position {i}")
+            raise ValueError(f"{op}: shape {shp} has invalid dim {s} at position {i}")
         if i >= off and src[i - off] not in (1, s):
-            raise ValueError(f"expand: cannot expand x of shape {src} to {shp}: dim {i - off} "
+            raise ValueError(f"{op}: cannot expand x of shape {src} to {shp}: dim {i - off} "
                              f"has size {src[i - off]}, expected 1 or {s}")
         out.append(s)
-    return apply(_expand_kernel, x, shape=tuple(out))
+    return apply(_named(_expand_kernel, op), x, shape=tuple(out))
 
 
-# ---------------------------------------------------------------- joining
+def expand(x, shape, name=None):
+    """Broadcast x to ``shape`` (-1 keeps a dim; extra leading dims are prepended).
+
+    Args:
+        x (Tensor): input.
+        shape (list|tuple|Tensor): target shape; may contain 0-D tensors.
+
+    Returns:
+        Tensor: x broadcast to ``shape`` (a copy), with x's dtype.
+    """
+    return _expand(x, shape, "expand")
+
+
+def broadcast_to(x, shape, name=None):
+    """Same as :func:`expand`."""
+    return _expand(x, shape, "broadcast_to")
+
+
+def expand_as(x, y, name=None):
+    """Broadcast x to the shape of ``y`` (only y's shape is used)."""
+    y = tensor_arg(y, "expand_as", "y")
+    return _expand(x, y.shape, "expand_as")
+
+
+def broadcast_shape(x_shape, y_shape):
+    """The shape two shapes broadcast to, as a list."""
+    a, b = shape_arg(x_shape, "broadcast_shape", "x_shape"), shape_arg(
+        y_shape, "broadcast_shape", "y_shape")
+    try:
+        return list(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise ValueError(f"broadcast_shape: shapes {a} and {b} cannot be broadcast together")\
+            from None
+
+
+def broadcast_tensors(input, name=None):  # noqa: A002
+    """Broadcast a list of tensors to their common shape; returns a list."""
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError("broadcast_tensors: 'input' must be a non-empty list of Tensors")
+    ts = [tensor_arg(v, "broadcast_tensors", f"input[{i}]") for i, v in enumerate(input)]
+    try:
+        shp = list(np.broadcast_shapes(*[tuple(v.shape) for v in ts]))
+    except ValueError:
+        raise ValueError(f"broadcast_tensors: shapes {[v.shape for v in ts]} cannot be "
+                         "broadcast together") from None
+    return [v if v.shape == shp else _expand(v, shp, "broadcast_tensors") for v in ts]
+
+
+def _tile_kernel(x, reps):
+    xp = _xp(x)
+    src = x.shape
+    out = xp.tile(x, reps)
+
+    def bw(g):
+        inter = []
+        for r, s in zip(reps, src):
+            inter += [r, s]
+        return (g.reshape(inter).sum(axis=tuple(range(0, 2 * len(reps), 2))),)
+
+    return out, bw
+
+
+def _tile_hi(i, g, reps):
+    from .stat import sum as _sum
+
+    inter = []
+    for r, s in zip(reps, i[0].shape):
+        inter += [r, s]
+    return (_sum(_reshape_to(g[0], inter), axis=list(range(0, 2 * len(reps), 2))),)
+
+
+_tile_kernel.op_name = "tile"
+_tile_kernel.saves = ()
+_tile_kernel.hi = _tile_hi
+
+
+def tile(x, repeat_times, name=None):
+    """Repeat x ``repeat_times[i]`` times along each dim (shorter lists apply to trailing dims).
+
+    Args:
+        x (Tensor): input.
+        repeat_times (list|tuple|Tensor): positive repeat counts.
+    """
+    x = tensor_arg(x, "tile")
+    reps = shape_arg(repeat_times, "tile", "repeat_times")
+    if any(r <= 0 for r in reps):
+        raise ValueError(f"tile: every element of repeat_times must be positive, got {reps}")
+    nd = max(len(reps), x.ndim)
+    reps = [1] * (nd - len(reps)) + reps
+    if x.ndim < nd:
+        x = _reshape_to(x, [1] * (nd - x.ndim) + x.shape)
+    return apply(_tile_kernel, x, reps=tuple(reps))
+
+
+def repeat_interleave(x, repeats, axis=None, name=None):
+    """Repeat each element (along ``axis``, or of the flattened x) ``repeats`` times.
+
+    Args:
+        x (Tensor): input.
+        repeats (int|Tensor): one count, or a 1-D tensor with one count per element of the dim.
+        axis (int|None): the dim; None flattens x first.
+    """
+    x = tensor_arg(x, "repeat_interleave")
+    if axis is None:
+        x = reshape(x, [-1])
+        axis = 0
+    ax = norm_axis(axis, x.ndim, "repeat_interleave")
+    n = x.shape[ax] if x.ndim else 1
+    xp = _xp(x._data)
+    if isinstance(repeats, Tensor) and repeats.ndim == 0:
+        repeats = int(repeats.item())
+    if isinstance(repeats, numbers.Integral):
+        if repeats < 0:
+            raise ValueError(f"repeat_interleave: repeats must be non-negative, got {repeats}")
+        index = xp.repeat(xp.arange(n), int(repeats))
+    else:
+        r = _int_index(repeats, "repeat_interleave", "repeats").reshape(-1)
+        if r.shape[0] != n:
+            raise ValueError(f"repeat_interleave: repeats has {r.shape[0]} elements but dim {ax}"
+                             f" of x (shape {x.shape}) has {n}")
+        if r.size and int(r.min()) < 0:
+            raise ValueError("repeat_interleave: repeats must be non-negative")
+        index = xp.repeat(xp.arange(n), xp.asarray(r))
+    if x.ndim == 0:
+        x = _reshape_to(x, [1])
+    return _gather(x, _axis_idx(ax, index), "repeat_interleave")
+
+
+# ---------------------------------------------------------------- joining and splitting
 
 def _concat_kernel(*xs, axis):
     xp = _xp(xs[0])
@@ -217,7 +981,7 @@ def _concat_kernel(*xs, axis):
 
 
 def _concat_hi(i, g, axis):
-    return tuple(split(g[0], [t.shape[axis] for t in i], axis=axis))
+    return tuple(split(g[0], [v.shape[axis] for v in i], axis=axis))
 
 
 _concat_kernel.op_name = "concat"
@@ -227,59 +991,60 @@ _concat_kernel.hi = _concat_hi
 
 def _tensor_list(xs, op):
     if isinstance(xs, Tensor):
-        return list(xs.unbind(0)) if xs.ndim else [xs]
+        return list(unbind(xs, 0)) if xs.ndim else [xs]
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TypeError(f"{op}: 'x' must be a non-empty list or tuple of Tensors")
-    ts = [tensor_arg(t, op, f"x[{i}]") for i, t in enumerate(xs)]
+    ts = [tensor_arg(v, op, f"x[{i}]") for i, v in enumerate(xs)]
     d0 = ts[0]._data.dtype
-    if any(t._data.dtype != d0 for t in ts):
-        from ._helpers import cast_to, result_type
-
+    if any(v._data.dtype != d0 for v in ts):
         common = d0
-        for t in ts[1:]:
-            common = result_type(common, t._data.dtype)
-        ts = [cast_to(t, common) for t in ts]
+        for v in ts[1:]:
+            common = result_type(common, v._data.dtype)
+        ts = [cast_to(v, common) for v in ts]
     return ts
 
 
 def concat(x, axis=0, name=None):
-    """Join tensors along an existing axis."""
+    """Join tensors along an existing axis.
+
+    Args:
+        x (list|tuple): tensors with equal shapes outside ``axis``.
+        axis (int|Tensor): the axis to join along.
+    """
     ts = _tensor_list(x, "concat")
     nd = ts[0].ndim
     if nd == 0:
         raise ValueError("concat: 0-D tensors cannot be concatenated; use stack")
     ax = norm_axis(axis, nd, "concat")
-    for i, t in enumerate(ts):
-        if t.ndim != nd or any(a != b for j, (a, b) in enumerate(zip(t.shape, ts[0].shape))
+    for i, v in enumerate(ts):
+        if v.ndim != nd or any(a != b for j, (a, b) in enumerate(zip(v.shape, ts[0].shape))
                                if j != ax):
-            raise ValueError(f"concat: x[{i}] has shape {t.shape}, which does not match x[0]'s "
+            raise ValueError(f"concat: x[{i}] has shape {v.shape}, which does not match x[0]'s "
                              f"shape {ts[0].shape} outside axis {ax}")
     return apply(_concat_kernel, *ts, axis=ax)
 
 
 def stack(x, axis=0, name=None):
-    """Join tensors of equal shape along a new axis."""
+    """Join tensors of equal shape along a new axis (any axis in ``[-(ndim+1), ndim]``)."""
     ts = _tensor_list(x, "stack")
     nd = ts[0].ndim + 1
+    if isinstance(axis, Tensor):
+        axis = int(axis.item())
     if not -nd <= axis < nd:
         raise ValueError(f"stack: axis {axis} is out of range for a result of rank {nd}")
-    for i, t in enumerate(ts):
-        if t.shape != ts[0].shape:
+    for i, v in enumerate(ts):
+        if v.shape != ts[0].shape:
             raise ValueError(f"stack: all inputs must have the same shape; x[{i}] has "
-                             f"{t.shape}, x[0] has {ts[0].shape}")
+                             f"{v.shape}, x[0] has {ts[0].shape}")
     ax = axis % nd
-    return concat([unsqueeze(t, ax) for t in ts], axis=ax)
+    return concat([unsqueeze(v, ax) for v in ts], axis=ax)
 
 
 def _split_kernel(x, sections, axis):
     xp = _xp(x)
     idx = np.cumsum(sections)[:-1].tolist()
-    outs = tuple(xp.split(x, idx, axis=axis))
-
-    def bw(*gs):
-        return (xp.concatenate(gs, axis=axis),)
-
-    return outs, bw
+    outs = tuple(o.copy() for o in xp.split(x, idx, axis=axis))
+    return outs, lambda *gs: (xp.concatenate(gs, axis=axis),)
 
 
 _split_kernel.op_name = "split"
@@ -287,33 +1052,1027 @@ _split_kernel.saves = ()
 _split_kernel.hi = lambda i, g, sections, axis: (concat(list(g), axis=axis),)
 
 
-def split(x, num_or_sections, axis=0, name=None):
-    """Split x into equal parts (an int) or parts of the given sizes (a list; one -1 allowed)."""
-    x = tensor_arg(x, "split")
-    ax = norm_axis(axis, x.ndim, "split")
+def _split(x, num_or_sections, axis, op):
+    x = tensor_arg(x, op)
+    if x.ndim == 0:
+        raise ValueError(f"{op}: cannot split a 0-D tensor")
+    ax = norm_axis(axis, x.ndim, op)
     n = x.shape[ax]
+    if isinstance(num_or_sections, Tensor) and num_or_sections.ndim == 0:
+        num_or_sections = int(num_or_sections.item())
     if isinstance(num_or_sections, numbers.Integral):
         k = int(num_or_sections)
-        if k <= 0 or n % k:
-            raise ValueError(f"split: dim {ax} of x (shape {x.shape}) has size {n}, which cannot"
+        if k <= 0:
+            raise ValueError(f"{op}: the number of sections must be positive, got {k}")
+        if n % k:
+            raise ValueError(f"{op}: dim {ax} of x (shape {x.shape}) has size {n}, which cannot"
                              f" be split into {k} equal parts")
         sections = [n // k] * k
     else:
-        sections = shape_arg(num_or_sections, "split", "num_or_sections")
+        sections = shape_arg(num_or_sections, op, "num_or_sections")
         if sections.count(-1) > 1:
-            raise ValueError("split: num_or_sections may contain at most one -1")
+            raise ValueError(f"{op}: num_or_sections may contain at most one -1")
         if -1 in sections:
             sections[sections.index(-1)] = n - (sum(sections) + 1)
         if sum(sections) != n or any(s < 0 for s in sections):
-            raise ValueError(f"split: sections {sections} do not add up to the size {n} of dim "
+            raise ValueError(f"{op}: sections {sections} do not add up to the size {n} of dim "
                              f"{ax} of x (shape {x.shape})")
-    return list(apply(_split_kernel, x, sections=tuple(sections), axis=ax))
+    return list(apply(_named(_split_kernel, op), x, sections=tuple(sections), axis=ax))
+
+
+def split(x, num_or_sections, axis=0, name=None):
+    """Split x into equal parts (an int) or parts of the given sizes (a list; one -1 allowed).
+
+    Args:
+        x (Tensor): input.
+        num_or_sections (int|list|tuple): number of equal parts, or the size of each part
+            (zero-size parts are allowed).
+        axis (int|Tensor): the axis to split.
+
+    Returns:
+        list[Tensor]: the parts (copies).
+    """
+    return _split(x, num_or_sections, axis, "split")
+
+
+def chunk(x, chunks, axis=0, name=None):
+    """Split x into ``chunks`` equal parts along ``axis``."""
+    return _split(x, chunks, axis, "chunk")
+
+
+def vsplit(x, num_or_sections, name=None):
+    """Split a tensor with at least 2 dims along axis 0."""
+    x = tensor_arg(x, "vsplit")
+    if x.ndim < 2:
+        raise ValueError(f"vsplit: x must have at least 2 dims, got shape {x.shape}")
+    return _split(x, num_or_sections, 0, "vsplit")
+
+
+def _unbind_kernel(x, axis):
+    xp = _xp(x)
+    n = x.shape[axis]
+    pre = (_pyslice(None),) * axis
+    outs = tuple(x[pre + (i, Ellipsis)] for i in range(n))
+    return outs, lambda *gs: (xp.stack(gs, axis=axis),)
+
+
+_unbind_kernel.op_name = "unbind"
+_unbind_kernel.saves = ()
+_unbind_kernel.hi = lambda i, g, axis: (stack(list(g), axis=axis),)
+
+
+def _unbind(x, axis, op, num=None):
+    x = tensor_arg(x, op)
+    if x.ndim == 0:
+        raise ValueError(f"{op}: cannot unbind a 0-D tensor")
+    ax = norm_axis(axis, x.ndim, op)
+    n = x.shape[ax]
+    if num is not None and num != n:
+        raise ValueError(f"{op}: num = {num} does not match the size {n} of dim {ax} of x "
+                         f"(shape {x.shape})")
+    if n == 0:
+        return []
+    outs = apply(_named(_unbind_kernel, op), x, axis=ax)
+    if not isinstance(outs, tuple):
+        outs = (outs,)
+    return [_view_of(o, x) for o in outs]
+
+
+def unbind(input, axis=0):  # noqa: A002
+    """Remove dim ``axis``, returning the slices along it as a list of views."""
+    return _unbind(input, axis, "unbind")
+
+
+def unstack(x, axis=0, num=None):
+    """Same as :func:`unbind`; ``num``, when given, must equal the size of the dim."""
+    return _unbind(x, axis, "unstack", num)
+
+
+def _unfold_kernel(x, axis, size, step):
+    xp = _xp(x)
+    n = x.shape[axis]
+    count = (n - size) // step + 1
+    st = x.strides
+    shape = x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,)
+    strides = st[:axis] + (st[axis] * step,) + st[axis + 1:] + (st[axis],)
+    out = xp.lib.stride_tricks.as_strided(x, shape, strides)
+    win = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :])
+
+    def bw(g):
+        full = xp.zeros(x.shape, dtype=g.dtype)
+        _add_at(full, _axis_idx(axis, win), xp.moveaxis(g, -1, axis + 1))
+        return (full,)
+
+    return out, bw
+
+
+def _unfold_hi(i, g, axis, size, step):
+    x = i[0]
+    n = x.shape[axis]
+    count = (n - size) // step + 1
+    win = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    xp = _xp(g[0]._data)
+    gm = moveaxis(g[0], -1, axis + 1)
+    return (apply(_scatter_grad_kernel, gm, idx=_axis_idx(axis, xp.asarray(win)),
+                  shape=tuple(x.shape)),)
+
+
+_unfold_kernel.op_name = "unfold"
+_unfold_kernel.saves = ()
+_unfold_kernel.hi = _unfold_hi
+
+
+def unfold(x, axis, size, step, name=None):
+    """Sliding windows of ``size`` elements, ``step`` apart, along ``axis`` (a view).
+
+    Returns:
+        Tensor: x's shape with dim ``axis`` replaced by the number of windows, plus a last dim
+        of length ``size``.
+    """
+    x = tensor_arg(x, "unfold")
+    ax = norm_axis(axis, x.ndim, "unfold") if x.ndim else 0
+    if x.ndim == 0:
+        x = _reshape_to(x, [1])
+    n = x.shape[ax]
+    if size < 0 or size > n:
+        raise ValueError(f"unfold: size ({size}) must be in [0, {n}] for dim {ax} of x "
+                         f"(shape {x.shape})")
+    if step <= 0:
+        raise ValueError(f"unfold: step must be positive, got {step}")
+    return _view_of(apply(_unfold_kernel, x, axis=ax, size=int(size), step=int(step)), x)
+
+
+def _norm_bounds(v, n):
+    return max(v + n, 0) if v < 0 else min(v, n)
+
+
+def _slice_list(v, op, arg):
+    if isinstance(v, Tensor):
+        return [int(e) for e in v.numpy().reshape(-1).tolist()]
+    return [int(e.item()) if isinstance(e, Tensor) else int(e) for e in v]
+
+
+def slice(input, axes, starts, ends):  # noqa: A001,A002  (Paddle's name)
+    """Slice ``input`` along ``axes`` from ``starts`` to ``ends`` (a view).
+
+    Negative starts and ends count from the end and out-of-range values are clamped, as Python
+    slicing does. ``starts``/``ends`` may be lists of ints and 0-D tensors, or a 1-D tensor.
+    """
+    x = tensor_arg(input, "slice", "input")
+    axes = _tuple_arg(axes)
+    st = _slice_list(starts, "slice", "starts")
+    en = _slice_list(ends, "slice", "ends")
+    if not len(axes) == len(st) == len(en):
+        raise ValueError(f"slice: axes {axes}, starts {st} and ends {en} must have the same "
+                         "length")
+    idx = [_pyslice(None)] * x.ndim
+    for a, s, e in zip(axes, st, en):
+        a = norm_axis(a, x.ndim, "slice", "axes")
+        n = x.shape[a]
+        s, e = _norm_bounds(s, n), _norm_bounds(e, n)
+        if e < s:
+            raise ValueError(f"slice: end ({e}) must not be less than start ({s}) on axis {a} "
+                             f"(size {n})")
+        idx[a] = _pyslice(s, e)
+    return getitem(x, tuple(idx))
+
+
+def strided_slice(x, axes, starts, ends, strides, name=None):
+    """Slice with a stride per axis (a negative stride walks backwards); a view.
+
+    Starts and ends are normalised as in Paddle: negative values count from the end and are
+    clamped to the dim.
+    """
+    x = tensor_arg(x, "strided_slice")
+    axes = _tuple_arg(axes)
+    st = _slice_list(starts, "strided_slice", "starts")
+    en = _slice_list(ends, "strided_slice", "ends")
+    sd = _slice_list(strides, "strided_slice", "strides")
+    if not len(axes) == len(st) == len(en) == len(sd):
+        raise ValueError("strided_slice: axes, starts, ends and strides must have the same "
+                         "length")
+    idx = [_pyslice(None)] * x.ndim
+    for a, s, e, k in zip(axes, st, en, sd):
+        a = norm_axis(a, x.ndim, "strided_slice", "axes")
+        n = x.shape[a]
+        if k == 0:
+            raise ValueError("strided_slice: a stride cannot be 0")
+        if k > 0:
+            s, e = _norm_bounds(s, n), _norm_bounds(e, n)
+            if e < s:
+                raise ValueError(f"strided_slice: start ({s}) and end ({e}) on axis {a} are "
+                                 f"invalid for stride {k}")
+            idx[a] = _pyslice(s, e, k)
+        else:
+            s = s + n if s < 0 else s
+            e = e + n if e < 0 else e
+            if s < 0:
+                idx[a] = _pyslice(0, 0)
+                continue
+            s = min(s, n - 1)
+            e = min(max(e, 0), n)
+            idx[a] = _pyslice(s, e, k)
+    return getitem(x, tuple(idx))
+
+
+def crop(x, shape=None, offsets=None, name=None):
+    """Cut a block of ``shape`` starting at ``offsets`` (-1 in shape: up to the end).
+
+    Args:
+        x (Tensor): input.
+        shape (list|tuple|Tensor|None): block shape (default: x's shape).
+        offsets (list|tuple|Tensor|None): start of the block in each dim (default: zeros).
+    """
+    x = tensor_arg(x, "crop")
+    shp = x.shape if shape is None else shape_arg(shape, "crop")
+    off = [0] * x.ndim if offsets is None else shape_arg(offsets, "crop", "offsets")
+    if len(shp) != x.ndim or len(off) != x.ndim:
+        raise ValueError(f"crop: shape {shp} and offsets {off} must each have {x.ndim} "
+                         f"elements for x of shape {x.shape}")
+    idx = []
+    for d, (s, o, n) in enumerate(zip(shp, off, x.shape)):
+        if o < 0:
+            raise ValueError(f"crop: offsets must be non-negative, got {off}")
+        if s == -1:
+            s = n - o
+        if s < 0 or o + s > n:
+            raise ValueError(f"crop: offset {o} plus size {s} exceeds dim {d} of x (size {n})")
+        idx.append(_pyslice(o, o + s))
+    return getitem(x, tuple(idx))
+
+
+# ---------------------------------------------------------------- gathers
+
+def gather(x, index, axis=None, name=None):
+    """Select the entries of ``index`` along ``axis`` (default 0).
+
+    Args:
+        x (Tensor): input.
+        index (Tensor): 0-D (the axis is removed), 1-D, or 2-D of shape [N, 1] int tensor.
+        axis (int|Tensor|None): the axis.
+    """
+    x = tensor_arg(x, "gather")
+    idx = _int_index(index, "gather")
+    if idx.ndim == 2 and idx.shape[1] == 1:
+        idx = idx.reshape(-1)
+    elif idx.ndim > 1:
+        raise ValueError(f"gather: index must be 0-D, 1-D or of shape [N, 1], got shape "
+                         f"{list(idx.shape)}")
+    ax = 0 if axis is None else norm_axis(axis, x.ndim, "gather")
+    idx = _check_range(idx, x.shape[ax], "gather", negative=False, where=f"axis {ax}")
+    return _gather(x, _axis_idx(ax, idx), "gather")
+
+
+def index_select(x, index, axis=0, name=None):
+    """Select the entries of the 1-D ``index`` along ``axis`` (an empty index gives an empty
+    dim)."""
+    x = tensor_arg(x, "index_select")
+    idx = _int_index(index, "index_select")
+    if idx.ndim > 1 and not (idx.ndim == 2 and idx.shape[1] == 1):
+        raise ValueError(f"index_select: index must be 1-D, got shape {list(idx.shape)}")
+    idx = idx.reshape(-1)
+    ax = norm_axis(axis, x.ndim, "index_select")
+    idx = _check_range(idx, x.shape[ax], "index_select", negative=False, where=f"axis {ax}")
+    return _gather(x, _axis_idx(ax, idx), "index_select")
+
+
+def index_sample(x, index):
+    """Per row i, pick ``x[i, index[i, j]]``: x is [N, D], index [N, K], the result [N, K]."""
+    x = tensor_arg(x, "index_sample")
+    idx = _int_index(index, "index_sample")
+    if x.ndim != 2 or idx.ndim != 2 or idx.shape[0] != x.shape[0]:
+        raise ValueError(f"index_sample: x must be [N, D] and index [N, K], got {x.shape} and "
+                         f"{list(idx.shape)}")
+    idx = _check_range(idx, x.shape[1], "index_sample", negative=False, where="dim 1")
+    xp = _xp(idx)
+    return _gather(x, (xp.arange(x.shape[0])[:, None], idx), "index_sample")
+
+
+def take(x, index, mode="raise", name=None):
+    """Entries of the flattened x at ``index``; the result has index's shape.
+
+    Args:
+        x (Tensor): input.
+        index (Tensor): int tensor of any shape.
+        mode (str): 'raise' (index must be in [-n, n); negatives count from the end), 'wrap'
+            (modulo n) or 'clip' (clamped to [0, n-1]).
+    """
+    x = tensor_arg(x, "take")
+    t_idx = tensor_arg(index, "take", "index")
+    if t_idx.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"take: the data type of 'index' must be int32 or int64, got "
+                        f"{t_idx.dtype}")
+    idx = t_idx._data
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    n = x.size
+    xp = _xp(idx)
+    if mode == "raise":
+        idx = _check_range(idx, n, "take", where="the flattened x")
+    elif mode == "wrap":
+        idx = idx % n if n else idx
+    else:
+        idx = xp.clip(idx, 0, max(n - 1, 0))
+    return _gather(reshape(x, [-1]), (idx,), "take")
+
+
+def _along_axis_idx(arr, idx, axis, op, broadcast):
+    if idx.ndim != arr.ndim:
+        raise ValueError(f"{op}: indices and arr must have the same number of dims, got "
+                         f"{list(idx.shape)} and {arr.shape}")
+    return norm_axis(axis, arr.ndim, op)
+
+
+def take_along_axis(arr, indices, axis, broadcast=True):
+    """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``.
+
+    With ``broadcast`` the index is broadcast against arr's other dims (and arr against an
+    index that is larger there).
+    """
+    arr = tensor_arg(arr, "take_along_axis", "arr")
+    idx = _int_index(indices, "take_along_axis", "indices")
+    ax = _along_axis_idx(arr, idx, axis, "take_along_axis", broadcast)
+    xp = _xp(idx)
+    if broadcast:
+        ashape = arr.shape
+        if any(a < b for a, b in zip(ashape, idx.shape)):
+            bshape = list(idx.shape)
+        else:
+            bshape = list(ashape)
+            bshape[ax] = idx.shape[ax]
+        try:
+            idx = xp.broadcast_to(idx, bshape)
+        except ValueError:
+            raise ValueError(f"take_along_axis: indices of shape {list(idx.shape)} cannot be "
+                             f"broadcast to {bshape}") from None
+        target = list(bshape)
+        target[ax] = ashape[ax]
+        if target != ashape:
+            arr = _expand(arr, target, "take_along_axis")
+    else:
+        for d in range(arr.ndim):
+            if d != ax and idx.shape[d] > arr.shape[d]:
+                raise ValueError(f"take_along_axis: indices shape {list(idx.shape)} exceeds "
+                                 f"arr shape {arr.shape} in dim {d}")
+    idx = _check_range(idx, arr.shape[ax], "take_along_axis", "indices", where=f"axis {ax}")
+    return _gather(arr, _grid_idx(arr.shape, ax, idx), "take_along_axis")
+
+
+def gather_nd(x, index, name=None):
+    """Gather slices of x addressed by the last dim of ``index``.
+
+    ``index`` of shape [..., k] addresses x's first k dims; the result has shape
+    ``index.shape[:-1] + x.shape[k:]``.
+    """
+    x = tensor_arg(x, "gather_nd")
+    idx = _int_index(index, "gather_nd")
+    if idx.ndim == 0:
+        raise ValueError("gather_nd: index must have at least 1 dim")
+    k = idx.shape[-1]
+    if k > x.ndim:
+        raise ValueError(f"gather_nd: the last dim of index ({k}) exceeds the rank of x "
+                         f"(shape {x.shape})")
+    if k == 0:
+        return _expand(x, list(idx.shape[:-1]) + x.shape, "gather_nd")
+    tup = tuple(_check_range(idx[..., j], x.shape[j], "gather_nd", where=f"dim {j}")
+                for j in range(k))
+    return _gather(x, tup, "gather_nd")
+
+
+def combinations(x, r=2, with_replacement=False, name=None):
+    """All length-``r`` combinations of the elements of the 1-D tensor x (as rows).
+
+    Args:
+        x (Tensor): 1-D input.
+        r (int): combination length.
+        with_replacement (bool): allow an element to repeat within a combination.
+
+    Returns:
+        Tensor: shape [number of combinations, r] (shape [0] for r == 0).
+    """
+    x = tensor_arg(x, "combinations")
+    if x.ndim != 1:
+        raise TypeError(f"combinations: expected a 1-D vector, got x of shape {x.shape}")
+    if not isinstance(r, numbers.Integral) or r < 0:
+        raise ValueError(f"combinations: r must be a non-negative int, got {r!r}")
+    n = x.shape[0]
+    if r == 0:
+        return _gather(x, (np.zeros(0, dtype=np.int64),), "combinations")
+    combos = _combo_index(n, int(r), bool(with_replacement))
+    xp = _xp(x._data)
+    return _gather(x, (xp.asarray(combos),), "combinations")
+
+
+def _combo_index(n, r, repl):
+    """Index rows of all combinations, in lexicographic order, built column by column."""
+    rows = np.arange(n, dtype=np.int64)[:, None]
+    for _ in range(r - 1):
+        last = rows[:, -1]
+        start = last if repl else last + 1
+        counts = np.maximum(n - start, 0)
+        total = int(counts.sum())
+        rep = np.repeat(rows, counts, axis=0)
+        first = np.repeat(np.cumsum(counts) - counts, counts)
+        col = np.arange(total, dtype=np.int64) - first + np.repeat(start, counts)
+        rows = np.concatenate([rep, col[:, None]], axis=1)
+    return rows.reshape(-1, r)
+
+
+# ---------------------------------------------------------------- scatters
+
+def _scatter_prep(x, index, updates, op):
+    x = tensor_arg(x, op)
+    idx = _int_index(index, op)
+    upd = updates if isinstance(updates, Tensor) else tensor_arg(updates, op, "updates")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x must have at least 1 dim")
+    if idx.ndim == 2 and idx.shape[1] == 1:
+        idx = idx.reshape(-1)
+    if idx.ndim > 1:
+        raise ValueError(f"{op}: index must be 0-D or 1-D, got shape {list(idx.shape)}")
+    want = ([] if idx.ndim == 0 else [idx.shape[0]]) + x.shape[1:]
+    if upd.shape != want:
+        raise ValueError(f"{op}: updates has shape {upd.shape}, expected {want} for x of shape "
+                         f"{x.shape} and index of shape {list(idx.shape)}")
+    idx = _check_range(idx, x.shape[0], op, negative=False, where="dim 0 of x")
+    return x, idx, cast_to(upd, x._data.dtype)
+
+
+def scatter(x, index, updates, overwrite=True, name=None):
+    """Write (``overwrite``) or accumulate the rows of ``updates`` into x at rows ``index``.
+
+    With ``overwrite=False`` the indexed rows are first zeroed, then every update is added, so
+    repeated indices sum up.
+
+    Args:
+        x (Tensor): input with at least 1 dim.
+        index (Tensor): 1-D int tensor of row numbers in [0, x.shape[0]).
+        updates (Tensor): shape ``[len(index)] + x.shape[1:]``.
+        overwrite (bool): overwrite or accumulate.
+
+    Raises:
+        IndexError: an index value is out of range.
+    """
+    x, idx, upd = _scatter_prep(x, index, updates, "scatter")
+    return _put(x, upd, (idx,), "set" if overwrite else "zero_add", "scatter")
+
+
+def scatter_(x, index, updates, overwrite=True, name=None):
+    """Inplace :func:`scatter` (returns x)."""
+    x, idx, upd = _scatter_prep(x, index, updates, "scatter_")
+    return _put_inplace(x, upd, (idx,), "set" if overwrite else "zero_add", "scatter")
+
+
+def _nd_prep(x, index, updates, op):
+    idx = _int_index(index, op)
+    if idx.ndim == 0:
+        raise ValueError(f"{op}: index must have at least 1 dim")
+    k = idx.shape[-1]
+    if k > x.ndim:
+        raise ValueError(f"{op}: the last dim of index ({k}) exceeds the rank of x "
+                         f"({x.ndim})")
+    want = list(idx.shape[:-1]) + x.shape[k:]
+    upd = tensor_arg(updates, op, "updates")
+    if upd.shape != want:
+        raise ValueError(f"{op}: updates has shape {upd.shape}, expected {want} (index shape "
+                         f"{list(idx.shape)}, x shape {x.shape})")
+    upd = cast_to(upd, x._data.dtype)
+    if k == 0:
+        # an empty address is the whole of x: every update lands on all of it
+        from .stat import sum as _sum
+
+        lead = list(range(idx.ndim - 1))
+        return (Ellipsis,), (_sum(upd, axis=lead) if lead else upd)
+    tup = tuple(_check_range(idx[..., j], x.shape[j], op, where=f"dim {j}") for j in range(k))
+    return tup, upd
+
+
+def scatter_nd_add(x, index, updates, name=None):
+    """Add ``updates`` into x at the slices addressed by the last dim of ``index``
+    (repeats accumulate).
+
+    Args:
+        x (Tensor): input.
+        index (Tensor): int tensor of shape [..., k].
+        updates (Tensor): shape ``index.shape[:-1] + x.shape[k:]``.
+    """
+    x = tensor_arg(x, "scatter_nd_add")
+    tup, upd = _nd_prep(x, index, updates, "scatter_nd_add")
+    return _put(x, upd, tup, "add", "scatter_nd_add")
+
+
+def scatter_nd(index, updates, shape, name=None):
+    """:func:`scatter_nd_add` into zeros of ``shape`` (with updates' dtype)."""
+    upd = tensor_arg(updates, "scatter_nd", "updates")
+    shp = shape_arg(shape, "scatter_nd")
+    zeros = _wrap(_xp(upd._data).zeros(shp, dtype=upd._data.dtype))
+    tup, upd = _nd_prep(zeros, index, upd, "scatter_nd")
+    return _put(zeros, upd, tup, "add", "scatter_nd")
+
+
+def _index_axis_prep(x, index, axis, op):
+    x = tensor_arg(x, op)
+    idx = _int_index(index, op)
+    if idx.ndim > 1:
+        raise ValueError(f"{op}: index must be 1-D, got shape {list(idx.shape)}")
+    idx = idx.reshape(-1)
+    ax = norm_axis(axis, x.ndim, op)
+    idx = _check_range(idx, x.shape[ax], op, where=f"axis {ax}")
+    return x, idx, ax
+
+
+def _index_add_args(x, index, axis, value, op):
+    x, idx, ax = _index_axis_prep(x, index, axis, op)
+    v = tensor_arg(value, op, "value")
+    want = list(x.shape)
+    want[ax] = idx.shape[0]
+    if v.shape != want:
+        raise ValueError(f"{op}: value has shape {v.shape}, expected {want}")
+    return x, _axis_idx(ax, idx), cast_to(v, x._data.dtype)
+
+
+def index_add(x, index, axis, value, name=None):
+    """Add the slices of ``value`` into x at positions ``index`` along ``axis``.
+
+    Args:
+        x (Tensor): input.
+        index (Tensor): 1-D int tensor.
+        axis (int): the axis.
+        value (Tensor): x's shape with dim ``axis`` of size ``len(index)``.
+    """
+    x, idx, v = _index_add_args(x, index, axis, value, "index_add")
+    return _put(x, v, idx, "add", "index_add")
+
+
+def index_add_(x, index, axis, value, name=None):
+    """Inplace :func:`index_add` (returns x)."""
+    x, idx, v = _index_add_args(x, index, axis, value, "index_add_")
+    return _put_inplace(x, v, idx, "add", "index_add")
+
+
+def _fill_value(x, value, op):
+    if isinstance(value, Tensor):
+        if value.size != 1:
+            raise ValueError(f"{op}: value must be a scalar or a 1-element tensor, got shape "
+                             f"{value.shape}")
+        return cast_to(_reshape_to(value, []), x._data.dtype)
+    if isinstance(value, (bool, numbers.Number, np.generic)):
+        return _xp(x._data).asarray(value).astype(x._data.dtype)
+    raise TypeError(f"{op}: value must be a number or a Tensor, got {type(value).__name__}")
+
+
+def index_fill(x, index, axis, value, name=None):
+    """Set the slices of x at positions ``index`` along ``axis`` to ``value``.
+
+    Args:
+        x (Tensor): input.
+        index (Tensor): 1-D int tensor.
+        axis (int): the axis.
+        value (float|int|Tensor): the fill value (cast to x's dtype).
+    """
+    x, idx, ax = _index_axis_prep(x, index, axis, "index_fill")
+    # repeated positions are filled once (so the value's gradient counts each once)
+    idx = _xp(idx).unique(idx)
+    return _put(x, _fill_value(x, value, "index_fill"), _axis_idx(ax, idx), "set", "index_fill")
+
+
+def index_fill_(x, index, axis, value, name=None):
+    """Inplace :func:`index_fill` (returns x)."""
+    x, idx, ax = _index_axis_prep(x, index, axis, "index_fill_")
+    idx = _xp(idx).unique(idx)
+    return _put_inplace(x, _fill_value(x, value, "index_fill_"), _axis_idx(ax, idx), "set",
+                        "index_fill")
+
+
+def _index_put_args(x, indices, value, op):
+    x = tensor_arg(x, op)
+    if isinstance(indices, Tensor) or not isinstance(indices, (list, tuple)):
+        raise TypeError(f"{op}: indices must be a tuple or list of Tensors")
+    if len(indices) > x.ndim:
+        raise ValueError(f"{op}: got {len(indices)} index tensors for x of rank {x.ndim}")
+    parts = []
+    d = 0
+    for i, it in enumerate(indices):
+        t = tensor_arg(it, op, f"indices[{i}]")
+        a = t._data
+        if a.dtype.kind == "b":
+            if a.ndim == 0:
+                raise ValueError(f"{op}: bool index tensors must have at least 1 dim")
+            if list(a.shape) != x.shape[d:d + a.ndim]:
+                raise ValueError(f"{op}: bool index of shape {list(a.shape)} does not match x's "
+                                 f"dims {x.shape[d:d + a.ndim]}")
+            nz = a.nonzero()
+            parts.extend(nz)
+            d += a.ndim
+        elif a.dtype.kind in "iu":
+            parts.append(_check_range(a, x.shape[d], op, f"indices[{i}]", where=f"dim {d}"))
+            d += 1
+        else:
+            raise TypeError(f"{op}: indices[{i}] must be an int or bool tensor, got {t.dtype}")
+    if isinstance(value, Tensor):
+        if value._data.dtype != x._data.dtype:
+            raise ValueError(f"{op}: value has dtype {value.dtype}, but x has {x.dtype}; they "
+                             "must match")
+        v = value
+    else:
+        v = _same_value_dtype(value, x, op)
+    try:
+        tgt = np.broadcast_shapes(*[tuple(p.shape) for p in parts]) + tuple(x.shape[d:])
+        np.broadcast_shapes(tuple(v.shape), tgt)
+    except ValueError:
+        raise ValueError(f"{op}: value of shape {list(v.shape)} cannot be broadcast to the "
+                         f"indexed positions of x (shape {x.shape})") from None
+    return x, tuple(parts), v
+
+
+def index_put(x, indices, value, accumulate=False, name=None):
+    """Write (or with ``accumulate`` add) ``value`` at ``x[indices]``.
+
+    Args:
+        x (Tensor): input.
+        indices (tuple|list): int or bool tensors, one per leading dim of x (bool tensors
+            cover as many dims as they have); they broadcast together as in NumPy.
+        value (Tensor): broadcast to the indexed positions; must have x's dtype.
+        accumulate (bool): add instead of overwriting (repeated positions add up).
+    """
+    x, tup, v = _index_put_args(x, indices, value, "index_put")
+    return _put(x, v, tup, "add" if accumulate else "set", "index_put")
+
+
+def index_put_(x, indices, value, accumulate=False, name=None):
+    """Inplace :func:`index_put` (returns x)."""
+    x, tup, v = _index_put_args(x, indices, value, "index_put_")
+    return _put_inplace(x, v, tup, "add" if accumulate else "set", "index_put")
+
+
+def _masked_fill_kernel(x, mask, value):
+    xp = _xp(x)
+    out = xp.where(mask, value, x)
+    vshape = value.shape if hasattr(value, "shape") else None
+
+    def bw(g):
+        gx = xp.where(mask, xp.zeros((), g.dtype), g)
+        gv = None
+        if vshape is not None:
+            gv = _unbroadcast(xp.where(mask, g, xp.zeros((), g.dtype)), vshape) \
+                if len(vshape) else xp.where(mask, g, 0).sum().astype(g.dtype)
+        return gx, None, gv
+
+    return out, bw
+
+
+def _masked_fill_hi(i, g, **_):
+    from .stat import sum as _sum
+
+    x, mask, v = i
+    m = mask._data if isinstance(mask, Tensor) else mask
+    zero = 0
+    gx = apply(_masked_fill_kernel, g[0], m, zero)
+    gv = None
+    if isinstance(v, Tensor):
+        inv = _xp(m).logical_not(m)
+        gv = _sum(apply(_masked_fill_kernel, g[0], inv, zero))
+    return gx, None, gv
+
+
+_masked_fill_kernel.op_name = "masked_fill"
+_masked_fill_kernel.saves = ()
+_masked_fill_kernel.broadcast = True
+_masked_fill_kernel.hi = _masked_fill_hi
+
+
+def _masked_fill_args(x, mask, value, op):
+    x = tensor_arg(x, op)
+    m = tensor_arg(mask, op, "mask")
+    if m._data.dtype.kind != "b":
+        m = _wrap(m._data.astype(bool))
+    try:
+        np.broadcast_shapes(tuple(x.shape), tuple(m.shape))
+    except ValueError:
+        raise ValueError(f"{op}: mask of shape {m.shape} cannot be broadcast with x of shape "
+                         f"{x.shape}") from None
+    return x, m, _fill_value(x, value, op)
+
+
+def masked_fill(x, mask, value, name=None):
+    """Where ``mask`` is True, replace x by ``value`` (the mask broadcasts with x).
+
+    Args:
+        x (Tensor): input.
+        mask (Tensor): bool tensor broadcastable with x.
+        value (float|int|Tensor): the fill value (cast to x's dtype).
+    """
+    x, m, v = _masked_fill_args(x, mask, value, "masked_fill")
+    return apply(_masked_fill_kernel, x, m, v)
+
+
+def masked_fill_(x, mask, value, name=None):
+    """Inplace :func:`masked_fill` (the mask must broadcast to x's shape; returns x)."""
+    x, m, v = _masked_fill_args(x, mask, value, "masked_fill_")
+    return apply_(_masked_fill_kernel, x, m, v)
+
+
+def select_scatter(x, values, axis, index, name=None):
+    """x with the slice at ``index`` along ``axis`` replaced by ``values``.
+
+    Args:
+        x (Tensor): input.
+        values (Tensor): shape of x without dim ``axis``.
+        axis (int): the axis.
+        index (int): position along the axis.
+    """
+    x = tensor_arg(x, "select_scatter")
+    ax = norm_axis(axis, x.ndim, "select_scatter")
+    n = x.shape[ax]
+    index = int(index)
+    if not -n <= index < n:
+        raise OutOfRangeError(f"select_scatter: index {index} is out of range for axis {ax} of "
+                              f"size {n}")
+    v = tensor_arg(values, "select_scatter", "values")
+    want = x.shape[:ax] + x.shape[ax + 1:]
+    if v.shape != want:
+        raise ValueError(f"select_scatter: values has shape {v.shape}, expected the slice "
+                         f"shape {want}")
+    return _put(x, cast_to(v, x._data.dtype), _axis_idx(ax, index % n), "set",
+                "select_scatter")
+
+
+def _diag_put_args(x, y, offset, a1, a2, op, a1n, a2n):
+    x = tensor_arg(x, op)
+    a1, a2, off = _diag_axes(x, offset, a1, a2, op, a1n, a2n)
+    idx, length = _diag_idx(x.shape, off, a1, a2, _xp(x._data))
+    y = tensor_arg(y, op, "y")
+    want = [s for d, s in enumerate(x.shape) if d not in (a1, a2)] + [length]
+    if y.shape != want:
+        raise ValueError(f"{op}: y has shape {y.shape}, expected {want} (the diagonal of x "
+                         f"of shape {x.shape} with offset {off})")
+    return x, cast_to(y, x._data.dtype), idx
+
+
+def diagonal_scatter(x, y, offset=0, axis1=0, axis2=1, name=None):
+    """x with the ``offset`` diagonal of the (axis1, axis2) planes replaced by ``y``.
+
+    ``y`` has the shape :func:`diagonal` returns for the same arguments.
+    """
+    x, y, idx = _diag_put_args(x, y, offset, axis1, axis2, "diagonal_scatter", "axis1", "axis2")
+    return _put(x, y, idx, "set", "diagonal_scatter")
+
+
+def fill_diagonal_tensor(x, y, offset=0, dim1=0, dim2=1, name=None):
+    """x with the diagonal of the (dim1, dim2) planes replaced by ``y`` (a Tensor method)."""
+    x, y, idx = _diag_put_args(x, y, offset, dim1, dim2, "fill_diagonal_tensor", "dim1", "dim2")
+    return _put(x, y, idx, "set", "fill_diagonal_tensor")
+
+
+def fill_diagonal_tensor_(x, y, offset=0, dim1=0, dim2=1, name=None):
+    """Inplace :func:`fill_diagonal_tensor` (returns x)."""
+    x, y, idx = _diag_put_args(x, y, offset, dim1, dim2, "fill_diagonal_tensor_", "dim1",
+                               "dim2")
+    return _put_inplace(x, y, idx, "set", "fill_diagonal_tensor")
+
+
+def fill_diagonal_(x, value, offset=0, wrap=False, name=None):
+    """Fill the main diagonal of x with ``value`` in place (a Tensor method; returns x).
+
+    For 2-D x, ``offset`` selects another diagonal and ``wrap`` continues the diagonal below
+    the first ``ncols`` rows of a tall matrix (as numpy.fill_diagonal). For more dims the
+    positions ``(i, i, ..., i)`` for ``i < min(x.shape)`` are filled.
+    """
+    x = tensor_arg(x, "fill_diagonal_")
+    if x.ndim < 2:
+        raise ValueError(f"fill_diagonal_: x must have at least 2 dims, got shape {x.shape}")
+    xp = _xp(x._data)
+    if x.ndim == 2:
+        nr, nc = x.shape
+        if wrap and nr > nc and offset == 0:
+            flat = xp.arange(0, x.size, nc + 1)
+            idx = (flat // nc, flat % nc)
+        else:
+            idx, _ = _diag_idx(x.shape, int(offset), 0, 1, xp)
+    else:
+        m = min(x.shape)
+        d = xp.arange(m)
+        idx = (d,) * x.ndim
+    v = _fill_value(x, value, "fill_diagonal_")
+    return _put_inplace(x, v, idx, "set", "fill_diagonal")
+
+
+def _put_along_args(arr, indices, values, axis, op, broadcast):
+    arr = tensor_arg(arr, op, "arr")
+    idx = _int_index(indices, op, "indices")
+    ax = _along_axis_idx(arr, idx, axis, op, broadcast)
+    xp = _xp(idx)
+    vals = values if isinstance(values, Tensor) else _wrap(xp.asarray(values))
+    vals = cast_to(vals, arr._data.dtype) if vals._data.dtype != arr._data.dtype else vals
+    if broadcast:
+        if all(a >= b for a, b in zip(arr.shape, idx.shape)):
+            bshape = list(arr.shape)
+            bshape[ax] = idx.shape[ax]
+            try:
+                idx = xp.broadcast_to(idx, bshape)
+            except ValueError:
+                raise ValueError(f"{op}: indices of shape {list(idx.shape)} cannot be "
+                                 f"broadcast to {bshape}") from None
+        if vals.shape != list(idx.shape):
+            vals = _expand(vals, list(idx.shape), op)
+    else:
+        if vals.ndim != idx.ndim:
+            raise ValueError(f"{op}: indices and values must have the same number of dims")
+        for d in range(arr.ndim):
+            if vals.shape[d] < idx.shape[d]:
+                raise ValueError(f"{op}: values of shape {vals.shape} is smaller than indices "
+                                 f"of shape {list(idx.shape)} in dim {d}")
+        if vals.shape != list(idx.shape):
+            vals = getitem(vals, tuple(_pyslice(0, n) for n in idx.shape))
+    for d in range(arr.ndim):
+        if d != ax and idx.shape[d] > arr.shape[d]:
+            raise ValueError(f"{op}: indices of shape {list(idx.shape)} is larger than arr of "
+                             f"shape {arr.shape} in dim {d}")
+    idx = _check_range(idx, arr.shape[ax], op, "indices", where=f"axis {ax}")
+    return arr, _grid_idx(arr.shape, ax, idx), vals
+
+
+def _last_writer_mask(idx, shape):
+    """For each written element, whether it is the last write to its position (C order)."""
+    xp = _xp(idx[-1])
+    lin = xp.ravel_multi_index(xp.broadcast_arrays(*idx), shape).reshape(-1)
+    order = xp.arange(lin.size)
+    last = xp.full(int(np.prod(shape)), -1, dtype=order.dtype)
+    if xp is np:
+        np.maximum.at(last, lin, order)
+    else:
+        import cupyx
+
+        cupyx.scatter_max(last, lin, order)
+    return (last[lin] == order).reshape(np.broadcast_shapes(*[tuple(i.shape) for i in idx]))
+
+
+def _reduce_kernel(x, v, idx, reduce, include_self):
+    """put_along_axis with reduce 'mul', 'mean', 'amax' or 'amin' (no higher-order rule)."""
+    xp = _xp(x)
+    shape = x.shape
+    lin = xp.ravel_multi_index(xp.broadcast_arrays(*idx), shape).reshape(-1)
+    vals = v.reshape(-1)
+    size = x.size
+    cnt = xp.bincount(lin, minlength=size)
+    touched = cnt > 0
+    flat = x.reshape(-1)
+    out = flat.copy()
+    if reduce == "mul":
+        pv = xp.ones(size, dtype=x.dtype)
+        _ufunc_at(xp, "multiply", pv, lin, vals)
+        out = flat * pv if include_self else xp.where(touched, pv, flat)
+    elif reduce == "mean":
+        tot = xp.zeros(size, dtype=np.float64 if x.dtype.kind in "iub" else x.dtype)
+        _add_at(tot, lin, vals)
+        den = cnt + (1 if include_self else 0)
+        num = tot + flat if include_self else tot
+        mean = num / xp.maximum(den, 1)
+        if x.dtype.kind in "iu":
+            mean = xp.trunc(mean)
+        out = xp.where(touched, mean.astype(x.dtype), flat)
+    else:
+        ufunc = "maximum" if reduce == "amax" else "minimum"
+        if not include_self:
+            init = _extreme(x.dtype, reduce == "amax")
+            out[lin] = init
+        _ufunc_at(xp, ufunc, out, lin, vals)
+    out = out.reshape(shape)
+
+    def bw(g):
+        gf = g.reshape(-1)
+        if reduce == "mul":
+            gx = gf * pv if include_self else xp.where(touched, 0, gf)
+            gv = gf[lin] * out.reshape(-1)[lin] / vals
+        elif reduce == "mean":
+            den_f = xp.maximum(den, 1).astype(g.dtype)
+            gx = gf / den_f if include_self else gf.copy()
+            if not include_self:
+                gx[touched] = 0
+            gv = gf[lin] / den_f[lin]
+        else:
+            of = out.reshape(-1)
+            hit_v = (vals == of[lin])
+            ties = xp.bincount(lin, weights=hit_v.astype(np.float64), minlength=size)
+            hit_x = (flat == of) & (touched if include_self else xp.zeros_like(touched))
+            ties = ties + hit_x
+            safe = xp.maximum(ties, 1).astype(g.dtype)
+            gx = xp.where(touched, xp.where(hit_x, gf / safe, 0), gf)
+            gv = xp.where(hit_v, gf[lin] / safe[lin], 0)
+        return gx.reshape(shape).astype(g.dtype), gv.reshape(v.shape).astype(g.dtype)
+
+    return out, bw
+
+
+def _ufunc_at(xp, name, a, lin, vals):
+    if xp is np:
+        getattr(np, name).at(a, lin, vals)
+        return
+    import cupyx
+
+    fn = {"maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min}.get(name)
+    if fn is not None:
+        fn(a, lin, vals)
+        return
+    # CuPy has no multiply.at: multiply duplicates in rounds, one write per position each
+    lin_h = backend.to_numpy(lin)
+    order = np.argsort(lin_h, kind="stable")
+    rank = np.empty_like(order)
+    srt = lin_h[order]
+    start = np.r_[0, np.flatnonzero(np.diff(srt)) + 1]
+    rank[order] = np.arange(srt.size) - np.repeat(start, np.diff(np.r_[start, srt.size]))
+    rk = xp.asarray(rank)
+    for r in range(int(rank.max()) + 1 if rank.size else 0):
+        sel = rk == r
+        a[lin[sel]] *= vals[sel]
+
+
+def _extreme(dt, for_max):
+    if dt.kind == "f" or dt == _dt.BFLOAT16_NP:
+        return -np.inf if for_max else np.inf
+    if dt.kind == "b":
+        return not for_max
+    info = np.iinfo(dt)
+    return info.min if for_max else info.max
+
+
+_reduce_kernel.op_name = "put_along_axis"
+
+
+_REDUCES = ("assign", "add", "mul", "multiply", "mean", "amax", "amin")
+
+
+def _put_along(arr, indices, values, axis, reduce, include_self, broadcast, inplace):
+    op = "put_along_axis_" if inplace else "put_along_axis"
+    if reduce not in _REDUCES:
+        raise ValueError(f"{op}: reduce must be one of {list(_REDUCES)}, got {reduce!r}")
+    arr, idx, vals = _put_along_args(arr, indices, values, axis, op, broadcast)
+    run = apply_ if inplace else apply
+    if reduce == "assign":
+        keep = _last_writer_mask(idx, tuple(arr.shape))
+        gmask = None if bool(keep.all()) else keep
+        return run(_named(_put_kernel, "put_along_axis"), arr, vals, idx=idx, mode="set",
+                   gmask=gmask)
+    if reduce == "add":
+        mode = "add" if include_self else "zero_add"
+        return run(_named(_put_kernel, "put_along_axis"), arr, vals, idx=idx, mode=mode)
+    red = "mul" if reduce == "multiply" else reduce
+    return run(_reduce_kernel, arr, vals, idx=idx, reduce=red, include_self=bool(include_self))
+
+
+def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
+                   broadcast=True):
+    """Write ``values`` into arr at ``indices`` along ``axis``, combining with ``reduce``.
+
+    Args:
+        arr (Tensor): input.
+        indices (Tensor): int tensor with arr's rank.
+        values (float|Tensor): broadcast to the indices' shape.
+        axis (int): the axis.
+        reduce (str): 'assign', 'add', 'mul'/'multiply', 'mean', 'amax' or 'amin'.
+        include_self (bool): whether arr's own value takes part in the reduction.
+        broadcast (bool): broadcast indices against arr's other dims.
+    """
+    return _put_along(arr, indices, values, axis, reduce, include_self, broadcast, False)
+
+
+def put_along_axis_(arr, indices, values, axis, reduce="assign", include_self=True,
+                    broadcast=True):
+    """Inplace :func:`put_along_axis` (a Tensor method; returns arr)."""
+    return _put_along(arr, indices, values, axis, reduce, include_self, broadcast, True)
+
+
+def shard_index(input, index_num, nshards, shard_id, ignore_value=-1):  # noqa: A002
+    """Map global ids to ids within shard ``shard_id``; ids of other shards become
+    ``ignore_value``.
+
+    The shard size is ``ceil(index_num / nshards)``; an id v belongs to shard
+    ``v // shard_size`` and maps to ``v % shard_size`` there.
+    """
+    x = tensor_arg(input, "shard_index", "input")
+    if x.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"shard_index: input must be int32 or int64, got {x.dtype}")
+    if x.ndim < 2 or x.shape[-1] != 1:
+        raise ValueError(f"shard_index: input must have shape [..., 1] with at least 2 dims, "
+                         f"got {x.shape}")
+    if nshards <= 0 or not 0 <= shard_id < nshards:
+        raise ValueError(f"shard_index: shard_id must be in [0, nshards), got shard_id="
+                         f"{shard_id}, nshards={nshards}")
+    size = (index_num + nshards - 1) // nshards
+    a = x._data
+    xp = _xp(a)
+    out = xp.where(a // size == shard_id, a % size, ignore_value).astype(a.dtype)
+    return _wrap(out)
 
 
 # ---------------------------------------------------------------- indexing
 
 def _index_arrays(item, xp, op="__getitem__"):
-    """Turn Paddle index objects into a NumPy/CuPy index tuple; True if it is basic indexing."""
+    """Turn Paddle index objects into a NumPy/CuPy index tuple; True if it is basic indexing.
+
+    Bool arrays with at least one dim become their ``nonzero()`` index arrays (NumPy's own
+    meaning for them), so that gradients can scatter with ``add.at``.
+    """
     if not isinstance(item, tuple):
         item = (item,)
     out = []
@@ -326,138 +2085,93 @@ def _index_arrays(item, xp, op="__getitem__"):
             arr = it._data
             if arr.dtype.kind not in "iub":
                 raise IndexError(f"{op}: tensor indices must be integer or bool, got {it.dtype}")
-            out.append(arr)
-            basic = False
         elif isinstance(it, (list, np.ndarray)) or backend.is_gpu_array(it):
+            if isinstance(it, list) and any(isinstance(e, Tensor) for e in it):
+                it = [e.item() if isinstance(e, Tensor) else e for e in it]
             arr = xp.asarray(it)
             if arr.dtype.kind == "f" and arr.size == 0:
                 arr = arr.astype(np.int64)
             if arr.dtype.kind not in "iub":
                 raise IndexError(f"{op}: list indices must be integers or bools, got "
                                  f"{arr.dtype}")
-            out.append(arr)
-            basic = False
-        elif it is None or it is Ellipsis or isinstance(it, (slice, numbers.Integral)):
-            if isinstance(it, slice):
-                it = slice(*(int(v.item()) if isinstance(v, Tensor) else v
-                             for v in (it.start, it.stop, it.step)))
-                if it.step == 0:
-                    raise ValueError(f"{op}: slice step cannot be zero")
-            elif isinstance(it, bool):
-                out.append(np.asarray(it))
-                basic = False
-                continue
+        elif isinstance(it, (bool, np.bool_)):
+            arr = xp.asarray(bool(it))
+        elif it is None or it is Ellipsis or isinstance(it, numbers.Integral):
+            out.append(it if it is None or it is Ellipsis else int(it))
+            continue
+        elif isinstance(it, _pyslice):
+            it = _pyslice(*(int(v.item()) if isinstance(v, Tensor) else v
+                            for v in (it.start, it.stop, it.step)))
+            if it.step == 0:
+                raise ValueError(f"{op}: slice step cannot be zero")
             out.append(it)
+            continue
         else:
             raise IndexError(f"{op}: unsupported index type {type(it).__name__}; use ints, "
                              "slices, None, Ellipsis, lists or Tensors")
+        basic = False
+        if arr.dtype.kind == "b" and arr.ndim:
+            out.extend(arr.nonzero())
+        else:
+            out.append(arr)
+    if basic and Ellipsis not in out:
+        # a trailing Ellipsis makes NumPy return a 0-d *view* for all-int indices
+        out.append(Ellipsis)
     return tuple(out), basic
 
 
-def _getitem_kernel(x, idx):
-    xp = _xp(x)
-    src, dt = x.shape, x.dtype
-    out = x[idx]
-    if not isinstance(out, xp.ndarray):
-        out = xp.asarray(out)
-
-    def bw(g):
-        full = xp.zeros(src, dtype=dt)
-        if _is_basic(idx):
-            full[idx] = g
+def _check_bool_shapes(item, shape, op):
+    """NumPy requires a bool index to match the dims it covers; say so clearly."""
+    items = item if isinstance(item, tuple) else (item,)
+    d = 0
+    for it in items:
+        a = it._data if isinstance(it, Tensor) else it
+        if it is None:
+            continue
+        if it is Ellipsis:
+            return
+        if hasattr(a, "dtype") and a.dtype.kind == "b" and a.ndim:
+            if list(a.shape) != list(shape[d:d + a.ndim]):
+                raise IndexError(f"{op}: bool index of shape {list(a.shape)} does not match "
+                                 f"the indexed dims {list(shape[d:d + a.ndim])} of the tensor "
+                                 f"(shape {list(shape)})")
+            d += a.ndim
         else:
-            xp.add.at(full, idx, g) if xp is np else full.scatter_add(idx, g)
-        return (full,)
-
-    return out, bw
-
-
-def _is_basic(idx):
-    return all(i is None or i is Ellipsis or isinstance(i, (slice, int)) for i in idx)
-
-
-def _getitem_hi(i, g, idx):
-    return (apply(_scatter_grad_kernel, g[0], idx=idx, shape=tuple(i[0].shape)),)
-
-
-_getitem_kernel.op_name = "slice"
-_getitem_kernel.saves = ()
-_getitem_kernel.hi = _getitem_hi
-
-
-def _scatter_grad_kernel(g, idx, shape):
-    """The gradient of indexing as an op of its own, so that it can be differentiated again."""
-    xp = _xp(g)
-    full = xp.zeros(shape, dtype=g.dtype)
-    if _is_basic(idx):
-        full[idx] = g
-    else:
-        xp.add.at(full, idx, g) if xp is np else full.scatter_add(idx, g)
-    return full, lambda gg: (gg[idx],)
-
-
-_scatter_grad_kernel.op_name = "slice_grad"
-_scatter_grad_kernel.saves = ()
-_scatter_grad_kernel.hi = lambda i, g, idx, shape: (getitem(g[0], idx),)
+            d += 1
 
 
 def getitem(x: Tensor, item):
     """``x[item]``: basic indices give a view; lists, tensors and masks give a copy."""
-    idx, basic = _index_arrays(item, _xp(x._data))
+    xp = _xp(x._data)
+    idx, basic = _index_arrays(item, xp)
     try:
         if basic and x.stop_gradient:
-            out = x._data[idx]
-            if not isinstance(out, _xp(x._data).ndarray):
-                out = _xp(x._data).asarray(out)
-            res = _wrap(out)
+            res = _wrap(x._data[idx])
         else:
+            if not basic:
+                _check_bool_shapes(item, x.shape, "Tensor.__getitem__")
             res = apply(_getitem_kernel, x, idx=idx)
     except IndexError as e:
-        raise IndexError(f"Tensor.__getitem__: index {item!r} is invalid for a tensor of shape "
-                         f"{x.shape}: {e}") from None
+        raise OutOfRangeError(f"Tensor.__getitem__: index {item!r} is invalid for a tensor of "
+                              f"shape {x.shape}: {e}") from None
     if basic:
         _view_of(res, x)
     return res
 
 
-def _setitem_kernel(x, v, idx):
-    out = x.copy()
-    out[idx] = v
-    vshape = v.shape
-
-    def bw(g):
-        gx = g.copy()
-        gx[idx] = 0
-        from ..framework.op import _unbroadcast
-
-        gv = g[idx]
-        if not hasattr(gv, "shape"):
-            gv = _xp(g).asarray(gv)
-        return gx, _unbroadcast_to(gv, vshape, _unbroadcast)
-
-    return out, bw
-
-
-def _unbroadcast_to(g, shape, unb):
-    if g.shape == shape:
-        return g
-    if g.size == int(np.prod(shape)) and g.ndim < len(shape):
-        return g.reshape(shape)
-    return unb(g, shape) if g.ndim >= len(shape) else g.sum().reshape(shape)
-
-
-_setitem_kernel.op_name = "set_value"
-_setitem_kernel.saves = ()
+_getitem_kernel = _named(_gather_kernel, "slice")
 
 
 def setitem(x: Tensor, item, value):
     """``x[item] = value`` in place; differentiable w.r.t. both x and value."""
     check_inplace(x, "Tensor.__setitem__")
     xp = _xp(x._data)
-    idx, _ = _index_arrays(item, xp, "Tensor.__setitem__")
+    idx, basic = _index_arrays(item, xp, "Tensor.__setitem__")
     need = state.grad_enabled and (not x.stop_gradient or
                                    (isinstance(value, Tensor) and not value.stop_gradient))
     try:
+        if not basic:
+            _check_bool_shapes(item, x.shape, "Tensor.__setitem__")
         if not need:
             v = value._data if isinstance(value, Tensor) else value
             if isinstance(v, np.ndarray) or backend.is_gpu_array(v):
@@ -465,27 +2179,60 @@ def setitem(x: Tensor, item, value):
             x._data[idx] = v
             x._ver.v += 1
             return
-        from ..framework.op import apply_
-        from ._helpers import cast_to
-
         v = value if isinstance(value, Tensor) else _wrap(xp.asarray(value, dtype=x._data.dtype))
         v = cast_to(v, x._data.dtype)
-        apply_(_setitem_kernel, x, v, idx=idx)
+        apply_(_named(_put_kernel, "set_value"), x, v, idx=idx, mode="set")
     except (IndexError, ValueError) as e:
         vs = value.shape if isinstance(value, Tensor) else list(np.shape(value))
-        raise type(e)(f"Tensor.__setitem__: cannot assign a value of shape {vs} to index "
-                      f"{item!r} of a tensor of shape {x.shape}: {e}") from None
+        cls = OutOfRangeError if isinstance(e, IndexError) else ValueError
+        raise cls(f"Tensor.__setitem__: cannot assign a value of shape {vs} to index "
+                  f"{item!r} of a tensor of shape {x.shape}: {e}") from None
 
+
+# ---------------------------------------------------------------- dtype
 
 def cast(x, dtype):
-    """Return x converted to ``dtype`` (differentiable between floating dtypes)."""
-    from ..framework import dtype as _dt
-    from ._helpers import cast_to
+    """Return x converted to ``dtype`` (differentiable between floating dtypes).
 
+    Args:
+        x (Tensor): input.
+        dtype (str|paddle.dtype|np.dtype): target dtype.
+    """
     x = tensor_arg(x, "cast")
     return cast_to(x, _dt.to_np(dtype))
 
 
-API = ["cast", "reshape", "transpose", "unsqueeze", "squeeze", "flatten", "expand", "concat",
-       "stack", "split"]
-METHODS = list(API) + [("astype", cast)]
+def cast_(x, dtype):
+    """Inplace :func:`cast`: x itself takes the new dtype (returns x)."""
+    x = tensor_arg(x, "cast_")
+    check_inplace(x, "cast_")
+    res = cast(x, dtype)
+    if res is x:
+        x._ver.v += 1
+        return x
+    if res._node is None:
+        # a cast to an integer dtype (or under no_grad) leaves the graph
+        x._node, x._idx = None, 0
+        x.stop_gradient = res.stop_gradient
+    return _rebind(x, res, "cast_")
+
+
+def tolist(x):
+    """x as nested Python lists (a 0-D tensor gives a Python scalar)."""
+    return tensor_arg(x, "tolist").tolist()
+
+
+API = ["cast", "cast_", "reshape", "reshape_", "transpose", "transpose_", "unsqueeze",
+       "unsqueeze_", "squeeze", "squeeze_", "flatten", "expand", "expand_as", "broadcast_to",
+       "broadcast_shape", "broadcast_tensors", "concat", "stack", "split", "chunk", "vsplit",
+       "unbind", "unstack", "tile", "repeat_interleave", "flip", "reverse", "rot90", "roll",
+       "moveaxis", "t", "t_", "diagonal", "diagonal_scatter", "select_scatter", "gather",
+       "gather_nd", "index_select", "index_sample", "take", "take_along_axis",
+       "put_along_axis", "scatter", "scatter_", "scatter_nd", "scatter_nd_add", "index_add",
+       "index_add_", "index_fill", "index_fill_", "index_put", "index_put_", "masked_fill",
+       "masked_fill_", "slice", "strided_slice", "crop", "shard_index", "combinations",
+       "as_strided", "view", "view_as", "unflatten", "unfold", "atleast_1d", "atleast_2d",
+       "atleast_3d", "tolist"]
+METHODS = [n for n in API if n not in ("crop", "tolist")] + [
+    "flatten_", "put_along_axis_", "fill_diagonal_", "fill_diagonal_tensor",
+    "fill_diagonal_tensor_", ("astype", cast)]

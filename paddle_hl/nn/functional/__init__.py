@@ -7,24 +7,10 @@ in ``API``; they are collected here.
 
 from __future__ import annotations
 
-import importlib as _importlib
+from ...framework.registry import collect_api, family_modules
 
 _FAMILIES = ("common", "conv", "pooling", "norm", "activation", "loss", "input", "vision",
              "extension", "distance", "flash_attention", "sparse_attention")
 
 
-def _collect():
-    names = {}
-    for fam in _FAMILIES:
-        try:
-            mod = _importlib.import_module(f"{__name__}.{fam}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{fam}":
-                raise
-            continue
-        for n in getattr(mod, "API", ()):
-            names[n] = getattr(mod, n)
-    return names
-
-
-globals().update(_collect())
+globals().update(collect_api(family_modules(__name__, _FAMILIES)))

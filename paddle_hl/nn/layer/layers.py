@@ -111,6 +111,12 @@ class Layer:
                 raise TypeError(f"{type(self).__name__}: assigning a {type(value).__name__} "
                                 f"to buffer '{name}'; assign a Tensor or None")
             d["_buffers"][name] = value
+        elif params is not None and isinstance(value, Tensor):
+            # as in Paddle: a Tensor attribute becomes a non-persistable buffer (moved by
+            # ``to``, listed by ``buffers``, left out of ``state_dict``)
+            d.pop(name, None)
+            d["_buffers"][name] = value
+            self._non_persistable_buffer_names_set.add(name)
         else:
             object.__setattr__(self, name, value)
 
@@ -461,12 +467,15 @@ class Layer:
 
 
 def _make_parameter(shape, dtype, name, attr, is_bias, default_initializer, where):
-    from ..initializer import _default_initializer_for
+    from ..initializer import _default_initializer_for, _global_initializer
 
     shape = [int(s.item()) if isinstance(s, Tensor) else int(s) for s in shape]
     if any(s < 0 for s in shape):
         raise ValueError(f"{where}: shape {shape} must not contain negative dims")
-    init = attr.initializer or default_initializer or _default_initializer_for(is_bias)
+    # precedence as in Paddle: the ParamAttr's initializer, then the global initializer (it
+    # overrides a layer's built-in default), then the layer's default, then the generic one
+    init = attr.initializer or _global_initializer(is_bias) or default_initializer or \
+        _default_initializer_for(is_bias, dtype)
     p = Parameter(np.zeros(shape, dtype=_dt.to_np(dtype)), name=name,
                   trainable=attr.trainable, learning_rate=attr.learning_rate,
                   regularizer=attr.regularizer, need_clip=attr.need_clip,
@@ -482,8 +491,12 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
     """A standalone Parameter (``paddle.create_parameter``)."""
     from ..param_attr import ParamAttr
 
-    attr = ParamAttr._to_attr(attr) or ParamAttr()
-    pname = name or attr.name or unique_name("create_parameter") + (".b_0" if is_bias
-                                                                    else ".w_0")
+    if attr is None:
+        attr = ParamAttr(name=name)
+        pname = name or unique_name("create_parameter") + (".b_0" if is_bias else ".w_0")
+    else:
+        attr = ParamAttr._to_attr(attr) or ParamAttr()
+        prefix = name or unique_name("create_parameter")
+        pname = attr.name or unique_name(f"{prefix}.{'b' if is_bias else 'w'}")
     return _make_parameter(shape, dtype, pname, attr, is_bias, default_initializer,
                            "create_parameter")

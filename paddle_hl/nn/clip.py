@@ -1,0 +1,198 @@
+"""Gradient clipping strategies passed to optimizers as ``grad_clip``.
+
+Each strategy is a callable taking a list of ``(param, grad)`` pairs and returning new pairs;
+the gradients given are never modified. Parameters with ``need_clip = False`` keep their
+gradient as it is (and, for the global norm, do not count towards it).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..framework import dtype as _dt
+from ..framework.tensor import Tensor, _wrap
+
+__all__ = []
+
+
+def _number(v, where, arg):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{where}: {arg} must be a float, got {type(v).__name__}")
+    return float(v)
+
+
+def _array(g):
+    return g._data if isinstance(g, Tensor) else g
+
+
+def _acc_dtype(dtype):
+    """Norms of low-precision gradients are accumulated in float32 (B103)."""
+    return np.float32 if dtype in _dt.LOW_FLOATS else dtype
+
+
+def _sum_squares(arr):
+    xp = backend.get_array_module(arr)
+    a = arr.astype(_acc_dtype(arr.dtype), copy=False)
+    if a.dtype.kind == "c":
+        a = xp.abs(a)
+    return xp.vdot(a.ravel(), a.ravel()).real if a.size else xp.zeros((), a.dtype)
+
+
+def _needs_clip(p):
+    return getattr(p, "need_clip", True) is not False
+
+
+class ClipGradBase:
+    """Base class of the gradient clipping strategies."""
+
+    def __call__(self, params_grads):
+        return self._dygraph_clip(list(params_grads))
+
+    def _dygraph_clip(self, params_grads):  # pragma: no cover - every subclass overrides
+        raise TypeError(f"{type(self).__name__} does not define how to clip")
+
+
+class ClipGradByValue(ClipGradBase):
+    """Clip every gradient element into ``[min, max]``.
+
+    Args:
+        max (float): the upper bound.
+        min (float, optional): the lower bound; ``-max`` when None (``max`` must then be
+            positive).
+
+    Example:
+        >>> clip = paddle.nn.ClipGradByValue(max=1.0)
+        >>> opt = paddle.optimizer.SGD(0.1, parameters=model.parameters(), grad_clip=clip)
+    """
+
+    def __init__(self, max, min=None):  # noqa: A002  (Paddle's argument names)
+        hi = _number(max, "ClipGradByValue", "max")
+        if min is None:
+            if hi <= 0.0:
+                raise ValueError(f"ClipGradByValue: max must be positive when min is None, got "
+                                 f"{hi}")
+            lo = -hi
+        else:
+            lo = _number(min, "ClipGradByValue", "min")
+        self.max = hi
+        self.min = lo
+
+    def __str__(self):
+        return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
+
+    def _dygraph_clip(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            if not _needs_clip(p):
+                out.append((p, g))
+                continue
+            arr = _array(g)
+            xp = backend.get_array_module(arr)
+            out.append((p, _wrap(xp.clip(arr, self.min, self.max).astype(arr.dtype,
+                                                                         copy=False))))
+        return out
+
+
+class ClipGradByNorm(ClipGradBase):
+    """Rescale each gradient separately so that its L2 norm is at most ``clip_norm``.
+
+    A gradient whose norm is already ``<= clip_norm`` is kept; all-zero gradients stay zero
+    (never NaN, B103).
+
+    Args:
+        clip_norm (float): the largest allowed norm of one gradient.
+    """
+
+    def __init__(self, clip_norm):
+        self.clip_norm = _number(clip_norm, "ClipGradByNorm", "clip_norm")
+
+    def __str__(self):
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
+
+    def _dygraph_clip(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            if not _needs_clip(p):
+                out.append((p, g))
+                continue
+            arr = _array(g)
+            norm = math.sqrt(float(_sum_squares(arr)))
+            if norm > self.clip_norm:
+                scale = self.clip_norm / norm
+                new = (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
+            else:
+                new = arr.copy()
+            out.append((p, _wrap(new)))
+        return out
+
+
+class ClipGradByGlobalNorm(ClipGradBase):
+    """Rescale all gradients together so that their global L2 norm is at most ``clip_norm``.
+
+    ``global_norm = sqrt(sum over params of ||g||^2)``; every gradient is multiplied by
+    ``clip_norm / max(global_norm, clip_norm)``. Works with float16 gradients (the norm is
+    accumulated in float32, B103).
+
+    Args:
+        clip_norm (float): the largest allowed global norm.
+        group_name (str): the group this clip belongs to (kept for compatibility).
+        auto_skip_clip (bool): when True, gradients are returned unchanged (not even copied)
+            while the global norm is within ``clip_norm``.
+
+    Example:
+        >>> clip = paddle.nn.ClipGradByGlobalNorm(clip_norm=1.0)
+        >>> opt = paddle.optimizer.Adam(parameters=model.parameters(), grad_clip=clip)
+    """
+
+    def __init__(self, clip_norm, group_name="default_group", auto_skip_clip=False):
+        self.clip_norm = _number(clip_norm, "ClipGradByGlobalNorm", "clip_norm")
+        if not isinstance(group_name, str):
+            raise TypeError(f"ClipGradByGlobalNorm: group_name must be a str, got "
+                            f"{type(group_name).__name__}")
+        self.group_name = group_name
+        self._async_add_n = None
+        self.auto_skip_clip = bool(auto_skip_clip)
+
+    def __str__(self):
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
+
+    def _global_norm(self, params_grads):
+        total = 0.0
+        found = False
+        for p, g in params_grads:
+            if g is None or not _needs_clip(p):
+                continue
+            total += float(_sum_squares(_array(g)))
+            found = True
+        return math.sqrt(total) if found else None
+
+    def _dygraph_clip(self, params_grads):
+        norm = self._global_norm(params_grads)
+        if norm is None:
+            return params_grads
+        need = norm > self.clip_norm
+        scale = self.clip_norm / max(norm, self.clip_norm)
+        out = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            if not _needs_clip(p) or (self.auto_skip_clip and not need):
+                out.append((p, g))
+                continue
+            arr = _array(g)
+            new = (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
+            out.append((p, _wrap(new)))
+        return out
+
+
+API = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue"]
