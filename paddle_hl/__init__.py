@@ -65,6 +65,7 @@ _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io",
 _LAZY_NAMES = {
     "ParamAttr": "nn.param_attr:ParamAttr",
     "create_parameter": "nn.layer.layers:create_parameter",
+    "Model": "hapi.model:Model",
     "save": "framework.io:save",
     "load": "framework.io:load",
 }

@@ -191,6 +191,9 @@ class Tensor:
     def coalesce(self, name=None):
         self._sparse_only("coalesce")
 
+    def rows(self):
+        raise TypeError("Tensor.rows(): this tensor is a dense tensor, not a SelectedRows tensor")
+
     def get_selected_rows(self):
         raise TypeError("Tensor.get_selected_rows(): this tensor is a dense tensor, not a "
                         "SelectedRows tensor")

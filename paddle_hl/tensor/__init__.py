@@ -54,9 +54,18 @@ def _lazy_method(module, name):
     return method
 
 
+def _create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
+                      default_initializer=None):
+    """``Tensor.create_parameter`` is ``paddle.create_parameter``."""
+    from ..nn.layer.layers import create_parameter
+
+    return create_parameter(shape, dtype, name, attr, is_bias, default_initializer)
+
+
 def _attach_lazy_methods():
     for name in ("stft", "istft"):
         setattr(Tensor, name, _lazy_method("paddle_hl.signal", name))
+    Tensor.create_parameter = staticmethod(_create_parameter)
 
 
 def _swap(fn):
