@@ -7,6 +7,12 @@ Run: python benchmarks/dataloader.py [--images 256] [--batch 32]
 
 from __future__ import annotations
 
+import pathlib
+import sys
+
+# run from a checkout without installing: python benchmarks/<name>.py
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
 import argparse
 import pathlib
 import tempfile

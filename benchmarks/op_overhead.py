@@ -6,6 +6,12 @@ Run: python benchmarks/op_overhead.py [--repeat N]
 
 from __future__ import annotations
 
+import pathlib
+import sys
+
+# run from a checkout without installing: python benchmarks/<name>.py
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
 import argparse
 import statistics
 import time
@@ -52,9 +58,9 @@ def main(argv=None):
     except ImportError:
         print("torch not installed: pip install torch==2.13.0")
     try:
-        import numpy.random  # noqa: F401  (paddle 2.6.2 crashes under NumPy 2 without these first)
         import zlib  # noqa: F401
 
+        import numpy.random  # noqa: F401  (paddle 2.6.2 crashes under NumPy 2 without these first)
         import paddle
 
         results["paddle"] = _time(lambda: _chain(paddle, lambda: paddle.to_tensor(

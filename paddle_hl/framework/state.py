@@ -11,9 +11,10 @@ import functools
 __all__ = []
 
 grad_enabled = True
-# Set by paddle_hl.amp while auto_cast is active: a callable (op_name, arrays) -> arrays.
+# Set by paddle_hl.amp while auto_cast is active: a callable (kernel, arrays) -> arrays
+# (read the op name as getattr(kernel, "op_name", kernel.__name__)).
 amp_hook = None
-# Set by paddle_hl.profiler while it records: a callable (op_name, t0, t1, arrays).
+# Set by paddle_hl.profiler while it records: a callable (kernel, t0, t1, arrays).
 prof_hook = None
 # saved_tensors_hooks stack: list of (pack, unpack).
 saved_hooks = []

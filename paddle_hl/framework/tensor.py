@@ -422,8 +422,12 @@ class Tensor:
         """The gradient as a NumPy array (None if there is none)."""
         return None if self._grad is None else self._grad.numpy()
 
-    def clear_gradient(self, set_to_zero=True):
-        """Reset ``.grad``: zero-filled when set_to_zero (positional only, as Paddle), else None."""
+    def clear_gradient(self, *args, **kwargs):
+        """Reset ``.grad``: zero-filled by default, dropped (None) by ``clear_gradient(False)``.
+
+        As in Paddle, ``set_to_zero`` is read only when passed positionally (B35).
+        """
+        set_to_zero = bool(args[0]) if args else True
         if self._grad is None:
             return
         if set_to_zero:
@@ -432,6 +436,7 @@ class Tensor:
             self._grad = None
 
     def clear_grad(self, set_to_zero=True):
+        """Reset ``.grad``: zero-filled when ``set_to_zero`` else None."""
         self.clear_gradient(set_to_zero)
 
     def retain_grads(self):

@@ -1,0 +1,46 @@
+"""``saved_tensors_hooks``: transform the tensors that ops keep for backward."""
+
+from __future__ import annotations
+
+from ..framework import state
+
+__all__ = ["saved_tensors_hooks"]
+
+
+class saved_tensors_hooks:  # noqa: N801  (Paddle's name)
+    """Context manager: pack each tensor saved for backward, unpack it when backward runs.
+
+    Inside the block, every tensor an op keeps for its backward (and every tensor given to
+    ``PyLayerContext.save_for_backward``) is passed to ``pack_hook``; what it returns is kept
+    instead. At backward, ``unpack_hook`` turns that back into the Tensor. Use it to offload
+    activations, compress them, or log them. Gradients are the same as without the hooks, as
+    long as ``unpack_hook(pack_hook(t))`` has t's values.
+
+    Args:
+        pack_hook (callable): ``pack_hook(tensor) -> anything``.
+        unpack_hook (callable): ``unpack_hook(packed) -> Tensor``.
+
+    Example:
+        >>> def pack(t):
+        ...     return t.numpy()
+        >>> def unpack(a):
+        ...     return paddle.to_tensor(a)
+        >>> x = paddle.to_tensor([1., 2.], stop_gradient=False)
+        >>> with paddle.autograd.saved_tensors_hooks(pack, unpack):
+        ...     y = x * x
+        >>> y.sum().backward()  # x.grad == [2., 4.]
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("saved_tensors_hooks: pack_hook and unpack_hook must be callable")
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        state.saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        state.saved_hooks.pop()
+        return False
