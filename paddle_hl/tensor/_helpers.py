@@ -108,7 +108,11 @@ def _cast_kernel(x, dtype):
     out = x.astype(dtype)
 
     def bw(g):
-        return (g.astype(src) if g.dtype != src else g,)
+        if g.dtype == src:
+            return (g,)
+        if g.dtype.kind == "c" and src.kind != "c":
+            g = g.real  # the gradient of a real input is the real part
+        return (g.astype(src),)
 
     return out, bw
 

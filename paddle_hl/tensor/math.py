@@ -1,22 +1,95 @@
-"""Elementwise math and reductions (Paddle's ``tensor/math.py`` category).
+"""Elementwise math, cumulative ops and a few small compound ops (Paddle's ``tensor/math.py``).
 
 Each op is a kernel on raw arrays returning ``(out, backward)`` (see framework/op.py), with its
-higher-order rule next to it, and a public function with Paddle's signature.
+higher-order rule (``kernel.hi``, written with public Tensor ops) next to it, and a public
+function with Paddle's signature.
+
+Gradients of complex tensors follow Paddle's convention: for a holomorphic ``out = f(x)`` the
+input gradient is ``g * conj(f'(x))``.
 """
 
 from __future__ import annotations
 
+import math as _pymath
+import numbers
+
+import numpy as np
+
 from .. import backend
-from ..framework.op import apply, apply_
+from ..framework import dtype as _dt
+from ..framework import state
+from ..framework.op import apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     as_float,
     cast_to,
+    norm_axis,
     promote_pair,
     tensor_arg,
 )
 
 __all__ = []
+
+
+def _xp(a):
+    return backend.get_array_module(a)
+
+
+def _is_complex(a) -> bool:
+    return getattr(a, "dtype", None) is not None and a.dtype.kind == "c"
+
+
+def _cj(t):
+    """conj(t) for complex Tensors/arrays, t itself otherwise (used by gradient rules)."""
+    if isinstance(t, Tensor):
+        return conj(t) if t._data.dtype.kind == "c" else t
+    if isinstance(t, complex):
+        return t.conjugate()
+    if _is_complex(t):
+        return t.conj()
+    return t
+
+
+def _const(arr):
+    """A constant (no-grad) Tensor around a raw array, for masks inside gradient rules."""
+    return _wrap(arr)
+
+
+def _kind(t: Tensor) -> str:
+    return t._data.dtype.kind
+
+
+def _is_inexact(t: Tensor) -> bool:
+    return _dt.is_inexact_np(t._data.dtype)
+
+
+def _require_float(x: Tensor, op: str, arg: str = "x", complex_ok: bool = False):
+    d = x._data.dtype
+    if _dt.is_float_np(d) or (complex_ok and d.kind == "c"):
+        return
+    allowed = "float16, bfloat16, float32, float64" + (", complex64, complex128"
+                                                      if complex_ok else "")
+    raise TypeError(f"{op}: argument '{arg}' must be a floating point tensor ({allowed}), "
+                    f"got {x.dtype}")
+
+
+def _require_int(x: Tensor, op: str, arg: str = "x"):
+    if x._data.dtype.kind not in "iu":
+        raise TypeError(f"{op}: argument '{arg}' must be an integer tensor (uint8, int8, int16, "
+                        f"int32 or int64), got {x.dtype}")
+
+
+def _zeros_bw(x):
+    """Backward of a piecewise-constant op: a zero gradient of x's shape."""
+    def bw(g):
+        return (_xp(g).zeros(x.shape, dtype=g.dtype),)
+
+    return bw
+
+
+def _zeros_hi(i, g, **_):
+    return (g[0] * 0,)
+
 
 # ---------------------------------------------------------------- binary elementwise
 
@@ -34,6 +107,36 @@ def _prep(x, y, op):
         elif isinstance(x, bool) and y._data.dtype.kind != "b":
             x = int(x)
     return x, y
+
+
+def _tensors(x, y, op):
+    """Both operands as Tensors of one dtype (a Python scalar takes the other's dtype)."""
+    x, y = _prep(x, y, op)
+    if not isinstance(x, Tensor):
+        x = _wrap(_scalar_array(x, y, op))
+    elif not isinstance(y, Tensor):
+        y = _wrap(_scalar_array(y, x, op))
+    return x, y
+
+
+def _scalar_array(s, t: Tensor, op):
+    xp = _xp(t._data)
+    d = t._data.dtype
+    if isinstance(s, complex) and d.kind != "c":
+        d = np.dtype(np.complex128 if d == np.float64 else np.complex64)
+    try:
+        return xp.asarray(s, dtype=d)
+    except (OverflowError, ValueError) as e:
+        raise ValueError(f"{op}: the scalar {s!r} does not fit the tensor's dtype {t.dtype} "
+                         f"({e})") from None
+
+
+def _bcast_check(x: Tensor, y: Tensor, op: str):
+    try:
+        np.broadcast_shapes(x._data.shape, y._data.shape)
+    except ValueError:
+        raise ValueError(f"{op}: the shapes of x {x.shape} and y {y.shape} cannot be broadcast "
+                         "together") from None
 
 
 def _add(x, y):
@@ -65,12 +168,15 @@ _sub.hi = lambda i, g: (g[0], -g[0])
 
 
 def _mul(x, y):
-    return x * y, lambda g: (g * y, g * x)
+    out = x * y
+    if out.dtype.kind == "c":
+        return out, lambda g: (g * _cj(y), g * _cj(x))
+    return out, lambda g: (g * y, g * x)
 
 
 _mul.broadcast = True
 _mul.op_name = "multiply"
-_mul.hi = lambda i, g: (g[0] * i[1], g[0] * i[0])
+_mul.hi = lambda i, g: (g[0] * _cj(i[1]), g[0] * _cj(i[0]))
 
 
 def _mul_scalar(x, s):
@@ -84,33 +190,52 @@ _mul_scalar.hi = lambda i, g: (g[0] * i[1], None)
 
 def _div(x, y):
     out = x / y
+    if out.dtype.kind == "c":
+        return out, lambda g: (g / _cj(y), -g * _cj(out / y))
     return out, lambda g: (g / y, -g * out / y)
 
 
 _div.broadcast = True
 _div.op_name = "divide"
-_div.hi = lambda i, g: (g[0] / i[1], -g[0] * i[0] / (i[1] * i[1]))
+_div.hi = lambda i, g: (g[0] / _cj(i[1]), -g[0] * _cj(i[0] / (i[1] * i[1])))
+
+
+def _int_pow(x, y, xp):
+    """Integer ** integer where negative exponents truncate toward zero, as C does (no error)."""
+    neg = y < 0
+    if not xp.any(neg):
+        return x ** y
+    out = x ** xp.where(neg, 0, y)
+    # 1 ** -n == 1, (-1) ** -n == +-1, any other base gives |result| < 1 -> 0
+    small = xp.where(x == 1, 1, xp.where(x == -1, xp.where(y % 2 == 0, 1, -1), 0))
+    return xp.where(neg, small, out).astype(out.dtype)
 
 
 def _pow(x, y):
+    xp = _xp(x)
+    if x.dtype.kind in "iu":
+        if isinstance(y, numbers.Integral):
+            return _int_pow(x, xp.asarray(y, dtype=x.dtype), xp), None
+        if getattr(y, "dtype", None) is not None and y.dtype.kind in "iu":
+            return _int_pow(x, y, xp), None
     out = x ** y
 
     def bw(g):
         if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
-            return g * y * x ** (y - 1), None
-        xp = _xp(x)
-        safe = xp.where(x > 0, x, 1)  # d/dy x**y = x**y log x, defined as 0 where x <= 0
-        return g * y * x ** (y - 1), g * out * xp.log(safe)
+            return g * _cj(y * x ** (y - 1)), None
+        safe = xp.where(x > 0, x, 1) if x.dtype.kind != "c" else x
+        # d/dy x**y = x**y log x, defined as 0 where x <= 0
+        return g * _cj(y * x ** (y - 1)), g * _cj(out * xp.log(safe))
 
     return out, bw
 
 
 def _pow_hi(i, g):
     x, y = i
-    if isinstance(y, (int, float)):
-        return g[0] * y * x ** (y - 1), None
-    safe = where_positive(x)
-    return g[0] * y * x ** (y - 1), g[0] * x ** y * log(safe)
+    if isinstance(y, (int, float, complex)):
+        return g[0] * _cj(y * x ** (y - 1)), None
+    safe = _where_positive(x)
+    return g[0] * _cj(y * x ** (y - 1)), g[0] * _cj(x ** y * log(safe))
 
 
 _pow.broadcast = True
@@ -118,61 +243,115 @@ _pow.op_name = "pow"
 _pow.hi = _pow_hi
 
 
-def _xp(a):
-    return backend.get_array_module(a)
-
-
-def where_positive(x):
+def _where_positive(x):
     """x where x > 0, else 1 (a safe argument for log in pow's gradient)."""
-    return _wrap(_xp(x._data).where(x._data > 0, x._data, 1).astype(x._data.dtype)) \
-        if x.stop_gradient else _where_pos_graph(x)
-
-
-def _where_pos_graph(x):
-    mask = _wrap((x._data > 0).astype(x._data.dtype))
+    if x._data.dtype.kind == "c":
+        return x
+    mask = _const((x._data > 0).astype(x._data.dtype))
     return x * mask + (1 - mask)
 
 
 def _maximum(x, y):
-    out = _xp(x).maximum(x, y)
+    xp = _xp(x)
+    out = xp.maximum(x, y)
 
     def bw(g):
-        mx = x > y
-        eq = x == y
-        half = g * 0.5
-        gx = _xp(g).where(mx, g, _xp(g).where(eq, half, 0))
-        gy = _xp(g).where(mx, 0, _xp(g).where(eq, half, g))
-        return gx.astype(g.dtype, copy=False), gy.astype(g.dtype, copy=False)
+        # Paddle sends the gradient to x where x > y and to y otherwise (ties go to y)
+        m = x > y
+        return xp.where(m, g, 0).astype(g.dtype, copy=False), \
+            xp.where(m, 0, g).astype(g.dtype, copy=False)
 
     return out, bw
+
+
+def _maximum_hi(i, g):
+    m = _mask_of(i[0], i[1], lambda a, b: a > b)
+    return g[0] * m, g[0] * (1 - m)
+
+
+def _mask_of(x, y, cmp):
+    xa = x._data if isinstance(x, Tensor) else x
+    ya = y._data if isinstance(y, Tensor) else y
+    ref = xa if hasattr(xa, "dtype") else ya
+    return _const(_xp(ref).asarray(cmp(xa, ya)).astype(ref.dtype))
 
 
 _maximum.broadcast = True
 _maximum.op_name = "maximum"
+_maximum.hi = _maximum_hi
 
 
 def _minimum(x, y):
-    out = _xp(x).minimum(x, y)
+    xp = _xp(x)
+    out = xp.minimum(x, y)
 
     def bw(g):
-        mn = x < y
-        eq = x == y
-        half = g * 0.5
-        gx = _xp(g).where(mn, g, _xp(g).where(eq, half, 0))
-        gy = _xp(g).where(mn, 0, _xp(g).where(eq, half, g))
-        return gx.astype(g.dtype, copy=False), gy.astype(g.dtype, copy=False)
+        m = x < y
+        return xp.where(m, g, 0).astype(g.dtype, copy=False), \
+            xp.where(m, 0, g).astype(g.dtype, copy=False)
 
     return out, bw
 
 
+def _minimum_hi(i, g):
+    m = _mask_of(i[0], i[1], lambda a, b: a < b)
+    return g[0] * m, g[0] * (1 - m)
+
+
 _minimum.broadcast = True
 _minimum.op_name = "minimum"
+_minimum.hi = _minimum_hi
+
+
+def _fmax_mask(x, y):
+    xp = _xp(x)
+    if x.dtype.kind in "fc" or x.dtype == _dt.BFLOAT16_NP:
+        return (x >= y) | xp.isnan(y)
+    return x >= y
+
+
+def _fmin_mask(x, y):
+    xp = _xp(x)
+    if x.dtype.kind in "fc" or x.dtype == _dt.BFLOAT16_NP:
+        return (x <= y) | xp.isnan(y)
+    return x <= y
+
+
+def _fminmax(name, ufunc, mask_fn):
+    def kernel(x, y):
+        xp = _xp(x)
+        out = getattr(xp, ufunc)(x, y)
+
+        def bw(g):
+            m = mask_fn(x, y)  # x wins where it is selected or y is NaN
+            return xp.where(m, g, 0).astype(g.dtype, copy=False), \
+                xp.where(m, 0, g).astype(g.dtype, copy=False)
+
+        return out, bw
+
+    def hi(i, g):
+        m = _mask_of(i[0], i[1], mask_fn)
+        return g[0] * m, g[0] * (1 - m)
+
+    kernel.__name__ = "_" + name
+    kernel.op_name = name
+    kernel.broadcast = True
+    kernel.hi = hi
+    return kernel
+
+
+_fmax = _fminmax("fmax", "fmax", _fmax_mask)
+_fmin = _fminmax("fmin", "fmin", _fmin_mask)
 
 
 def _binary_public(kernel, x, y, op):
     x, y = _prep(x, y, op)
     if not isinstance(x, Tensor):
-        x = _wrap(_xp(y._data).asarray(x, dtype=y._data.dtype))
+        x = _wrap(_scalar_array(x, y, op))
+    elif not isinstance(y, Tensor):
+        y = _wrap(_scalar_array(y, x, op))
+    if x._data.shape != y._data.shape:
+        _bcast_check(x, y, op)
     return apply(kernel, x, y)
 
 
@@ -195,23 +374,50 @@ def add(x, y, name=None):
 
 
 def subtract(x, y, name=None):
-    """Elementwise ``x - y`` with broadcasting."""
+    """Elementwise ``x - y`` with broadcasting.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): input, broadcast against x.
+
+    Returns:
+        Tensor: the difference.
+    """
     return _binary_public(_sub, x, y, "subtract")
 
 
 def multiply(x, y, name=None):
-    """Elementwise ``x * y`` with broadcasting."""
-    if isinstance(x, Tensor) and not isinstance(y, Tensor):
+    """Elementwise ``x * y`` with broadcasting.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): input, broadcast against x.
+
+    Returns:
+        Tensor: the product.
+    """
+    if isinstance(x, Tensor) and not isinstance(y, (Tensor, complex)):
         x, y = _prep(x, y, "multiply")
         return apply(_mul_scalar, x, y)
-    if isinstance(y, Tensor) and not isinstance(x, Tensor):
+    if isinstance(y, Tensor) and not isinstance(x, (Tensor, complex)):
         y, x = _prep(y, x, "multiply")
         return apply(_mul_scalar, y, x)
     return _binary_public(_mul, x, y, "multiply")
 
 
 def divide(x, y, name=None):
-    """Elementwise true division ``x / y``; integer inputs give the default float dtype."""
+    """Elementwise true division ``x / y``; integer inputs give the default float dtype.
+
+    Args:
+        x (Tensor): dividend.
+        y (Tensor|number): divisor, broadcast against x.
+
+    Returns:
+        Tensor: the quotient (never rounded to an integer).
+
+    Example:
+        >>> paddle.to_tensor([327]) / paddle.to_tensor([80])   # float32 [4.0875]
+    """
     x, y = _prep(x, y, "divide")
     if isinstance(x, Tensor) and x._data.dtype.kind in "biu":
         x = as_float(x)
@@ -219,98 +425,2353 @@ def divide(x, y, name=None):
         y = as_float(y)
     if isinstance(x, Tensor) and isinstance(y, Tensor):
         x, y = promote_pair(x, y, "divide")
-    if not isinstance(y, Tensor):
+    if not isinstance(y, Tensor) and not isinstance(y, complex):
         return apply(_mul_scalar, x, 1.0 / y) if y != 0 else apply(_div, x, y)
     return _binary_public(_div, x, y, "divide")
 
 
 def pow(x, y, name=None):  # noqa: A001
-    """Elementwise ``x ** y``; y may be a number or a Tensor."""
+    """Elementwise ``x ** y``.
+
+    Args:
+        x (Tensor): base.
+        y (Tensor|number): exponent; a Python float lifts an integer x to float.
+
+    Returns:
+        Tensor: the power. Integer bases to negative integer powers truncate toward zero.
+    """
     x = tensor_arg(x, "pow", "x")
     x, y = _prep(x, y, "pow")
-    if isinstance(y, Tensor) and not isinstance(x, Tensor):
-        x = _wrap(_xp(y._data).asarray(x, dtype=y._data.dtype))
-    if isinstance(y, int) and not isinstance(y, bool) and y < 0 and x._data.dtype.kind in "iu":
-        raise ValueError("pow: integers to negative integer powers are not allowed")
+    if isinstance(y, Tensor):
+        if x._data.shape != y._data.shape:
+            _bcast_check(x, y, "pow")
     return apply(_pow, x, y)
 
 
 def maximum(x, y, name=None):
-    """Elementwise maximum (NaN propagates)."""
+    """Elementwise maximum (NaN propagates).
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): input, broadcast against x.
+
+    Returns:
+        Tensor: the larger value; where x == y the gradient goes to y, as in Paddle.
+    """
     return _binary_public(_maximum, x, y, "maximum")
 
 
 def minimum(x, y, name=None):
-    """Elementwise minimum (NaN propagates)."""
+    """Elementwise minimum (NaN propagates).
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): input, broadcast against x.
+
+    Returns:
+        Tensor: the smaller value; where x == y the gradient goes to y, as in Paddle.
+    """
     return _binary_public(_minimum, x, y, "minimum")
+
+
+def fmax(x, y, name=None):
+    """Elementwise maximum that ignores NaN: one NaN gives the other value, two give NaN.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor): input, broadcast against x.
+
+    Returns:
+        Tensor: the larger value.
+    """
+    return _binary_public(_fmax, x, y, "fmax")
+
+
+def fmin(x, y, name=None):
+    """Elementwise minimum that ignores NaN: one NaN gives the other value, two give NaN.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor): input, broadcast against x.
+
+    Returns:
+        Tensor: the smaller value.
+    """
+    return _binary_public(_fmin, x, y, "fmin")
+
+
+# ---- floor division, remainder, gcd / lcm
+
+def _floordiv(x, y):
+    xp = _xp(x)
+    if x.dtype.kind in "iu":
+        if xp.any(y == 0):
+            raise ZeroDivisionError("floor_divide: integer division by zero")
+        return xp.floor_divide(x, y), None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.floor_divide(x, y), None
+
+
+_floordiv.op_name = "floor_divide"
+
+
+def _remainder(x, y):
+    xp = _xp(x)
+    if x.dtype.kind in "iu":
+        if xp.any(y == 0):
+            raise ZeroDivisionError("remainder: integer modulo by zero")
+        return xp.remainder(x, y), None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = xp.remainder(x, y)
+
+    def bw(g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g, -g * xp.floor_divide(x, y)
+
+    return out, bw
+
+
+def _remainder_hi(i, g):
+    q = _const(_xp(i[0]._data).floor_divide(i[0]._data, _raw(i[1])))
+    return g[0], -g[0] * q
+
+
+def _raw(t):
+    return t._data if isinstance(t, Tensor) else t
+
+
+_remainder.op_name = "remainder"
+_remainder.broadcast = True
+_remainder.hi = _remainder_hi
+
+
+def floor_divide(x, y, name=None):
+    """Elementwise floor division ``x // y`` (rounds toward negative infinity).
+
+    Args:
+        x (Tensor): dividend.
+        y (Tensor|number): divisor, broadcast against x.
+
+    Returns:
+        Tensor: the floored quotient, in the promoted dtype. Not differentiable.
+    """
+    return _binary_public(_floordiv, x, y, "floor_divide")
+
+
+def remainder(x, y, name=None):
+    """Elementwise modulo ``x % y`` with the sign of the divisor (Python semantics).
+
+    Args:
+        x (Tensor): dividend.
+        y (Tensor|number): divisor, broadcast against x.
+
+    Returns:
+        Tensor: the remainder. ``floor_mod`` and ``mod`` are the same op.
+    """
+    return _binary_public(_remainder, x, y, "remainder")
+
+
+floor_mod = remainder
+mod = remainder
+
+
+def _gcd(x, y):
+    return _xp(x).gcd(x, y), None
+
+
+def _lcm(x, y):
+    return _xp(x).lcm(x, y), None
+
+
+_gcd.op_name = "gcd"
+_lcm.op_name = "lcm"
+
+
+def _int_binary(kernel, x, y, op):
+    x, y = _tensors(x, y, op)
+    _require_int(x, op, "x")
+    _require_int(y, op, "y")
+    return _binary_public(kernel, x, y, op)
+
+
+def gcd(x, y, name=None):
+    """Elementwise greatest common divisor of integer tensors (``gcd(0, 0) == 0``).
+
+    Args:
+        x (Tensor): integer input.
+        y (Tensor): integer input, broadcast against x.
+
+    Returns:
+        Tensor: the non-negative gcd.
+    """
+    return _int_binary(_gcd, x, y, "gcd")
+
+
+def lcm(x, y, name=None):
+    """Elementwise least common multiple of integer tensors (0 when either is 0).
+
+    Args:
+        x (Tensor): integer input.
+        y (Tensor): integer input, broadcast against x.
+
+    Returns:
+        Tensor: the non-negative lcm.
+    """
+    return _int_binary(_lcm, x, y, "lcm")
+
+
+# ---- float binary ops: atan2, hypot, logaddexp, nextafter, heaviside, ldexp
+
+def _atan2(x, y):
+    xp = _xp(x)
+    out = xp.arctan2(x, y)
+
+    def bw(g):
+        r = x * x + y * y
+        return g * y / r, -g * x / r
+
+    return out, bw
+
+
+def _atan2_hi(i, g):
+    x, y = i
+    r = x * x + y * y
+    return g[0] * y / r, -g[0] * x / r
+
+
+_atan2.op_name = "atan2"
+_atan2.broadcast = True
+_atan2.hi = _atan2_hi
+
+
+def _hypot(x, y):
+    out = _xp(x).hypot(x, y)
+    return out, lambda g: (g * x / out, g * y / out)
+
+
+def _hypot_hi(i, g):
+    out = hypot(i[0], i[1])
+    return g[0] * i[0] / out, g[0] * i[1] / out
+
+
+_hypot.op_name = "hypot"
+_hypot.broadcast = True
+_hypot.hi = _hypot_hi
+
+
+def _logaddexp(x, y):
+    out = _xp(x).logaddexp(x, y)
+    # sigmoid(x - y) rather than exp(x - out): out's rounding at large |x| would leak in
+    return out, lambda g: (g * _sigmoid_f(x - y), g * _sigmoid_f(y - x))
+
+
+def _logaddexp_hi(i, g):
+    return g[0] * sigmoid(i[0] - i[1]), g[0] * sigmoid(i[1] - i[0])
+
+
+_logaddexp.op_name = "logaddexp"
+_logaddexp.broadcast = True
+_logaddexp.hi = _logaddexp_hi
+
+
+def _nextafter(x, y):
+    return _xp(x).nextafter(x, y), None
+
+
+_nextafter.op_name = "nextafter"
+
+
+def _heaviside(x, y):
+    xp = _xp(x)
+    out = xp.where(x == 0, y, (x > 0).astype(x.dtype))
+    if x.dtype.kind == "f":
+        out = xp.where(xp.isnan(x), x, out)
+    out = out.astype(x.dtype, copy=False)
+
+    def bw(g):
+        return xp.zeros_like(g), xp.where(x == 0, g, 0).astype(g.dtype, copy=False)
+
+    return out, bw
+
+
+def _heaviside_hi(i, g):
+    m = _mask_of(i[0], i[0], lambda a, b: a == 0)
+    return g[0] * 0, g[0] * m
+
+
+_heaviside.op_name = "heaviside"
+_heaviside.broadcast = True
+_heaviside.hi = _heaviside_hi
+
+
+def _float_binary(kernel, x, y, op, int_to=None):
+    """Float-only binary op: integer inputs compute in ``int_to`` (default: default dtype)."""
+    x, y = _tensors(x, y, op)
+    if x._data.dtype.kind in "biu":
+        target = int_to or _dt.default_np()
+        x, y = cast_to(x, target), cast_to(y, target)
+    return _binary_public(kernel, x, y, op)
+
+
+def atan2(x, y, name=None):
+    """Elementwise arctangent of ``x / y`` using both signs to pick the quadrant.
+
+    Args:
+        x (Tensor): the y-coordinate. Integer inputs give float64 (computed in float32), as
+            in Paddle.
+        y (Tensor): the x-coordinate, broadcast against x.
+
+    Returns:
+        Tensor: angles in ``[-pi, pi]``.
+    """
+    x, y = _tensors(x, y, "atan2")
+    if x._data.dtype.kind in "biu":
+        # Paddle computes integer atan2 in float32 and returns it as float64
+        out = _float_binary(_atan2, x, y, "atan2", int_to=np.dtype(np.float32))
+        return cast_to(out, np.dtype(np.float64))
+    return _float_binary(_atan2, x, y, "atan2")
+
+
+def hypot(x, y, name=None):
+    """Elementwise ``sqrt(x**2 + y**2)`` without intermediate overflow.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): input, broadcast against x.
+
+    Returns:
+        Tensor: the hypotenuse.
+    """
+    return _float_binary(_hypot, x, y, "hypot")
+
+
+def logaddexp(x, y, name=None):
+    """Elementwise ``log(exp(x) + exp(y))``, stable for large inputs.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor): input, broadcast against x.
+
+    Returns:
+        Tensor: the log of the sum of exponentials.
+    """
+    return _float_binary(_logaddexp, x, y, "logaddexp")
+
+
+def nextafter(x, y, name=None):
+    """The next representable float after x in the direction of y (not differentiable).
+
+    Args:
+        x (Tensor): float32 or float64 input.
+        y (Tensor): direction, broadcast against x.
+
+    Returns:
+        Tensor: x's neighbour toward y.
+    """
+    x, y = _tensors(x, y, "nextafter")
+    _require_float(x, "nextafter", "x")
+    return _binary_public(_nextafter, x, y, "nextafter")
+
+
+def heaviside(x, y, name=None):
+    """Heaviside step: 0 where x < 0, 1 where x > 0, and y where x == 0.
+
+    Args:
+        x (Tensor): input.
+        y (Tensor|number): the value taken where x == 0, broadcast against x.
+
+    Returns:
+        Tensor: the step function, in the promoted dtype.
+    """
+    return _binary_public(_heaviside, x, y, "heaviside")
+
+
+def _ldexp(x, y):
+    xp = _xp(x)
+    if x.dtype == _dt.BFLOAT16_NP:
+        p = xp.ldexp(np.float32(1), y.astype(np.int32)).astype(x.dtype)
+    else:
+        p = xp.ldexp(xp.ones((), dtype=x.dtype), y.astype(np.int32))
+    return x * p, lambda g: (g * p, None)
+
+
+_ldexp.op_name = "ldexp"
+_ldexp.broadcast = True
+
+
+def _ldexp_hi(i, g):
+    xd = i[0]._data.dtype
+    e = _raw(i[1])
+    one = np.ones((), dtype=np.float32 if xd == _dt.BFLOAT16_NP else xd)
+    return g[0] * _const(_xp(e).ldexp(one, e.astype(np.int32)).astype(xd)), None
+
+
+_ldexp.hi = _ldexp_hi
+
+
+def ldexp(x, y, name=None):
+    """Elementwise ``x * 2**y``.
+
+    Args:
+        x (Tensor): mantissas; integer x computes in the default float dtype.
+        y (Tensor): integer exponents, broadcast against x.
+
+    Returns:
+        Tensor: the scaled values.
+    """
+    x = as_float(tensor_arg(x, "ldexp", "x"))
+    y = tensor_arg(y, "ldexp", "y")
+    _require_int(y, "ldexp", "y")
+    _bcast_check(x, y, "ldexp")
+    return apply(_ldexp, x, y)
 
 
 # ---------------------------------------------------------------- unary elementwise
 
-def _unary(name, f, df=None, hi=None, float_only=True, saves_out=False):
-    """Build kernel + public function for ``out = f(x)`` with ``dx = g * df(x, out)``."""
+def _unary(name, f, df=None, dhi=None, lift=True, no_bool=False, out_only=False, doc=""):
+    """Build kernel + public function for ``out = f(x)``.
+
+    ``df(x, out)`` is the derivative on raw arrays (backward is ``g * conj(df)``), ``dhi(x)`` the
+    same derivative with Tensor ops for create_graph. ``lift`` computes integer input in the
+    default float dtype; otherwise the dtype is kept.
+    """
 
     def kernel(x):
         out = f(x)
         if df is None:
             return out, None
+        if out.dtype.kind == "c":
+            return out, lambda g: (g * df(x, out).conj(),)
         return out, lambda g: (g * df(x, out),)
 
-    kernel.__name__ = "_" + name
-    kernel.op_name = name
-    if hi is not None:
-        kernel.hi = hi
+    def ikernel(x):
+        return kernel(x)
+
+    # The inplace form keeps the default ``saves`` so apply_ snapshots x: the higher-order rule
+    # reads x, whose buffer the inplace write overwrites.
+    for k in (kernel, ikernel):
+        k.__name__ = "_" + name
+        k.op_name = name
+        if dhi is not None:
+            k.hi = lambda i, g: (g[0] * _cj(dhi(i[0])),)
+    if out_only:
+        kernel.saves = ()
 
     def public(x, name=None):
         x = tensor_arg(x, kernel.op_name)
-        if float_only:
-            x = as_float(x)
+        k = x._data.dtype.kind
+        if k in "biu":
+            if lift:
+                x = as_float(x)
+            elif no_bool and k == "b":
+                raise TypeError(f"{kernel.op_name}: bool tensors are not supported; cast x to "
+                                "an integer or float dtype first")
         return apply(kernel, x)
 
-    public.__name__ = name
-    public.__qualname__ = name
-    public.__doc__ = f"Elementwise ``{name}(x)``.\n\n    Args:\n        x (Tensor): input.\n\n" \
-                     f"    Returns:\n        Tensor: same shape as x.\n"
-    public.kernel = kernel
-    return public
+    def inplace(x, name=None):
+        x = tensor_arg(x, kernel.op_name + "_")
+        if lift and x._data.dtype.kind in "biu":
+            raise TypeError(f"{kernel.op_name}_: the result is floating point and cannot be "
+                            f"written into x of dtype {x.dtype}; use {kernel.op_name}(x)")
+        return apply_(ikernel, x)
+
+    summary = doc or f"Elementwise ``{name}(x)``."
+    for fn, nm in ((public, name), (inplace, name + "_")):
+        fn.__name__ = nm
+        fn.__qualname__ = nm
+        fn.kernel = kernel
+    public.__doc__ = (f"{summary}\n\n    Args:\n        x (Tensor): input"
+                      f"{'; integer input computes in the default float dtype' if lift else ''}"
+                      f".\n\n    Returns:\n        Tensor: same shape as x.\n")
+    inplace.__doc__ = (f"Inplace :func:`{name}`: writes the result into x and returns x.\n\n"
+                       f"    Args:\n        x (Tensor): input, overwritten.\n\n"
+                       f"    Returns:\n        Tensor: x.\n")
+    return public, inplace
 
 
-def _np_ufunc(name):
+def _uf(name):
     def f(x):
         return getattr(_xp(x), name)(x)
 
     return f
 
 
-exp = _unary("exp", _np_ufunc("exp"), lambda x, o: o, lambda i, g: (g[0] * exp(i[0]),))
-log = _unary("log", _np_ufunc("log"), lambda x, o: 1 / x, lambda i, g: (g[0] / i[0],))
-tanh = _unary("tanh", _np_ufunc("tanh"), lambda x, o: 1 - o * o,
-              lambda i, g: (g[0] * (1 - tanh(i[0]) ** 2),))
-sqrt = _unary("sqrt", _np_ufunc("sqrt"), lambda x, o: 0.5 / o,
-              lambda i, g: (g[0] * 0.5 / sqrt(i[0]),))
-square = _unary("square", _np_ufunc("square"), lambda x, o: 2 * x,
-                lambda i, g: (g[0] * 2 * i[0],), float_only=False)
-neg = _unary("neg", _np_ufunc("negative"), lambda x, o: -1, lambda i, g: (-g[0],),
-             float_only=False)
+def _sq(x):
+    return x * x
+
+
+_LN10 = _pymath.log(10.0)
+_LN2 = _pymath.log(2.0)
+
+exp, exp_ = _unary("exp", _uf("exp"), lambda x, o: o, lambda x: exp(x), out_only=True)
+expm1, expm1_ = _unary("expm1", _uf("expm1"), lambda x, o: o + 1, lambda x: exp(x),
+                       out_only=True)
+log, log_ = _unary("log", _uf("log"), lambda x, o: 1 / x, lambda x: 1 / x,
+                   doc="Elementwise natural logarithm.")
+log2, log2_ = _unary("log2", _uf("log2"), lambda x, o: 1 / (x * _LN2),
+                     lambda x: 1 / (x * _LN2), doc="Elementwise base-2 logarithm.")
+log10, log10_ = _unary("log10", _uf("log10"), lambda x, o: 1 / (x * _LN10),
+                       lambda x: 1 / (x * _LN10), doc="Elementwise base-10 logarithm.")
+log1p, log1p_ = _unary("log1p", _uf("log1p"), lambda x, o: 1 / (1 + x), lambda x: 1 / (1 + x),
+                       doc="Elementwise ``log(1 + x)``, accurate for small x.")
+sqrt, sqrt_ = _unary("sqrt", _uf("sqrt"), lambda x, o: 0.5 / o, lambda x: 0.5 / sqrt(x),
+                     out_only=True, doc="Elementwise square root.")
+rsqrt, rsqrt_ = _unary("rsqrt", lambda x: 1 / _xp(x).sqrt(x), lambda x, o: -0.5 * o * o * o,
+                       lambda x: -0.5 * rsqrt(x) ** 3, out_only=True,
+                       doc="Elementwise reciprocal square root ``1 / sqrt(x)``.")
+reciprocal, reciprocal_ = _unary("reciprocal", lambda x: 1 / x, lambda x, o: -o * o,
+                                 lambda x: -1 / (x * x), out_only=True,
+                                 doc="Elementwise ``1 / x``.")
+square, square_ = _unary("square", _sq, lambda x, o: 2 * x, lambda x: 2 * x, lift=False,
+                         no_bool=True, doc="Elementwise ``x * x`` (integer dtypes are kept).")
+neg, neg_ = _unary("neg", _uf("negative"), lambda x, o: -1, lambda x: -1, lift=False,
+                   no_bool=True, doc="Elementwise negation (integer dtypes are kept).")
+sin, sin_ = _unary("sin", _uf("sin"), lambda x, o: _xp(x).cos(x), lambda x: cos(x))
+cos, cos_ = _unary("cos", _uf("cos"), lambda x, o: -_xp(x).sin(x), lambda x: -sin(x))
+tan, tan_ = _unary("tan", _uf("tan"), lambda x, o: 1 + o * o, lambda x: 1 + tan(x) ** 2)
+sinh, sinh_ = _unary("sinh", _uf("sinh"), lambda x, o: _xp(x).cosh(x), lambda x: cosh(x))
+cosh, cosh_ = _unary("cosh", _uf("cosh"), lambda x, o: _xp(x).sinh(x), lambda x: sinh(x))
+tanh, tanh_ = _unary("tanh", _uf("tanh"), lambda x, o: 1 - o * o, lambda x: 1 - tanh(x) ** 2,
+                     out_only=True)
+asin, asin_ = _unary("asin", _uf("arcsin"), lambda x, o: 1 / _xp(x).sqrt(1 - x * x),
+                     lambda x: rsqrt(1 - x * x), doc="Elementwise arcsine.")
+acos, acos_ = _unary("acos", _uf("arccos"), lambda x, o: -1 / _xp(x).sqrt(1 - x * x),
+                     lambda x: -rsqrt(1 - x * x), doc="Elementwise arccosine.")
+atan, atan_ = _unary("atan", _uf("arctan"), lambda x, o: 1 / (1 + x * x),
+                     lambda x: 1 / (1 + x * x), doc="Elementwise arctangent.")
+asinh, asinh_ = _unary("asinh", _uf("arcsinh"), lambda x, o: 1 / _xp(x).sqrt(x * x + 1),
+                       lambda x: rsqrt(x * x + 1), doc="Elementwise inverse hyperbolic sine.")
+acosh, acosh_ = _unary("acosh", _uf("arccosh"), lambda x, o: 1 / _xp(x).sqrt(x * x - 1),
+                       lambda x: rsqrt(x * x - 1), doc="Elementwise inverse hyperbolic cosine.")
+atanh, atanh_ = _unary("atanh", _uf("arctanh"), lambda x, o: 1 / (1 - x * x),
+                       lambda x: 1 / (1 - x * x), doc="Elementwise inverse hyperbolic tangent.")
+deg2rad, _deg2rad_ = _unary("deg2rad", lambda x: x * (np.pi / 180), lambda x, o: np.pi / 180,
+                            lambda x: np.pi / 180, doc="Convert degrees to radians.")
+rad2deg, _rad2deg_ = _unary("rad2deg", lambda x: x * (180 / np.pi), lambda x, o: 180 / np.pi,
+                            lambda x: 180 / np.pi, doc="Convert radians to degrees.")
+
+
+def _sigmoid_f(x):
+    xp = _xp(x)
+    # exp of a non-positive argument only, so large |x| never overflows
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid, sigmoid_ = _unary("sigmoid", _sigmoid_f, lambda x, o: o * (1 - o),
+                           lambda x: sigmoid(x) * (1 - sigmoid(x)), out_only=True,
+                           doc="Elementwise logistic sigmoid ``1 / (1 + exp(-x))``.")
+
+
+# ---- piecewise-constant and integer-preserving ops
+
+def _round_half_away(x):
+    xp = _xp(x)
+    t = xp.trunc(x)
+    # Paddle rounds halves away from zero (NumPy rounds them to even)
+    return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t).astype(x.dtype, copy=False)
+
+
+def _step_unary(name, f, doc):
+    def kernel(x):
+        if x.dtype.kind in "biu":
+            return x.copy(), None
+        return f(x), _zeros_bw(x)
+
+    kernel.__name__ = "_" + name
+    kernel.op_name = name
+    kernel.saves = ()
+    kernel.hi = _zeros_hi
+
+    def public(x, name=None):
+        x = tensor_arg(x, kernel.op_name)
+        return apply(kernel, x)
+
+    def inplace(x, name=None):
+        return apply_(kernel, tensor_arg(x, kernel.op_name + "_"))
+
+    public.__name__, inplace.__name__ = name, name + "_"
+    public.__qualname__, inplace.__qualname__ = name, name + "_"
+    public.__doc__ = (f"{doc}\n\n    Args:\n        x (Tensor): input (integer tensors are "
+                      "returned unchanged).\n\n    Returns:\n        Tensor: same shape and "
+                      "dtype as x; the gradient is zero.\n")
+    inplace.__doc__ = (f"Inplace :func:`{name}`: writes the result into x and returns x.\n\n"
+                       "    Args:\n        x (Tensor): input, overwritten.\n\n"
+                       "    Returns:\n        Tensor: x.\n")
+    return public, inplace
+
+
+ceil, ceil_ = _step_unary("ceil", _uf("ceil"), "Elementwise ceiling.")
+floor, floor_ = _step_unary("floor", _uf("floor"), "Elementwise floor.")
+round, round_ = _step_unary("round", _round_half_away,  # noqa: A001
+                            "Elementwise rounding to the nearest integer, halves away from zero.")
+_trunc_pub, _trunc_inp = _step_unary("trunc", _uf("trunc"),
+                                     "Elementwise truncation toward zero.")
+
+
+def trunc(input, name=None):  # noqa: A002  (Paddle's parameter name)
+    """Elementwise truncation toward zero.
+
+    Args:
+        input (Tensor): input (integer tensors are returned unchanged).
+
+    Returns:
+        Tensor: same shape and dtype as input; the gradient is zero.
+    """
+    return _trunc_pub(input)
+
+
+def trunc_(input, name=None):  # noqa: A002
+    """Inplace :func:`trunc`.
+
+    Args:
+        input (Tensor): input, overwritten.
+
+    Returns:
+        Tensor: input.
+    """
+    return _trunc_inp(input)
+
+
+def _frac(x):
+    xp = _xp(x)
+    if x.dtype.kind in "biu":
+        return xp.zeros_like(x), None
+    return x - xp.trunc(x), lambda g: (g,)
+
+
+_frac.op_name = "frac"
+_frac.saves = ()
+_frac.hi = lambda i, g: (g[0],)
+
+
+def frac(x, name=None):
+    """Fractional part ``x - trunc(x)`` (keeps the sign of x).
+
+    Args:
+        x (Tensor): input; integer tensors give zeros.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    return apply(_frac, tensor_arg(x, "frac"))
+
+
+def frac_(x, name=None):
+    """Inplace :func:`frac`.
+
+    Args:
+        x (Tensor): input, overwritten.
+
+    Returns:
+        Tensor: x.
+    """
+    return apply_(_frac, tensor_arg(x, "frac_"))
+
+
+def _abs(x):
+    xp = _xp(x)
+    out = xp.abs(x)
+    if x.dtype.kind == "c":
+        def bw(g):
+            safe = xp.where(out == 0, 1, out)
+            return ((g / safe) * x,)
+
+        return out, bw
+    return out, lambda g: (g * xp.sign(x),)
+
+
+def _abs_hi(i, g):
+    x = i[0]
+    if _kind(x) == "c":
+        return (_as_complex_like(g[0], x) * sgn(x),)
+    return (g[0] * _const(_xp(x._data).sign(x._data)),)
+
+
+def _as_complex_like(t, ref):
+    return apply(_re_to_c, t, dtype=ref._data.dtype)
+
+
+_abs.op_name = "abs"
+_abs.hi = _abs_hi
+
+
+def abs(x, name=None):  # noqa: A001
+    """Elementwise absolute value; complex input gives the real magnitude.
+
+    Args:
+        x (Tensor): input (integer dtypes are kept).
+
+    Returns:
+        Tensor: ``|x|``; float32 for complex64 and float64 for complex128.
+    """
+    x = tensor_arg(x, "abs")
+    if x._data.dtype.kind == "b":
+        raise TypeError("abs: bool tensors are not supported; cast x to an integer or float "
+                        "dtype first")
+    return apply(_abs, x)
+
+
+def abs_(x, name=None):
+    """Inplace :func:`abs` (real tensors only).
+
+    Args:
+        x (Tensor): input, overwritten.
+
+    Returns:
+        Tensor: x.
+    """
+    x = tensor_arg(x, "abs_")
+    if x._data.dtype.kind == "c":
+        raise TypeError("abs_: the magnitude of a complex tensor is real and cannot be written "
+                        "into x; use abs(x)")
+    return apply_(_abs, x)
+
+
+def _sign(x):
+    return _xp(x).sign(x), _zeros_bw(x)
+
+
+_sign.op_name = "sign"
+_sign.saves = ()
+_sign.hi = _zeros_hi
+
+
+def sign(x, name=None):
+    """Elementwise sign: -1, 0 or 1 (NaN stays NaN); integer dtypes are kept.
+
+    Args:
+        x (Tensor): real input.
+
+    Returns:
+        Tensor: same shape and dtype as x; the gradient is zero.
+    """
+    x = tensor_arg(x, "sign")
+    if x._data.dtype.kind in "bc":
+        raise TypeError(f"sign: x must be an integer or floating point tensor, got {x.dtype}; "
+                        "use sgn for complex input")
+    return apply(_sign, x)
+
+
+def _sgn(x):
+    xp = _xp(x)
+    if x.dtype.kind != "c":
+        return xp.sign(x), _zeros_bw(x)
+    a = xp.abs(x)
+    nz = a != 0
+    safe = xp.where(nz, a, 1)
+    out = xp.where(nz, x / safe, 0).astype(x.dtype, copy=False)
+
+    def bw(g):
+        # (g - Re(g * conj(sgn)) * sgn) / |z|, zero where z == 0
+        gx = (g - (g * out.conj()).real * out) / safe
+        return (xp.where(nz, gx, 0).astype(g.dtype, copy=False),)
+
+    return out, bw
+
+
+def _sgn_hi(i, g):
+    x = i[0]
+    if _kind(x) != "c":
+        return (g[0] * 0,)
+    s = sgn(x)
+    a = abs(x)
+    nz = _const((a._data != 0).astype(a._data.dtype))
+    safe = a * nz + (1 - nz)
+    gr = g[0] * conj(s)
+    return ((g[0] - _as_complex_like(real(gr), x) * s) / _as_complex_like(safe, x)
+            * _as_complex_like(nz, x),)
+
+
+_sgn.op_name = "sgn"
+_sgn.hi = _sgn_hi
+
+
+def sgn(x, name=None):
+    """Sign for real input; ``z / |z|`` for complex input (0 stays 0).
+
+    Args:
+        x (Tensor): float or complex input.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    x = tensor_arg(x, "sgn")
+    _require_float(x, "sgn", complex_ok=True)
+    return apply(_sgn, x)
+
+
+# ---- complex helpers: real, imag, conj, angle, as_complex, as_real
+
+def _complex_of(npd):
+    return np.dtype(np.complex128) if npd == np.float64 else np.dtype(np.complex64)
+
+
+def _real_of(npd):
+    return np.dtype(np.float64) if npd == np.complex128 else np.dtype(np.float32)
+
+
+def _real_k(x):
+    xp = _xp(x)
+    if x.dtype.kind != "c":
+        return x.copy(), lambda g: (g,)
+    return xp.ascontiguousarray(x.real), lambda g: (g.astype(x.dtype),)
+
+
+def _imag_k(x):
+    xp = _xp(x)
+    if x.dtype.kind != "c":
+        return xp.zeros_like(x), lambda g: (xp.zeros_like(g),)
+    return xp.ascontiguousarray(x.imag), lambda g: (g * x.dtype.type(1j),)
+
+
+_real_k.op_name = "real"
+_real_k.saves = ()
+_imag_k.op_name = "imag"
+_imag_k.saves = ()
+
+
+def _re_to_c(r, dtype):
+    """Real -> complex (``r + 0j``); the gradient of a complex grad is its real part."""
+    return r.astype(dtype), lambda g: (_xp(g).ascontiguousarray(g.real),)
+
+
+def _im_to_c(r, dtype):
+    """Real -> complex (``1j * r``); the gradient is the imaginary part of the grad."""
+    return r.astype(dtype) * dtype.type(1j), lambda g: (_xp(g).ascontiguousarray(g.imag),)
+
+
+_re_to_c.op_name = "complex"
+_re_to_c.saves = ()
+_im_to_c.op_name = "complex"
+_im_to_c.saves = ()
+_re_to_c.hi = lambda i, g, dtype: (apply(_real_k, g[0]),)
+_im_to_c.hi = lambda i, g, dtype: (apply(_imag_k, g[0]),)
+
+
+def _real_hi(i, g):
+    if _kind(i[0]) != "c":
+        return (g[0],)
+    return (apply(_re_to_c, g[0], dtype=i[0]._data.dtype),)
+
+
+def _imag_hi(i, g):
+    if _kind(i[0]) != "c":
+        return (g[0] * 0,)
+    return (apply(_im_to_c, g[0], dtype=i[0]._data.dtype),)
+
+
+_real_k.hi = _real_hi
+_imag_k.hi = _imag_hi
+
+
+def real(x, name=None):
+    """The real part of a complex tensor (a real tensor is returned as a copy).
+
+    Args:
+        x (Tensor): input.
+
+    Returns:
+        Tensor: float32 for complex64, float64 for complex128.
+    """
+    return apply(_real_k, tensor_arg(x, "real"))
+
+
+def imag(x, name=None):
+    """The imaginary part of a complex tensor (zeros for a real tensor).
+
+    Args:
+        x (Tensor): input.
+
+    Returns:
+        Tensor: float32 for complex64, float64 for complex128.
+    """
+    return apply(_imag_k, tensor_arg(x, "imag"))
+
+
+def _conj_k(x):
+    xp = _xp(x)
+    if x.dtype.kind != "c":
+        return x.copy(), lambda g: (g,)
+    return xp.conj(x), lambda g: (xp.conj(g),)
+
+
+_conj_k.op_name = "conj"
+_conj_k.saves = ()
+_conj_k.hi = lambda i, g: (conj(g[0]),)
+
+
+def conj(x, name=None):
+    """Elementwise complex conjugate (real tensors are returned unchanged, as a copy).
+
+    Args:
+        x (Tensor): input.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    return apply(_conj_k, tensor_arg(x, "conj"))
+
+
+def _angle(x):
+    xp = _xp(x)
+    if x.dtype.kind == "c":
+        out = xp.angle(x).astype(_real_of(x.dtype), copy=False)
+        a2 = (x * x.conj()).real
+        nz = a2 != 0
+        safe = xp.where(nz, a2, 1)
+
+        def bw(g):
+            # d angle: g * i z / |z|^2 (zero at z == 0)
+            return (xp.where(nz, g * (x * x.dtype.type(1j)) / safe, 0).astype(x.dtype),)
+
+        return out, bw
+    out = xp.where(x < 0, np.pi, 0).astype(x.dtype)
+    if x.dtype.kind == "f":
+        out = xp.where(xp.isnan(x), x, out)
+    return out, _zeros_bw(x)
+
+
+def _angle_hi(i, g):
+    x = i[0]
+    if _kind(x) != "c":
+        return (g[0] * 0,)
+    a2 = real(x * conj(x))
+    nz = _const((a2._data != 0).astype(a2._data.dtype))
+    safe = a2 * nz + (1 - nz)
+    return (_as_complex_like(g[0] * nz / safe, x) * x * _const(
+        _xp(x._data).asarray(1j, dtype=x._data.dtype)),)
+
+
+_angle.op_name = "angle"
+_angle.hi = _angle_hi
+
+
+def angle(x, name=None):
+    """Elementwise phase angle in radians (0 or pi for real input).
+
+    Args:
+        x (Tensor): real or complex input; integers compute in the default float dtype.
+
+    Returns:
+        Tensor: the angle, in the real dtype matching x.
+    """
+    x = tensor_arg(x, "angle")
+    if x._data.dtype.kind in "biu":
+        x = as_float(x)
+    return apply(_angle, x)
+
+
+def _as_complex_k(x):
+    xp = _xp(x)
+    out = xp.ascontiguousarray(x).view(_complex_of(x.dtype))[..., 0].copy()
+
+    def bw(g):
+        return (xp.stack([g.real, g.imag], axis=-1),)
+
+    return out, bw
+
+
+def _as_real_k(x):
+    xp = _xp(x)
+    out = xp.stack([x.real, x.imag], axis=-1)
+
+    def bw(g):
+        return (xp.ascontiguousarray(g).view(x.dtype)[..., 0].copy(),)
+
+    return out, bw
+
+
+_as_complex_k.op_name = "as_complex"
+_as_complex_k.saves = ()
+_as_complex_k.hi = lambda i, g: (apply(_as_real_k, g[0]),)
+_as_real_k.op_name = "as_real"
+_as_real_k.saves = ()
+_as_real_k.hi = lambda i, g: (apply(_as_complex_k, g[0]),)
+
+
+def as_complex(x, name=None):
+    """View pairs ``[..., 2]`` of a float32/float64 tensor as complex numbers.
+
+    Args:
+        x (Tensor): float32 or float64 tensor whose last dim has size 2 (real, imaginary).
+
+    Returns:
+        Tensor: complex64 or complex128, with the last dim removed.
+    """
+    x = tensor_arg(x, "as_complex")
+    if x._data.dtype not in (np.float32, np.float64):
+        raise TypeError(f"as_complex: x must be float32 or float64, got {x.dtype}")
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise ValueError(f"as_complex: the last dim of x must have size 2, got shape {x.shape}")
+    return apply(_as_complex_k, x)
+
+
+def as_real(x, name=None):
+    """Split a complex tensor into ``[..., 2]`` (real, imaginary) pairs.
+
+    Args:
+        x (Tensor): complex64 or complex128 tensor.
+
+    Returns:
+        Tensor: float32 or float64 with a new last dim of size 2.
+    """
+    x = tensor_arg(x, "as_real")
+    if x._data.dtype.kind != "c":
+        raise TypeError(f"as_real: x must be complex64 or complex128, got {x.dtype}")
+    return apply(_as_real_k, x)
+
+
+# ---- ops with attributes: logit, stanh, nan_to_num, scale, clip, frexp
+
+def _logit(x, eps):
+    xp = _xp(x)
+    if eps is None or eps == 0:
+        xc = x
+        inside = None
+    else:
+        xc = xp.clip(x, eps, 1 - eps)
+        inside = (x >= eps) & (x <= 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = xp.log(xc / (1 - xc))
+
+    def bw(g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gx = g / (x * (1 - x))
+        if inside is not None:
+            gx = xp.where(inside, gx, 0).astype(g.dtype, copy=False)
+        return (gx,)
+
+    return out, bw
+
+
+def _logit_hi(i, g, eps):
+    x = i[0]
+    gx = g[0] / (x * (1 - x))
+    if eps:
+        xa = x._data
+        gx = gx * _const(((xa >= eps) & (xa <= 1 - eps)).astype(xa.dtype))
+    return (gx,)
+
+
+_logit.op_name = "logit"
+_logit.hi = _logit_hi
+
+
+def logit(x, eps=None, name=None):
+    """Elementwise ``log(x / (1 - x))``; with ``eps``, x is first clipped to ``[eps, 1-eps]``.
+
+    Args:
+        x (Tensor): float input.
+        eps (float, optional): clipping bound; the gradient is zero outside the bounds.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    x = as_float(tensor_arg(x, "logit"))
+    return apply(_logit, x, eps=None if eps is None else float(eps))
+
+
+def logit_(x, eps=None, name=None):
+    """Inplace :func:`logit`.
+
+    Args:
+        x (Tensor): float input, overwritten.
+        eps (float, optional): clipping bound.
+
+    Returns:
+        Tensor: x.
+    """
+    x = tensor_arg(x, "logit_")
+    _require_float(x, "logit_")
+    return apply_(_logit, x, eps=None if eps is None else float(eps))
+
+
+def _stanh(x, a, b):
+    xp = _xp(x)
+    t = xp.tanh(a * x)
+    return (b * t).astype(x.dtype, copy=False), lambda g: (g * (a * b) * (1 - t * t),)
+
+
+_stanh.op_name = "stanh"
+_stanh.hi = lambda i, g, a, b: (g[0] * (a * b) * (1 - tanh(a * i[0]) ** 2),)
+
+
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
+    """Scaled tanh ``scale_b * tanh(scale_a * x)``.
+
+    Args:
+        x (Tensor): input.
+        scale_a (float): input scale.
+        scale_b (float): output scale.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    x = as_float(tensor_arg(x, "stanh"))
+    # Paddle stores the scales as float32 attributes; round them the same way
+    return apply(_stanh, x, a=float(np.float32(scale_a)), b=float(np.float32(scale_b)))
+
+
+def _nan_to_num(x, nan, posinf, neginf):
+    xp = _xp(x)
+    info = np.finfo(x.dtype) if x.dtype != _dt.BFLOAT16_NP else None
+    hi = posinf if posinf is not None else (float(info.max) if info else 3.3895314e38)
+    lo = neginf if neginf is not None else (float(info.min) if info else -3.3895314e38)
+    out = xp.where(xp.isnan(x), nan, x)
+    out = xp.where(out == np.inf, hi, out)
+    out = xp.where(out == -np.inf, lo, out).astype(x.dtype, copy=False)
+    return out, lambda g: (xp.where(xp.isfinite(x), g, 0).astype(g.dtype, copy=False),)
+
+
+_nan_to_num.op_name = "nan_to_num"
+_nan_to_num.hi = lambda i, g, **_: (g[0] * _mask_of(i[0], i[0], lambda a, b: _xp(a).isfinite(a)),)
+
+
+def _nan_args(x, op, nan, posinf, neginf):
+    x = tensor_arg(x, op)
+    _require_float(x, op)
+    return x, dict(nan=float(nan), posinf=None if posinf is None else float(posinf),
+                   neginf=None if neginf is None else float(neginf))
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None, name=None):
+    """Replace NaN, +inf and -inf with finite numbers.
+
+    Args:
+        x (Tensor): float input.
+        nan (float): the value for NaN.
+        posinf (float, optional): the value for +inf (default: the dtype's max).
+        neginf (float, optional): the value for -inf (default: the dtype's min).
+
+    Returns:
+        Tensor: same shape and dtype as x; the gradient is zero at replaced positions.
+    """
+    x, kw = _nan_args(x, "nan_to_num", nan, posinf, neginf)
+    return apply(_nan_to_num, x, **kw)
+
+
+def nan_to_num_(x, nan=0.0, posinf=None, neginf=None, name=None):
+    """Inplace :func:`nan_to_num`.
+
+    Args:
+        x (Tensor): float input, overwritten.
+        nan (float): the value for NaN.
+        posinf (float, optional): the value for +inf.
+        neginf (float, optional): the value for -inf.
+
+    Returns:
+        Tensor: x.
+    """
+    x, kw = _nan_args(x, "nan_to_num_", nan, posinf, neginf)
+    return apply_(_nan_to_num, x, **kw)
+
+
+def _scale_k(x, s, b, after):
+    out = x * s + b if after else (x + b) * s
+    return out.astype(x.dtype, copy=False), lambda g: (g * s,)
+
+
+_scale_k.op_name = "scale"
+_scale_k.saves = ()
+_scale_k.hi = lambda i, g, s, b, after: (g[0] * s,)
+
+_ACTS = {"tanh": lambda t: tanh(t), "sigmoid": lambda t: sigmoid(t),
+         "relu": lambda t: maximum(t, 0)}
+
+
+def _scale_args(x, scale, bias, act, op):
+    x = tensor_arg(x, op)
+    if isinstance(scale, Tensor):
+        if scale.size != 1:
+            raise ValueError(f"{op}: 'scale' as a Tensor must have one element, got shape "
+                             f"{scale.shape}")
+        scale = scale.item()
+    if act is not None and act not in _ACTS:
+        raise ValueError(f"{op}: unsupported act {act!r}; expected None or one of "
+                         f"{sorted(_ACTS)}")
+    if x._data.dtype.kind in "biu":
+        # integer tensors keep their dtype: Paddle casts scale and bias to it
+        scale, bias = int(scale), int(bias)
+    else:
+        scale, bias = float(scale), float(bias)
+    return x, scale, bias
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """``scale * x + bias`` (or ``scale * (x + bias)``), then an optional activation.
+
+    Args:
+        x (Tensor): input (integer dtypes are kept).
+        scale (float|Tensor): the factor.
+        bias (float): the offset.
+        bias_after_scale (bool): add the bias after scaling (True) or before (False).
+        act (str, optional): 'tanh', 'sigmoid' or 'relu' applied to the result.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    x, s, b = _scale_args(x, scale, bias, act, "scale")
+    out = apply(_scale_k, x, s=s, b=b, after=bool(bias_after_scale))
+    return _ACTS[act](out) if act is not None else out
+
+
+def scale_(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """Inplace :func:`scale` (Tensor method only).
+
+    Args:
+        x (Tensor): input, overwritten.
+        scale (float|Tensor): the factor.
+        bias (float): the offset.
+        bias_after_scale (bool): add the bias after scaling (True) or before (False).
+        act (str, optional): must be None for the inplace form.
+
+    Returns:
+        Tensor: x.
+    """
+    if act is not None:
+        raise ValueError("scale_: act is not supported by the inplace form; use scale()")
+    x, s, b = _scale_args(x, scale, bias, act, "scale_")
+    return apply_(_scale_k, x, s=s, b=b, after=bool(bias_after_scale))
+
+
+def _clip(x, lo, hi):
+    xp = _xp(x)
+    out = x
+    if lo is not None:
+        out = xp.maximum(out, xp.asarray(lo, dtype=x.dtype))
+    if hi is not None:
+        out = xp.minimum(out, xp.asarray(hi, dtype=x.dtype))
+    if out is x:
+        out = x.copy()
+
+    def bw(g):
+        # Paddle passes the gradient only strictly inside (min, max)
+        m = None
+        if lo is not None:
+            m = x > lo
+        if hi is not None:
+            m = (x < hi) if m is None else m & (x < hi)
+        return (g if m is None else xp.where(m, g, 0).astype(g.dtype, copy=False),)
+
+    return out, bw
+
+
+def _clip_hi(i, g, lo, hi):
+    xa = i[0]._data
+    m = _xp(xa).ones(xa.shape, dtype=bool)
+    if lo is not None:
+        m &= xa > lo
+    if hi is not None:
+        m &= xa < hi
+    return (g[0] * _const(m.astype(xa.dtype)),)
+
+
+_clip.op_name = "clip"
+_clip.hi = _clip_hi
+
+
+def _clip_args(x, min, max, op):  # noqa: A002
+    x = tensor_arg(x, op)
+    if x._data.dtype.kind in "bc":
+        raise TypeError(f"{op}: x must be an integer or floating point tensor, got {x.dtype}")
+    bounds = []
+    for v, nm in ((min, "min"), (max, "max")):
+        if isinstance(v, Tensor):
+            if v.size != 1:
+                raise ValueError(f"{op}: '{nm}' as a Tensor must have one element, got shape "
+                                 f"{v.shape}")
+            v = v.item()
+        if v is not None:
+            if not isinstance(v, numbers.Real):
+                raise TypeError(f"{op}: '{nm}' must be a number or a 1-element Tensor, got "
+                                f"{type(v).__name__}")
+            # integer tensors keep their dtype; Paddle truncates float bounds to it
+            v = int(v) if x._data.dtype.kind in "iu" else float(v)
+        bounds.append(v)
+    lo, hi = bounds
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"{op}: max should be greater than or equal to min, got min={lo}, "
+                         f"max={hi}")
+    return x, lo, hi
+
+
+def clip(x, min=None, max=None, name=None):  # noqa: A002
+    """Clamp every element into ``[min, max]``; integer tensors keep their dtype.
+
+    Args:
+        x (Tensor): input.
+        min (float|Tensor, optional): lower bound (none when None).
+        max (float|Tensor, optional): upper bound (none when None).
+
+    Returns:
+        Tensor: same shape and dtype as x.
+
+    Example:
+        >>> paddle.clip(paddle.to_tensor([1, 5, 9], dtype='int32'), 3, 6)   # int32 [3, 5, 6]
+    """
+    x, lo, hi = _clip_args(x, min, max, "clip")
+    return apply(_clip, x, lo=lo, hi=hi)
+
+
+def clip_(x, min=None, max=None, name=None):  # noqa: A002
+    """Inplace :func:`clip` (Tensor method only).
+
+    Args:
+        x (Tensor): input, overwritten.
+        min (float|Tensor, optional): lower bound.
+        max (float|Tensor, optional): upper bound.
+
+    Returns:
+        Tensor: x.
+    """
+    x, lo, hi = _clip_args(x, min, max, "clip_")
+    return apply_(_clip, x, lo=lo, hi=hi)
+
+
+def _frexp(x):
+    xp = _xp(x)
+    src = x.astype(np.float32) if x.dtype == _dt.BFLOAT16_NP else x
+    m, e = xp.frexp(src)
+    m = m.astype(x.dtype, copy=False)
+    e = e.astype(x.dtype)
+    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e.astype(np.int32)).astype(x.dtype)
+
+    def bw(gm, ge):
+        return (gm * p,)
+
+    return (m, e), bw
+
+
+def _frexp_hi(i, g):
+    xa = i[0]._data
+    src = xa.astype(np.float32) if xa.dtype == _dt.BFLOAT16_NP else xa
+    xp = _xp(xa)
+    _, e = xp.frexp(src)
+    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e).astype(xa.dtype)
+    return (g[0] * _const(p),)
+
+
+_frexp.op_name = "frexp"
+_frexp.hi = _frexp_hi
+
+
+def frexp(x, name=None):
+    """Split x into mantissa and exponent, ``x = mantissa * 2**exponent``.
+
+    Args:
+        x (Tensor): floating point input.
+
+    Returns:
+        tuple(Tensor, Tensor): mantissa in ``[0.5, 1)`` (by magnitude) and exponent, both in
+        x's dtype.
+    """
+    x = tensor_arg(x, "frexp")
+    _require_float(x, "frexp")
+    return apply(_frexp, x)
+
+
+# ---------------------------------------------------------------- cumulative ops
+
+class _AxisError(IndexError, ValueError):
+    """An axis out of range: Paddle raises IndexError here; ValueError is kept for callers
+    that catch the helpers' error."""
+
+
+def _axis(axis, ndim, op, arg="axis"):
+    try:
+        return norm_axis(axis, ndim, op, arg)
+    except ValueError as e:
+        raise _AxisError(str(e)) from None
+
+
+def _moveaxis_last(a, axis):
+    return a if axis == a.ndim - 1 else _xp(a).moveaxis(a, axis, -1)
+
+
+def _cumsum_k(x, axis, reverse):
+    xp = _xp(x)
+    if reverse:
+        out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    else:
+        out = xp.cumsum(x, axis=axis, dtype=x.dtype)
+
+    def bw(g):
+        if reverse:
+            return (xp.cumsum(g, axis=axis, dtype=g.dtype),)
+        return (xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis, dtype=g.dtype), axis),)
+
+    return out, bw
+
+
+_cumsum_k.op_name = "cumsum"
+_cumsum_k.saves = ()
+_cumsum_k.hi = lambda i, g, axis, reverse: (apply(_cumsum_k, g[0], axis=axis,
+                                                  reverse=not reverse),)
+
+
+def _rcumsum(t, axis):
+    """Reverse cumulative sum of a Tensor along ``axis`` (differentiable)."""
+    return apply(_cumsum_k, t, axis=axis, reverse=True)
+
+
+def _cum_prepare(x, axis, dtype, op, axis_arg="axis"):
+    """Shared argument handling: returns (x, axis, final_shape) for a cumulative op."""
+    from .manipulation import reshape
+
+    x = tensor_arg(x, op)
+    if dtype is not None:
+        npd = _dt.to_np(dtype)
+        if npd != x._data.dtype:
+            x = cast_to(x, npd) if _dt.is_inexact_np(npd) else _wrap(x._data.astype(npd))
+    if axis is None:
+        return reshape(x, [-1]), 0, None
+    ax = _axis(axis, x.ndim, op, axis_arg)
+    if x.ndim == 0:
+        return reshape(x, [1]), 0, []
+    return x, ax, None
+
+
+def _cum_finish(out, shape):
+    if shape is None:
+        return out
+    from .manipulation import reshape
+
+    if isinstance(out, tuple):
+        return tuple(reshape(o, shape) for o in out)
+    return reshape(out, shape)
+
+
+def cumsum(x, axis=None, dtype=None, name=None):
+    """Cumulative sum along ``axis`` (over the flattened tensor when axis is None).
+
+    Args:
+        x (Tensor): input; bool input sums as int64.
+        axis (int, optional): the axis.
+        dtype (str|paddle.dtype, optional): cast x to this dtype first.
+
+    Returns:
+        Tensor: same dtype as x (after the cast); 1-D when axis is None.
+
+    Example:
+        >>> paddle.cumsum(paddle.to_tensor([[1, 2], [3, 4]]), axis=0)   # [[1, 2], [4, 6]]
+    """
+    x = tensor_arg(x, "cumsum")
+    if dtype is None and x._data.dtype.kind == "b":
+        dtype = "int64"
+    x, ax, shape = _cum_prepare(x, axis, dtype, "cumsum")
+    return _cum_finish(apply(_cumsum_k, x, axis=ax, reverse=False), shape)
+
+
+def cumsum_(x, axis=None, dtype=None, name=None):
+    """Inplace :func:`cumsum` (the result must fit x's shape and dtype).
+
+    Args:
+        x (Tensor): input, overwritten.
+        axis (int, optional): the axis; None works along the flattened tensor.
+        dtype (str, optional): must be None or x's dtype.
+
+    Returns:
+        Tensor: x.
+    """
+    return _inplace_via(x, "cumsum_", cumsum, axis=axis, dtype=dtype)
+
+
+def _cumprod_grad(x, out, g, axis):
+    """Gradient of cumprod that stays exact when x contains zeros (no division by zero)."""
+    xp = _xp(x)
+    if x.dtype.kind == "c":
+        x, out = x.conj(), out.conj()
+    z = x == 0
+    nz = xp.cumsum(z, axis=axis)
+    before = nz == 0  # no zero at or before this position
+    first = z & (nz == 1)
+
+    def rcs(a):
+        return xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis), axis)
+
+    safe = xp.where(before, x, 1)
+    gx = xp.where(before, rcs(g * out) / safe, 0)
+    if xp.any(first):
+        out1 = xp.cumprod(xp.where(first, 1, x), axis=axis)
+        gx = xp.where(first, rcs(g * out1), gx)
+    return gx.astype(g.dtype, copy=False)
+
+
+def _cumprod_k(x, axis):
+    out = _xp(x).cumprod(x, axis=axis, dtype=x.dtype)
+    return out, lambda g: (_cumprod_grad(x, out, g, axis),)
+
+
+def _cumprod_hi(i, g, axis):
+    x = i[0]
+    xa = x._data
+    xp = _xp(xa)
+    z = xa == 0
+    nz = xp.cumsum(z, axis=axis)
+    dt = xa.dtype
+    before = _const((nz == 0).astype(dt))
+    first = _const((z & (nz == 1)).astype(dt))
+    out = apply(_cumprod_k, x, axis=axis)
+    safe = x * before + (1 - before)
+    gx = _rcumsum(g[0] * _cj(out), axis) / _cj(safe) * before
+    if xp.any(z & (nz == 1)):
+        out1 = apply(_cumprod_k, x * (1 - first) + first, axis=axis)
+        gx = gx + _rcumsum(g[0] * _cj(out1), axis) * first
+    return (gx,)
+
+
+_cumprod_k.op_name = "cumprod"
+_cumprod_k.hi = _cumprod_hi
+
+
+def cumprod(x, dim=None, dtype=None, name=None):
+    """Cumulative product along ``dim`` (over the flattened tensor when dim is None).
+
+    Args:
+        x (Tensor): input.
+        dim (int, optional): the axis.
+        dtype (str|paddle.dtype, optional): cast x to this dtype first.
+
+    Returns:
+        Tensor: same dtype as x (after the cast). The gradient is exact with zeros in x.
+    """
+    x, ax, shape = _cum_prepare(x, dim, dtype, "cumprod", "dim")
+    if x._data.dtype.kind == "b":
+        raise TypeError("cumprod: bool tensors are not supported; pass dtype='int64'")
+    return _cum_finish(apply(_cumprod_k, x, axis=ax), shape)
+
+
+def cumprod_(x, dim=None, dtype=None, name=None):
+    """Inplace :func:`cumprod`.
+
+    Args:
+        x (Tensor): input, overwritten.
+        dim (int, optional): the axis.
+        dtype (str, optional): must be None or x's dtype.
+
+    Returns:
+        Tensor: x.
+    """
+    return _inplace_via(x, "cumprod_", cumprod, dim=dim, dtype=dtype)
+
+
+def _scan_arg(x, is_max):
+    """Running arg-max/min along the last axis (ties and NaN pick the later index).
+
+    A Hillis-Steele scan: log2(n) vectorised passes, the same on NumPy and CuPy.
+    """
+    xp = _xp(x)
+    n = x.shape[-1]
+    idx = xp.broadcast_to(xp.arange(n, dtype=np.int64), x.shape).copy()
+    v = x
+    isf = x.dtype.kind == "f" or x.dtype == _dt.BFLOAT16_NP
+    shift = 1
+    while shift < n:
+        pv, cv = v[..., :-shift], v[..., shift:]
+        better = (pv > cv) if is_max else (pv < cv)
+        if isf:
+            better = better | (xp.isnan(pv) & ~xp.isnan(cv))
+        nv = v.copy()
+        nv[..., shift:] = xp.where(better, pv, cv)
+        ni = idx.copy()
+        ni[..., shift:] = xp.where(better, idx[..., :-shift], idx[..., shift:])
+        v, idx = nv, ni
+        shift *= 2
+    return idx
+
+
+def _scatter_last(g, idx, n):
+    """out[..., k] = sum of g[..., j] over j with idx[..., j] == k (last axis, length n)."""
+    xp = _xp(g)
+    lead = g.shape[:-1]
+    if g.size == 0:
+        return xp.zeros(lead + (n,), dtype=g.dtype)
+    rows = int(np.prod(lead)) if lead else 1
+    flat = (idx.reshape(rows, -1) + (xp.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
+    if g.dtype.kind == "c":
+        re = xp.bincount(flat, weights=g.real.ravel(), minlength=rows * n)
+        im = xp.bincount(flat, weights=g.imag.ravel(), minlength=rows * n)
+        out = re + 1j * im
+    else:
+        out = xp.bincount(flat, weights=g.ravel().astype(np.float64), minlength=rows * n)
+    return out.astype(g.dtype).reshape(lead + (n,))
+
+
+def _gather_along(x, idx, axis):
+    """``take_along_axis`` kernel; its gradient scatters back (see :func:`_scatter_along`)."""
+    xp = _xp(x)
+    out = xp.take_along_axis(x, idx, axis=axis)
+    n = x.shape[axis]
+
+    def bw(g):
+        gl = _moveaxis_last(g, axis)
+        il = _moveaxis_last(idx, axis)
+        return (xp.moveaxis(_scatter_last(gl, il, n), -1, axis),)
+
+    return out, bw
+
+
+def _scatter_along(g, idx, axis, n):
+    xp = _xp(g)
+    gl = _moveaxis_last(g, axis)
+    il = _moveaxis_last(idx, axis)
+    out = xp.moveaxis(_scatter_last(gl, il, n), -1, axis)
+    return out, lambda gg: (xp.take_along_axis(gg, idx, axis=axis),)
+
+
+_gather_along.op_name = "take_along_axis"
+_gather_along.saves = ()
+_gather_along.hi = lambda i, g, idx, axis: (apply(_scatter_along, g[0], idx=idx, axis=axis,
+                                                  n=i[0]._data.shape[axis]),)
+_scatter_along.op_name = "scatter_add"
+_scatter_along.saves = ()
+_scatter_along.hi = lambda i, g, idx, axis, n: (apply(_gather_along, g[0], idx=idx, axis=axis),)
+
+
+def _cumext_indices(x, axis, is_max):
+    xp = _xp(x)
+    return xp.moveaxis(_scan_arg(_moveaxis_last(x, axis), is_max), -1, axis)
+
+
+def _cumext_k(x, axis, is_max, idx_dtype):
+    xp = _xp(x)
+    idx = _cumext_indices(x, axis, is_max)
+    vals = xp.take_along_axis(x, idx, axis=axis)
+    n = x.shape[axis]
+
+    def bw(gv, gi):
+        return (_scatter_along(gv, idx, axis, n)[0],)
+
+    return (vals, idx.astype(idx_dtype, copy=False)), bw
+
+
+def _cumext_hi(i, g, axis, is_max, idx_dtype):
+    idx = _cumext_indices(i[0]._data, axis, is_max)
+    return (apply(_scatter_along, g[0], idx=idx, axis=axis, n=i[0]._data.shape[axis]),)
+
+
+_cumext_k.op_name = "cummax"
+_cumext_k.hi = _cumext_hi
+
+
+def _cumext(x, axis, dtype, op, is_max):
+    x = tensor_arg(x, op)
+    if x._data.dtype.kind in "bc":
+        raise TypeError(f"{op}: x must be an integer or floating point tensor, got {x.dtype}")
+    idt = _dt.to_np(dtype)
+    if idt not in (np.int32, np.int64):
+        raise TypeError(f"{op}: dtype of the indices must be int32 or int64, got {dtype}")
+    x, ax, shape = _cum_prepare(x, axis, None, op)
+    if x._data.shape[ax] == 0:
+        return _cum_finish((_wrap(x._data.copy(), x.stop_gradient),
+                            _wrap(x._data.astype(idt))), shape)
+    return _cum_finish(apply(_cumext_k, x, axis=ax, is_max=is_max, idx_dtype=idt), shape)
+
+
+def cummax(x, axis=None, dtype="int64", name=None):
+    """Running maximum along ``axis`` and the index where it was reached.
+
+    Args:
+        x (Tensor): integer or float input.
+        axis (int, optional): the axis (the flattened tensor when None).
+        dtype (str): dtype of the indices, 'int32' or 'int64'.
+
+    Returns:
+        tuple(Tensor, Tensor): the running maxima (x's dtype) and their indices; ties pick
+        the later index, NaN propagates.
+    """
+    return _cumext(x, axis, dtype, "cummax", True)
+
+
+def cummin(x, axis=None, dtype="int64", name=None):
+    """Running minimum along ``axis`` and the index where it was reached.
+
+    Args:
+        x (Tensor): integer or float input.
+        axis (int, optional): the axis (the flattened tensor when None).
+        dtype (str): dtype of the indices, 'int32' or 'int64'.
+
+    Returns:
+        tuple(Tensor, Tensor): the running minima (x's dtype) and their indices; ties pick
+        the later index, NaN propagates.
+    """
+    return _cumext(x, axis, dtype, "cummin", False)
+
+
+def _lcse_arr(a, axis, reverse=False):
+    """log(cumsum(exp(a))) along ``axis`` on raw arrays, without overflow."""
+    xp = _xp(a)
+    if reverse:
+        return xp.flip(_lcse_arr(xp.flip(a, axis), axis), axis)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if xp is np and a.dtype != _dt.BFLOAT16_NP:
+            return np.logaddexp.accumulate(a, axis=axis)
+        # CuPy: shift by the slice maximum (finite part) before exponentiating
+        m = xp.max(xp.where(xp.isfinite(a), a, -np.inf), axis=axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        return (xp.log(xp.cumsum(xp.exp(a - m), axis=axis)) + m).astype(a.dtype)
+
+
+def _logcumsumexp_k(x, axis):
+    xp = _xp(x)
+    out = _lcse_arr(x, axis)
+
+    def bw(g):
+        # dx_k = sum_{j>=k} g_j exp(x_k - out_j), split by the sign of g and summed in log space
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp = xp.log(xp.where(g > 0, g, 0)) - out
+            ln = xp.log(xp.where(g < 0, -g, 0)) - out
+            gx = xp.exp(x + _lcse_arr(lp, axis, True)) - xp.exp(x + _lcse_arr(ln, axis, True))
+        return (gx.astype(g.dtype, copy=False),)
+
+    return out, bw
+
+
+def _logcumsumexp_hi(i, g, axis):
+    x = i[0]
+    xa = x._data
+    xp = _xp(xa)
+    c = xp.max(xp.where(xp.isfinite(xa), xa, -np.inf), axis=axis, keepdims=True)
+    c = _const(xp.where(xp.isfinite(c), c, 0).astype(xa.dtype))
+    out = apply(_logcumsumexp_k, x, axis=axis)
+    return (exp(x - c) * _rcumsum(g[0] * exp(c - out), axis),)
+
+
+_logcumsumexp_k.op_name = "logcumsumexp"
+_logcumsumexp_k.hi = _logcumsumexp_hi
+
+
+def logcumsumexp(x, axis=None, dtype=None, name=None):
+    """``log(cumsum(exp(x)))`` along ``axis``, computed without overflow.
+
+    Args:
+        x (Tensor): float input (integers compute in the default float dtype).
+        axis (int, optional): the axis (the flattened tensor when None).
+        dtype (str|paddle.dtype, optional): cast x to this dtype first.
+
+    Returns:
+        Tensor: same dtype as x (after the cast).
+    """
+    x = as_float(tensor_arg(x, "logcumsumexp"))
+    x, ax, shape = _cum_prepare(x, axis, dtype, "logcumsumexp")
+    return _cum_finish(apply(_logcumsumexp_k, x, axis=ax), shape)
+
+
+# ---------------------------------------------------------------- diff, trapezoid
+
+def _diff_k(x, axis):
+    xp = _xp(x)
+    n = x.shape[axis]
+    hi_sl = (slice(None),) * axis + (slice(1, None),)
+    lo_sl = (slice(None),) * axis + (slice(None, -1),)
+    if x.dtype.kind == "b":
+        return xp.not_equal(x[hi_sl], x[lo_sl]), None
+    out = x[hi_sl] - x[lo_sl]
+
+    def bw(g):
+        return (_diff_adj(g, axis, n),)
+
+    return out, bw
+
+
+def _diff_adj(g, axis, n):
+    """Adjoint of the forward difference: gx[k] = g[k-1] - g[k]."""
+    xp = _xp(g)
+    gx = xp.zeros(g.shape[:axis] + (n,) + g.shape[axis + 1:], dtype=g.dtype)
+    gx[(slice(None),) * axis + (slice(1, None),)] += g
+    gx[(slice(None),) * axis + (slice(None, -1),)] -= g
+    return gx
+
+
+def _diff_adj_k(g, axis, n):
+    return _diff_adj(g, axis, n), lambda gg: (apply(_diff_k, _wrap(gg), axis=axis)._data,)
+
+
+_diff_adj_k.op_name = "diff_grad"
+_diff_adj_k.saves = ()
+_diff_adj_k.hi = lambda i, g, axis, n: (apply(_diff_k, g[0], axis=axis),)
+_diff_k.op_name = "diff"
+_diff_k.saves = ()
+_diff_k.hi = lambda i, g, axis: (apply(_diff_adj_k, g[0], axis=axis,
+                                       n=i[0]._data.shape[axis]),)
+
+
+def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
+    """The n-th forward difference along ``axis``, as ``np.diff``.
+
+    Args:
+        x (Tensor): input (bool input gives ``x[i+1] != x[i]``).
+        n (int): how many times to difference.
+        axis (int): the axis.
+        prepend (Tensor, optional): values put before x along axis first.
+        append (Tensor, optional): values put after x along axis first.
+
+    Returns:
+        Tensor: the differences; ``axis`` shrinks by n.
+    """
+    from .manipulation import concat
+
+    x = tensor_arg(x, "diff")
+    if x.ndim == 0:
+        raise ValueError("diff: x must have at least one dimension, got a 0-D tensor")
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+    ax = norm_axis(axis, x.ndim, "diff")
+    parts = []
+    for v, nm in ((prepend, "prepend"), (x, None), (append, "append")):
+        if v is None:
+            continue
+        v = tensor_arg(v, "diff", nm or "x")
+        if nm is not None:
+            if v.ndim == 0:
+                shp = list(x.shape)
+                shp[ax] = 1
+                from .manipulation import expand
+
+                v = expand(v, shp)
+            if v._data.dtype != x._data.dtype:
+                v = cast_to(v, x._data.dtype)
+        parts.append(v)
+    if len(parts) > 1:
+        x = concat(parts, axis=ax)
+    for _ in range(int(n)):
+        if x.shape[ax] == 0:
+            break
+        x = apply(_diff_k, x, axis=ax)
+    return x
+
+
+def _trapezoid(y, x, dx, axis, op, cumulative):
+    from .manipulation import reshape
+
+    y = tensor_arg(y, op, "y")
+    _require_float(y, op, "y")
+    if x is not None and dx is not None:
+        raise ValueError(f"{op}: pass at most one of 'x' and 'dx'")
+    if y.ndim == 0:
+        raise ValueError(f"{op}: y must have at least one dimension, got a 0-D tensor")
+    ax = norm_axis(axis, y.ndim, op)
+    nd = y.ndim
+    lo = (slice(None),) * ax + (slice(None, -1),)
+    hi = (slice(None),) * ax + (slice(1, None),)
+    avg = (y[hi] + y[lo]) * 0.5
+    if x is not None:
+        x = tensor_arg(x, op, "x")
+        if x._data.dtype != y._data.dtype:
+            x = cast_to(x, y._data.dtype)
+        if x.ndim == 1:
+            if x.shape[0] != y.shape[ax]:
+                raise ValueError(f"{op}: 1-D x has {x.shape[0]} samples but y has "
+                                 f"{y.shape[ax]} along axis {ax}")
+            d = apply(_diff_k, x, axis=0)
+            shp = [1] * nd
+            shp[ax] = d.shape[0]
+            d = reshape(d, shp)
+        else:
+            if x.shape != y.shape:
+                raise ValueError(f"{op}: x must be 1-D or have y's shape {y.shape}, got "
+                                 f"{x.shape}")
+            d = apply(_diff_k, x, axis=ax)
+        terms = avg * d
+    else:
+        step = 1.0 if dx is None else dx
+        if isinstance(step, Tensor):
+            step = step.item()
+        terms = avg * float(step)
+    if cumulative:
+        return apply(_cumsum_k, terms, axis=ax, reverse=False)
+    from .stat import sum as _sum
+
+    return _sum(terms, axis=ax)
+
+
+def trapezoid(y, x=None, dx=None, axis=-1, name=None):
+    """Integrate y along ``axis`` with the trapezoidal rule.
+
+    Args:
+        y (Tensor): float samples.
+        x (Tensor, optional): sample points (1-D along axis, or y's shape).
+        dx (float, optional): constant spacing when x is None (default 1).
+        axis (int): the axis to integrate along.
+
+    Returns:
+        Tensor: the integral; ``axis`` is removed (0-D for 1-D y).
+    """
+    return _trapezoid(y, x, dx, axis, "trapezoid", False)
+
+
+def cumulative_trapezoid(y, x=None, dx=None, axis=-1, name=None):
+    """Cumulative trapezoidal integral of y along ``axis``.
+
+    Args:
+        y (Tensor): float samples.
+        x (Tensor, optional): sample points (1-D along axis, or y's shape).
+        dx (float, optional): constant spacing when x is None (default 1).
+        axis (int): the axis to integrate along.
+
+    Returns:
+        Tensor: running integrals; ``axis`` has one element fewer than y's.
+    """
+    return _trapezoid(y, x, dx, axis, "cumulative_trapezoid", True)
+
+
+# ---------------------------------------------------------------- add_n, addmm, lerp, ...
+
+def _add_n_k(*xs):
+    out = xs[0].copy()
+    for a in xs[1:]:
+        out += a
+    return out, lambda g: (g,) * len(xs)
+
+
+_add_n_k.op_name = "add_n"
+_add_n_k.saves = ()
+_add_n_k.hi = lambda i, g: (g[0],) * len(i)
+
+
+def add_n(inputs, name=None):
+    """Sum a list of tensors of the same shape and dtype.
+
+    Args:
+        inputs (Tensor|list[Tensor]): the tensors.
+
+    Returns:
+        Tensor: their elementwise sum.
+    """
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TypeError("add_n: inputs must be a Tensor or a non-empty list of Tensors")
+    ts = [tensor_arg(t, "add_n", f"inputs[{k}]") for k, t in enumerate(inputs)]
+    for k, t in enumerate(ts[1:], 1):
+        if t.shape != ts[0].shape:
+            raise ValueError(f"add_n: all inputs must have the same shape; inputs[0] has "
+                             f"{ts[0].shape} but inputs[{k}] has {t.shape}")
+        if t._data.dtype != ts[0]._data.dtype:
+            raise TypeError(f"add_n: all inputs must have the same dtype; inputs[0] is "
+                            f"{ts[0].dtype} but inputs[{k}] is {t.dtype}")
+    return apply(_add_n_k, *ts)
+
+
+def _addmm_k(inp, x, y, beta, alpha):
+    out = beta * inp + alpha * (x @ y)
+    out = out.astype(x.dtype, copy=False)
+
+    def bw(g):
+        return g * beta, alpha * (g @ y.T), alpha * (x.T @ g)
+
+    return out, bw
+
+
+def _addmm_hi(i, g, beta, alpha):
+    from .linalg import matmul
+
+    inp, x, y = i
+    return (g[0] * beta, matmul(g[0], y, transpose_y=True) * alpha,
+            matmul(x, g[0], transpose_x=True) * alpha)
+
+
+_addmm_k.op_name = "addmm"
+_addmm_k.broadcast = True
+_addmm_k.hi = _addmm_hi
+
+
+def _addmm_args(input, x, y, op):  # noqa: A002
+    inp = tensor_arg(input, op, "input")
+    x = tensor_arg(x, op, "x")
+    y = tensor_arg(y, op, "y")
+    if x.ndim != 2 or y.ndim != 2:
+        raise ValueError(f"{op}: x and y must be 2-D, got shapes {x.shape} and {y.shape}")
+    if x.shape[1] != y.shape[0]:
+        raise ValueError(f"{op}: x's columns ({x.shape[1]}) must match y's rows ({y.shape[0]}); "
+                         f"got shapes {x.shape} and {y.shape}")
+    out_shape = (x.shape[0], y.shape[1])
+    try:
+        if np.broadcast_shapes(tuple(inp.shape), out_shape) != out_shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{op}: input of shape {inp.shape} cannot be broadcast to the result "
+                         f"shape {list(out_shape)}") from None
+    x, y = promote_pair(x, y, op)
+    if inp._data.dtype != x._data.dtype:
+        inp = cast_to(inp, x._data.dtype)
+    return inp, x, y
+
+
+def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
+    """``beta * input + alpha * (x @ y)``.
+
+    Args:
+        input (Tensor): added term, broadcastable to ``[M, N]``.
+        x (Tensor): ``[M, K]``.
+        y (Tensor): ``[K, N]``.
+        beta (float): factor on input.
+        alpha (float): factor on the product.
+
+    Returns:
+        Tensor: ``[M, N]``.
+    """
+    inp, x, y = _addmm_args(input, x, y, "addmm")
+    return apply(_addmm_k, inp, x, y, beta=float(beta), alpha=float(alpha))
+
+
+def addmm_(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
+    """Inplace :func:`addmm`: the result is written into input.
+
+    Args:
+        input (Tensor): ``[M, N]``, overwritten.
+        x (Tensor): ``[M, K]``.
+        y (Tensor): ``[K, N]``.
+        beta (float): factor on input.
+        alpha (float): factor on the product.
+
+    Returns:
+        Tensor: input.
+    """
+    inp, x, y = _addmm_args(input, x, y, "addmm_")
+    return apply_(_addmm_k, inp, x, y, beta=float(beta), alpha=float(alpha))
+
+
+def _lerp_k(x, y, w):
+    d = y - x
+    out = x + w * d
+    if out.dtype.kind == "c":
+        return out, lambda g: (g * _cj(1 - w), g * _cj(w), g * _cj(d))
+    return out, lambda g: (g * (1 - w), g * w, g * d)
+
+
+_lerp_k.op_name = "lerp"
+_lerp_k.broadcast = True
+_lerp_k.hi = lambda i, g: (g[0] * _cj(1 - i[2]), g[0] * _cj(i[2]), g[0] * _cj(i[1] - i[0]))
+
+
+def _lerp_args(x, y, weight, op):
+    x, y = _tensors(x, y, op)
+    if x._data.dtype.kind in "biu":
+        x, y = as_float(x), as_float(y)
+    if isinstance(weight, Tensor):
+        if weight._data.dtype != x._data.dtype:
+            weight = cast_to(weight, x._data.dtype)
+    else:
+        if not isinstance(weight, numbers.Number):
+            weight = tensor_arg(weight, op, "weight")
+            weight = cast_to(as_float(weight), x._data.dtype)
+        else:
+            weight = _wrap(_xp(x._data).asarray(weight, dtype=x._data.dtype))
+    try:
+        np.broadcast_shapes(tuple(x.shape), tuple(y.shape), tuple(weight.shape))
+    except ValueError:
+        raise ValueError(f"{op}: x {x.shape}, y {y.shape} and weight {weight.shape} cannot be "
+                         "broadcast together") from None
+    return x, y, weight
+
+
+def lerp(x, y, weight, name=None):
+    """Linear interpolation ``x + weight * (y - x)``.
+
+    Args:
+        x (Tensor): start.
+        y (Tensor): end, broadcast against x.
+        weight (float|Tensor): interpolation weight, broadcast against x.
+
+    Returns:
+        Tensor: the interpolated values.
+    """
+    x, y, w = _lerp_args(x, y, weight, "lerp")
+    return apply(_lerp_k, x, y, w)
+
+
+def lerp_(x, y, weight, name=None):
+    """Inplace :func:`lerp` (Tensor method only).
+
+    Args:
+        x (Tensor): start, overwritten.
+        y (Tensor): end.
+        weight (float|Tensor): interpolation weight.
+
+    Returns:
+        Tensor: x.
+    """
+    x, y, w = _lerp_args(x, y, weight, "lerp_")
+    return apply_(_lerp_k, x, y, w)
+
+
+def _increment_k(x, value):
+    return x + _xp(x).asarray(value, dtype=x.dtype), lambda g: (g,)
+
+
+_increment_k.op_name = "increment"
+_increment_k.saves = ()
+_increment_k.hi = lambda i, g, value: (g[0],)
+
+
+def increment(x, value=1.0, name=None):
+    """Add ``value`` to a one-element tensor, in place (as Paddle does); returns x.
+
+    Args:
+        x (Tensor): a tensor with exactly one element.
+        value (float): the increment (cast to x's dtype).
+
+    Returns:
+        Tensor: x.
+    """
+    x = tensor_arg(x, "increment")
+    if x.size != 1:
+        raise ValueError(f"increment: x must have exactly one element, got shape {x.shape}")
+    v = int(value) if x._data.dtype.kind in "iu" else float(value)
+    return apply_(_increment_k, x, value=v)
+
+
+def _multiplex_k(*arrs, index):
+    xp = _xp(arrs[0])
+    stacked = xp.stack(arrs)
+    rows = xp.arange(arrs[0].shape[0])
+    out = stacked[index, rows]
+
+    def bw(g):
+        return tuple(xp.where((index == k).reshape((-1,) + (1,) * (g.ndim - 1)), g, 0)
+                     .astype(g.dtype, copy=False) for k in range(len(arrs)))
+
+    return out, bw
+
+
+def _multiplex_hi(i, g, index):
+    nd = g[0].ndim
+    dt = g[0]._data.dtype
+    return tuple(g[0] * _const((index == k).reshape((-1,) + (1,) * (nd - 1)).astype(dt))
+                 for k in range(len(i)))
+
+
+_multiplex_k.op_name = "multiplex"
+_multiplex_k.saves = ()
+_multiplex_k.hi = _multiplex_hi
+
+
+def multiplex(inputs, index, name=None):
+    """Pick row i of ``inputs[index[i]]`` for every row i.
+
+    Args:
+        inputs (list[Tensor]): tensors of the same shape ``[M, ...]`` and dtype.
+        index (Tensor): int32/int64 of shape ``[M, 1]`` (or ``[M]``) with values in
+            ``[0, len(inputs))``.
+
+    Returns:
+        Tensor: ``[M, ...]``.
+    """
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TypeError("multiplex: inputs must be a non-empty list of Tensors")
+    ts = [tensor_arg(t, "multiplex", f"inputs[{k}]") for k, t in enumerate(inputs)]
+    for k, t in enumerate(ts):
+        if t.shape != ts[0].shape or t._data.dtype != ts[0]._data.dtype:
+            raise ValueError(f"multiplex: all inputs must share shape and dtype; inputs[0] is "
+                             f"{ts[0].shape} {ts[0].dtype}, inputs[{k}] is {t.shape} {t.dtype}")
+    if ts[0].ndim == 0:
+        raise ValueError("multiplex: inputs must have at least one dimension")
+    idx = tensor_arg(index, "multiplex", "index")
+    _require_int(idx, "multiplex", "index")
+    m = ts[0].shape[0]
+    ia = idx._data.reshape(-1)
+    if ia.shape[0] != m:
+        raise ValueError(f"multiplex: index must have shape [{m}, 1] (one entry per row of the "
+                         f"inputs), got {idx.shape}")
+    xp = _xp(ia)
+    if ia.size and (bool(xp.any(ia < 0)) or bool(xp.any(ia >= len(ts)))):
+        raise IndexError(f"multiplex: index values must be in [0, {len(ts)}), got values in "
+                         f"[{int(ia.min())}, {int(ia.max())}]")
+    return apply(_multiplex_k, *ts, index=ia.astype(np.int64))
+
+
+def _renorm_factor(x, p, axis, max_norm):
+    """Per-slice factor (a Tensor, differentiable) that brings norms above max_norm down."""
+    from .stat import sum as _sum
+
+    dims = [d for d in range(x.ndim) if d != axis]
+    a = abs(x)
+    if p == np.inf:
+        from .manipulation import reshape, transpose
+
+        perm = [axis] + dims
+        flat = reshape(transpose(x, perm), [x.shape[axis], -1])
+        nrm = apply(_rowmax_abs, flat)
+        shp = [1] * x.ndim
+        shp[axis] = x.shape[axis]
+        nrm = reshape(nrm, shp)
+    else:
+        nrm = _sum(a ** p, axis=dims, keepdim=True) ** (1.0 / p) if dims else a
+    big = _const((nrm._data > max_norm).astype(nrm._data.dtype))
+    safe = nrm * big + (1 - big)
+    return big * (max_norm / safe) + (1 - big)
+
+
+def _rowmax_abs(x):
+    xp = _xp(x)
+    a = xp.abs(x)
+    if x.shape[1] == 0:
+        return xp.zeros(x.shape[0], dtype=a.dtype), None
+    j = xp.argmax(a, axis=1)
+    rows = xp.arange(x.shape[0])
+    out = a[rows, j]
+
+    def bw(g):
+        gx = xp.zeros_like(x)
+        gx[rows, j] = g * xp.sign(x[rows, j])
+        return (gx,)
+
+    return out, bw
+
+
+_rowmax_abs.op_name = "renorm_max"
+
+
+def _renorm_args(x, p, axis, max_norm, op):
+    x = tensor_arg(x, op)
+    _require_float(x, op)
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x must have at least one dimension")
+    ax = norm_axis(axis, x.ndim, op)
+    p = float(p)
+    if p <= 0:
+        raise ValueError(f"{op}: p must be positive, got {p}")
+    if max_norm < 0:
+        raise ValueError(f"{op}: max_norm must be non-negative, got {max_norm}")
+    return x, p, ax, float(max_norm)
+
+
+def renorm(x, p, axis, max_norm):
+    """Rescale each slice along ``axis`` whose p-norm exceeds ``max_norm`` to that norm.
+
+    Args:
+        x (Tensor): float input.
+        p (float): the norm's power.
+        axis (int): slices are ``x[..., i, ...]`` along this axis; the norm runs over the rest.
+        max_norm (float): the largest allowed norm.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    x, p, ax, mn = _renorm_args(x, p, axis, max_norm, "renorm")
+    return x * _renorm_factor(x, p, ax, mn)
+
+
+def renorm_(x, p, axis, max_norm):
+    """Inplace :func:`renorm`.
+
+    Args:
+        x (Tensor): float input, overwritten.
+        p (float): the norm's power.
+        axis (int): the slicing axis.
+        max_norm (float): the largest allowed norm.
+
+    Returns:
+        Tensor: x.
+    """
+    x, p, ax, mn = _renorm_args(x, p, axis, max_norm, "renorm_")
+    return _inplace_via(x, "renorm_", lambda t: t * _renorm_factor(t, p, ax, mn))
+
+
+def _trace_k(x, offset, axis1, axis2):
+    xp = _xp(x)
+    out = xp.asarray(xp.trace(x, offset=offset, axis1=axis1, axis2=axis2, dtype=x.dtype))
+    shape = x.shape
+    return out, lambda g: (_trace_adj(g, shape, offset, axis1, axis2),)
+
+
+def _diag_index(shape, offset, axis1, axis2, xp):
+    n1, n2 = shape[axis1], shape[axis2]
+    r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+    k = max(0, min(n1 - r0, n2 - c0))
+    return xp.arange(k) + r0, xp.arange(k) + c0
+
+
+def _trace_adj(g, shape, offset, axis1, axis2):
+    """Gradient of trace: g on the selected diagonal, zero elsewhere."""
+    xp = _xp(g)
+    gx = xp.zeros(shape, dtype=g.dtype)
+    view = xp.moveaxis(gx, (axis1, axis2), (-2, -1))
+    r, c = _diag_index(shape, offset, axis1, axis2, xp)
+    view[..., r, c] = g[..., None]
+    return gx
+
+
+def _trace_adj_k(g, shape, offset, axis1, axis2):
+    out = _trace_adj(g, shape, offset, axis1, axis2)
+    return out, lambda gg: (_trace_k(gg, offset, axis1, axis2)[0],)
+
+
+_trace_adj_k.op_name = "trace_grad"
+_trace_adj_k.saves = ()
+_trace_adj_k.hi = lambda i, g, shape, offset, axis1, axis2: (
+    apply(_trace_k, g[0], offset=offset, axis1=axis1, axis2=axis2),)
+_trace_k.op_name = "trace"
+_trace_k.saves = ()
+_trace_k.hi = lambda i, g, offset, axis1, axis2: (
+    apply(_trace_adj_k, g[0], shape=tuple(i[0]._data.shape), offset=offset, axis1=axis1,
+          axis2=axis2),)
+
+
+def trace(x, offset=0, axis1=0, axis2=1, name=None):
+    """Sum of a diagonal of the 2-D slices given by ``axis1`` and ``axis2``.
+
+    Args:
+        x (Tensor): input with at least 2 dims.
+        offset (int): diagonal offset (positive: above the main diagonal).
+        axis1 (int): first axis of the 2-D slices.
+        axis2 (int): second axis of the 2-D slices.
+
+    Returns:
+        Tensor: the traces, with axis1 and axis2 removed (0-D for a matrix).
+    """
+    x = tensor_arg(x, "trace")
+    if x.ndim < 2:
+        raise ValueError(f"trace: x must have at least 2 dims, got shape {x.shape}")
+    a1 = norm_axis(axis1, x.ndim, "trace", "axis1")
+    a2 = norm_axis(axis2, x.ndim, "trace", "axis2")
+    if a1 == a2:
+        raise ValueError(f"trace: axis1 and axis2 must differ, both are {a1}")
+    if x._data.dtype.kind == "b":
+        x = _wrap(x._data.astype(np.int64))
+    return apply(_trace_k, x, offset=int(offset), axis1=a1, axis2=a2)
 
 
 # ---------------------------------------------------------------- inplace variants
 
-def add_(x, y, name=None):
-    """Inplace ``x += y`` (Tensor method only, as in Paddle); returns x."""
-    return apply_(_add, x, *_inplace_other(x, y, "add_"))
+def _inplace_via(x, op, fn, *args, **kw):
+    """Inplace form of a composite op: compute ``fn(x, ...)``, write it into x, rebind x.
 
+    The graph is kept: x's previous value feeds the new node, as in :func:`apply_`.
+    """
+    x = tensor_arg(x, op)
+    check_inplace(x, op)
+    need = state.grad_enabled and (not x.stop_gradient or any(
+        isinstance(a, Tensor) and not a.stop_gradient for a in list(args) + list(kw.values())))
+    if need:
+        old = _wrap(x._data.copy(), x.stop_gradient)
+        old._node, old._idx = x._node, x._idx
+        res = fn(old, *args, **kw)
+    else:
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            res = fn(x, *args, **kw)
+        finally:
+            state.grad_enabled = prev
+    if tuple(res._data.shape) != tuple(x._data.shape) and res.size == x.size:
+        from .manipulation import reshape
 
-def subtract_(x, y, name=None):
-    return apply_(_sub, x, *_inplace_other(x, y, "subtract_"))
-
-
-def multiply_(x, y, name=None):
-    return apply_(_mul, x, *_inplace_other(x, y, "multiply_"))
-
-
-def divide_(x, y, name=None):
-    return apply_(_div, x, *_inplace_other(x, y, "divide_"))
+        res = reshape(res, x.shape)
+    if tuple(res._data.shape) != tuple(x._data.shape):
+        raise ValueError(f"{op}: the result has shape {res.shape}, which cannot be written into "
+                         f"x of shape {x.shape}")
+    if res._data.dtype != x._data.dtype:
+        raise TypeError(f"{op}: the result has dtype {res.dtype}, which differs from x's dtype "
+                        f"{x.dtype}")
+    x._data[...] = res._data
+    x._ver.v += 1
+    if need and res._node is not None:
+        x._node, x._idx = res._node, res._idx
+        x.stop_gradient = False
+    return x
 
 
 def _inplace_other(x, y, op):
@@ -321,6 +2782,137 @@ def _inplace_other(x, y, op):
     return (_wrap(_xp(x._data).asarray(y, dtype=x._data.dtype)),)
 
 
-API = ["add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "exp", "log", "tanh",
-       "sqrt", "square", "neg"]
-METHODS = API + ["add_", "subtract_", "multiply_", "divide_"]
+def _check_inplace_bcast(x, y, op):
+    if isinstance(y, Tensor) and y._data.shape != x._data.shape:
+        try:
+            ok = np.broadcast_shapes(x._data.shape, y._data.shape) == x._data.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{op}: y of shape {y.shape} cannot be broadcast to the shape "
+                             f"{x.shape} of the inplace tensor x")
+
+
+def _binary_inplace(kernel, op):
+    def f(x, y, name=None):
+        x = tensor_arg(x, op)
+        _check_inplace_bcast(x, y, op)
+        return apply_(kernel, x, *_inplace_other(x, y, op))
+
+    f.__name__ = f.__qualname__ = op
+    base = op[:-1]
+    f.__doc__ = (f"Inplace :func:`{base}`: ``x = {base}(x, y)``, with y broadcast to x's shape; "
+                 "returns x.\n\n    Args:\n        x (Tensor): input, overwritten.\n"
+                 "        y (Tensor|number): the other operand.\n\n    Returns:\n"
+                 "        Tensor: x.\n")
+    return f
+
+
+add_ = _binary_inplace(_add, "add_")
+subtract_ = _binary_inplace(_sub, "subtract_")
+multiply_ = _binary_inplace(_mul, "multiply_")
+hypot_ = _binary_inplace(_hypot, "hypot_")
+floor_divide_ = _binary_inplace(_floordiv, "floor_divide_")
+remainder_ = _binary_inplace(_remainder, "remainder_")
+floor_mod_ = remainder_
+mod_ = remainder_
+
+
+def divide_(x, y, name=None):
+    """Inplace :func:`divide`; returns x.
+
+    Args:
+        x (Tensor): dividend, overwritten.
+        y (Tensor|number): divisor, broadcast to x's shape.
+
+    Returns:
+        Tensor: x.
+    """
+    x = tensor_arg(x, "divide_")
+    _check_inplace_bcast(x, y, "divide_")
+    return apply_(_div, x, *_inplace_other(x, y, "divide_"))
+
+
+def pow_(x, y, name=None):
+    """Inplace :func:`pow`; returns x.
+
+    Args:
+        x (Tensor): base, overwritten.
+        y (Tensor|number): exponent.
+
+    Returns:
+        Tensor: x.
+    """
+    x = tensor_arg(x, "pow_")
+    _check_inplace_bcast(x, y, "pow_")
+    if isinstance(y, Tensor):
+        return apply_(_pow, x, *_inplace_other(x, y, "pow_"))
+    return apply_(_pow, x, y)
+
+
+def gcd_(x, y, name=None):
+    """Inplace :func:`gcd`; returns x.
+
+    Args:
+        x (Tensor): integer input, overwritten.
+        y (Tensor): integer input.
+
+    Returns:
+        Tensor: x.
+    """
+    return _inplace_via(x, "gcd_", gcd, y)
+
+
+def lcm_(x, y, name=None):
+    """Inplace :func:`lcm`; returns x.
+
+    Args:
+        x (Tensor): integer input, overwritten.
+        y (Tensor): integer input.
+
+    Returns:
+        Tensor: x.
+    """
+    return _inplace_via(x, "lcm_", lcm, y)
+
+
+def ldexp_(x, y, name=None):
+    """Inplace :func:`ldexp`; returns x.
+
+    Args:
+        x (Tensor): float mantissas, overwritten.
+        y (Tensor): integer exponents.
+
+    Returns:
+        Tensor: x.
+    """
+    return _inplace_via(x, "ldexp_", ldexp, y)
+
+
+_UNARY_INPLACE_TOP = ["abs_", "acos_", "atan_", "cos_", "expm1_", "log_", "log10_", "log2_",
+                      "neg_", "sin_", "sinh_", "square_", "tan_", "tanh_", "trunc_", "frac_"]
+
+API = [
+    "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "fmax", "fmin",
+    "floor_divide", "remainder", "floor_mod", "mod", "gcd", "lcm", "atan2", "hypot", "logaddexp",
+    "nextafter", "heaviside", "ldexp",
+    "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "square",
+    "neg", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh",
+    "atanh", "deg2rad", "rad2deg", "ceil", "floor", "round", "trunc", "frac", "abs", "sign",
+    "sgn", "real", "imag", "conj", "angle", "as_complex", "as_real", "logit", "stanh",
+    "nan_to_num", "scale", "clip", "frexp", "cumsum", "cumprod", "cummax", "cummin",
+    "logcumsumexp", "diff", "trapezoid", "cumulative_trapezoid", "add_n", "addmm", "lerp",
+    "increment", "multiplex", "renorm", "trace",
+    # inplace forms that Paddle 2.6 also exports at the top level
+    "addmm_", "cumprod_", "cumsum_", "divide_", "floor_divide_", "floor_mod_", "mod_",
+    "remainder_", "gcd_", "lcm_", "hypot_", "ldexp_", "logit_", "multiply_", "nan_to_num_",
+    "pow_", "renorm_",
+] + _UNARY_INPLACE_TOP
+
+# Tensor methods: everything above except expm1_ and square_ (top level only in Paddle 2.6),
+# plus sigmoid and the 2.1 inplace ops that are methods only (B29).
+METHODS = [n for n in API if n not in ("expm1_", "square_")] + [
+    "sigmoid", "sigmoid_", "add_", "subtract_", "clip_", "scale_", "ceil_", "floor_", "exp_",
+    "reciprocal_", "round_", "sqrt_", "rsqrt_", "acosh_", "asin_", "asinh_", "atanh_", "cosh_",
+    "lerp_", "log1p_",
+]
