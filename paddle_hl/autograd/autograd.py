@@ -15,7 +15,7 @@ from ..framework import state
 from ..framework.engine import NoHigherOrderRuleError, grad
 from ..framework.tensor import Tensor, _wrap
 
-__all__ = ["Jacobian", "Hessian", "jacobian", "hessian"]
+__all__ = []
 
 
 def _check_tensor(t, api, arg):

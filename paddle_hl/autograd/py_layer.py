@@ -6,7 +6,7 @@ from ..framework import state
 from ..framework.engine import Node
 from ..framework.tensor import Tensor, _wrap
 
-__all__ = ["PyLayer", "PyLayerContext"]
+__all__ = []
 
 
 class PyLayerContext:

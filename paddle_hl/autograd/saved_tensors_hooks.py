@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..framework import state
 
-__all__ = ["saved_tensors_hooks"]
+__all__ = []
 
 
 class saved_tensors_hooks:  # noqa: N801  (Paddle's name)

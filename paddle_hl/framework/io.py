@@ -32,7 +32,7 @@ from .. import backend
 from . import dtype as _dt
 from .tensor import Tensor, _wrap, to_array
 
-__all__ = ["save", "load"]
+__all__ = []
 
 _NAME_TABLE = "StructuredToParameterName@@"
 _SAVE_CONFIGS = ("use_binary_format",)

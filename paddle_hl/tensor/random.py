@@ -16,8 +16,6 @@ from ..framework import dtype as _dt
 from ..framework import random as _fr
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.random import (
-    Generator,
-    GeneratorState,
     generator,
     generator_for,
     local_generator,
@@ -28,7 +26,7 @@ from ..framework.random import (
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import cast_to, shape_arg, tensor_arg
 
-__all__ = ["Generator", "GeneratorState"]
+__all__ = []
 
 
 class _ProbabilityError(ValueError, IndexError):

@@ -1,0 +1,62 @@
+"""B17: public names come only from the documented namespaces; implementation modules export
+nothing with ``import *``; there is no ``paddle_hl.fluid``."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+import pkgutil
+
+import pytest
+
+import paddle_hl
+
+API_FILE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "api" / "paddle-2.6-api.json"
+EXTRA_PUBLIC = {"paddle_hl.regularizer", "paddle_hl.static", "paddle_hl.device",
+                "paddle_hl.device.cuda", "paddle_hl.utils", "paddle_hl.optimizer",
+                "paddle_hl.nn", "paddle_hl.nn.functional", "paddle_hl.callbacks",
+                "paddle_hl.hapi", "paddle_hl.utils.download"}
+
+
+OPTIONAL_DEPS = {"cupy", "cupyx", "ipywidgets", "matplotlib", "soundfile", "cv2", "visualdl",
+                 "wandb", "mpi4py"}
+
+
+def _public():
+    if API_FILE.exists():
+        names = set(json.loads(API_FILE.read_text()))
+    else:
+        names = set()
+    return names | EXTRA_PUBLIC
+
+
+def _modules():
+    for info in pkgutil.walk_packages(paddle_hl.__path__, "paddle_hl."):
+        if ".notebook" in info.name:  # imports ipywidgets, an optional extra
+            continue
+        yield info.name
+
+
+def test_no_fluid():
+    with pytest.raises(AttributeError):
+        paddle_hl.fluid  # noqa: B018
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("paddle_hl.fluid")
+
+
+def test_implementation_modules_export_nothing():
+    public = _public()
+    leaking = []
+    for name in _modules():
+        if name in public:
+            continue
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name in OPTIONAL_DEPS:  # a backend or extra that is not installed here
+                continue
+            raise
+        if getattr(mod, "__all__", None) != []:
+            leaking.append(name)
+    assert not leaking, f"implementation modules without __all__ = []: {leaking}"
