@@ -66,6 +66,8 @@ _LAZY_NAMES = {
     "ParamAttr": "nn.param_attr:ParamAttr",
     "create_parameter": "nn.layer.layers:create_parameter",
     "Model": "hapi.model:Model",
+    "summary": "hapi.model_summary:summary",
+    "flops": "hapi.dynamic_flops:flops",
     "save": "framework.io:save",
     "load": "framework.io:load",
 }

@@ -521,7 +521,8 @@ class Model:
                 break
         if not os.path.exists(path + ".pdparams"):
             raise ValueError(f"Model.load: {path}.pdparams does not exist")
-        params = load(path + ".pdparams")
+        params = load(path + ".pdparams", keep_name_table=True)
+        saved_names = params.pop("StructuredToParameterName@@", {}) or {}
         own = self.network.state_dict()
         matched = {}
         for key, target in own.items():
@@ -546,7 +547,8 @@ class Model:
             reset_optimizer = True
         if not reset_optimizer and self._optimizer is not None and \
                 os.path.exists(path + ".pdopt"):
-            self._optimizer.set_state_dict(load(path + ".pdopt"))
+            opt_state = _rename_accumulators(load(path + ".pdopt"), saved_names, own)
+            self._optimizer.set_state_dict(opt_state)
         if self._scaler is not None and os.path.exists(path + ".pdscaler"):
             self._scaler.load_state_dict(load(path + ".pdscaler"))
 
@@ -563,6 +565,30 @@ class Model:
             if len(input_size) == 1:
                 input_size, dtype = input_size[0], dtype[0]
         return summary(self.network, input_size, dtypes=dtype)
+
+
+def _rename_accumulators(opt_state, saved_names, own):
+    """Optimizer accumulators are keyed by parameter name (``linear_0.w_0_moment1_0``), which
+    depends on how many layers the saving process had built. Map them to this network's
+    parameter names through the structured names both checkpoints share."""
+    renames = {}
+    for key, old in saved_names.items():
+        t = own.get(key)
+        if t is not None and t.name != old:
+            renames[old] = t.name
+    if not renames:
+        return opt_state
+    out = {}
+    for key, value in opt_state.items():
+        new_key = key
+        for old in sorted(renames, key=len, reverse=True):
+            if key.startswith(old + "_"):
+                new_key = renames[old] + key[len(old):]
+                break
+        if key == "master_weights" and isinstance(value, dict):
+            value = {renames.get(k, k): v for k, v in value.items()}
+        out[new_key] = value
+    return out
 
 
 def _check_writable(save_dir):
