@@ -340,16 +340,17 @@ class Layer:
 
     # ------------------------------------------------------------------ state
     def _state_items(self, include_sublayers=True, structured_name_prefix=""):
-        layers = self.named_sublayers(include_self=True) if include_sublayers \
-            else [("", self)]
-        for lp, layer in layers:
-            base = structured_name_prefix + (lp + "." if lp else "")
-            for name, p in layer._parameters.items():
-                if p is not None:
-                    yield base + name, p
-            for name, b in layer._buffers.items():
-                if b is not None and name not in layer._non_persistable_buffer_names_set:
-                    yield base + name, b
+        # as Paddle: a layer shared under two names is listed under both (no de-duplication)
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield structured_name_prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistable_buffer_names_set:
+                yield structured_name_prefix + name, b
+        if include_sublayers:
+            for name, layer in self._sub_layers.items():
+                if layer is not None:
+                    yield from layer._state_items(True, f"{structured_name_prefix}{name}.")
 
     def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
                    use_hook=True):
@@ -378,18 +379,24 @@ class Layer:
         missing, matched = [], set()
         for key, target in own.items():
             if key not in state_dict:
+                warnings.warn(f"Skip loading for {key}. {key} is not found in the provided "
+                              "dict.", stacklevel=2)
                 missing.append(key)
                 continue
-            matched.add(key)
             value = state_dict[key]
-            arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+            arr = value._data if isinstance(value, Tensor) else value
+            if not hasattr(arr, "shape") or not hasattr(arr, "dtype"):
+                arr = np.asarray(arr)
             if tuple(arr.shape) != tuple(target._data.shape):
+                # as Paddle: the entry is reported both missing and unexpected
                 warnings.warn(f"Skip loading for {key}. {key} receives a shape "
                               f"{list(arr.shape)}, but the expected shape is {target.shape}.",
                               stacklevel=2)
+                missing.append(key)
                 continue
-            xp = _pl.xp_for(target.place)
-            target._data[...] = xp.asarray(arr).astype(target._data.dtype, copy=False)
+            matched.add(key)
+            target._data[...] = _pl.move(arr, _pl.place_of(target._data)).astype(
+                target._data.dtype, copy=False)
             target._ver.v += 1
         unexpected = [k for k in state_dict if k not in matched]
         return missing, unexpected
@@ -460,7 +467,11 @@ class Layer:
             sub = repr(layer).split("\n")
             sub = [sub[0]] + ["  " + s for s in sub[1:]]
             lines.append(f"  ({name}): " + "\n".join(sub))
-        head = f"{type(self).__name__}({self.extra_repr()}"
+        extra = self.extra_repr()
+        if "\n" in extra:  # a multi-line extra_repr goes on its own indented lines
+            lines = ["  " + e for e in extra.split("\n")] + lines
+            extra = ""
+        head = f"{type(self).__name__}({extra}"
         if not lines:
             return head + ")"
         return head + "\n" + "\n".join(lines) + "\n)"
