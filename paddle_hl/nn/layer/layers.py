@@ -88,13 +88,13 @@ class Layer:
             if params is None:
                 raise ValueError("super().__init__() must be called before assigning "
                                  "parameters to a Layer")
-            self._drop(name)
+            self._forget_name(name)
             params[name] = value
         elif isinstance(value, Layer):
             if params is None:
                 raise ValueError("super().__init__() must be called before assigning "
                                  "sublayers to a Layer")
-            self._drop(name)
+            self._forget_name(name)
             d["_sub_layers"][name] = value
         elif params is not None and name in params:
             if value is not None:
@@ -120,7 +120,7 @@ class Layer:
         else:
             object.__setattr__(self, name, value)
 
-    def _drop(self, name):
+    def _forget_name(self, name):
         d = self.__dict__
         d.pop(name, None)
         for table in ("_parameters", "_sub_layers", "_buffers"):

@@ -1,0 +1,253 @@
+"""Model-zoo inference speed: ResNet-50 and MobileNetV2 in eval mode on 224x224 images, batch 8,
+in images per second, side by side with PyTorch CPU and Paddle 2.6.2 (when installed).
+
+The PyTorch networks are built here with the same architecture and module names as Paddle's
+zoo and receive paddle_hl's weights, so all libraries run the same numbers; the script checks
+that their outputs agree before timing.
+
+Run: python benchmarks/vision_inference.py [--batch 8] [--repeat 5] [--models resnet50,...]
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+# run from a checkout without installing: python benchmarks/<name>.py
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+# --------------------------------------------------------------------------- torch twins
+
+
+def _torch_resnet50():
+    """ResNet-50 in torch with Paddle's module names (conv1, bn1, layerN.i.convK/bnK,
+    downsample.0/1, fc)."""
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, planes, stride):
+            super().__init__()
+            out = planes * 4
+            self.conv1 = nn.Conv2d(cin, planes, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.conv2 = nn.Conv2d(planes, planes, 3, stride, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.conv3 = nn.Conv2d(planes, out, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(out)
+            self.relu = nn.ReLU()
+            self.downsample = None
+            if stride != 1 or cin != out:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, out, 1, stride, bias=False),
+                                                nn.BatchNorm2d(out))
+
+        def forward(self, x):
+            idt = x if self.downsample is None else self.downsample(x)
+            y = self.relu(self.bn1(self.conv1(x)))
+            y = self.relu(self.bn2(self.conv2(y)))
+            return self.relu(self.bn3(self.conv3(y)) + idt)
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU()
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            cin = 64
+            for i, (planes, n, stride) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 2),
+                                                     (512, 3, 2)), start=1):
+                blocks = []
+                for j in range(n):
+                    blocks.append(Bottleneck(cin, planes, stride if j == 0 else 1))
+                    cin = planes * 4
+                setattr(self, f"layer{i}", nn.Sequential(*blocks))
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(2048, 1000)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    return ResNet50()
+
+
+def _torch_mobilenet_v2():
+    """MobileNetV2 (scale 1.0) in torch with Paddle's module names (features.i.conv.j...)."""
+    from torch import nn
+
+    def cna(cin, cout, k=3, stride=1, groups=1):
+        return nn.Sequential(nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups,
+                                       bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU6())
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin, cout, stride, t):
+            super().__init__()
+            hidden = int(round(cin * t))
+            self.use_res = stride == 1 and cin == cout
+            layers = [cna(cin, hidden, 1)] if t != 1 else []
+            layers += [cna(hidden, hidden, 3, stride, hidden),
+                       nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+            self.conv = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return x + self.conv(x) if self.use_res else self.conv(x)
+
+    class MobileNetV2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            feats = [cna(3, 32, 3, 2)]
+            cin = 32
+            for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                               (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+                for i in range(n):
+                    feats.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                    cin = c
+            feats.append(cna(cin, 1280, 1))
+            self.features = nn.Sequential(*feats)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, 1000))
+
+        def forward(self, x):
+            return self.classifier(self.pool(self.features(x)).flatten(1))
+
+    return MobileNetV2()
+
+
+def _load_into_torch(torch_model, hl_state):
+    """Copy a paddle_hl state_dict into the torch twin (BN stat names, Linear transposed)."""
+    import torch
+
+    target = torch_model.state_dict()
+    new = {}
+    for k, v in hl_state.items():
+        a = v.numpy()
+        tk = k.replace("._mean", ".running_mean").replace("._variance", ".running_var")
+        if tk not in target:
+            raise KeyError(f"torch twin has no parameter for {k}")
+        if a.ndim == 2:  # Linear: Paddle stores [in, out], torch [out, in]
+            a = a.T
+        new[tk] = torch.from_numpy(np.ascontiguousarray(a))
+    missing = [k for k in target if k not in new and not k.endswith("num_batches_tracked")]
+    if missing:
+        raise KeyError(f"torch twin parameters left unset: {missing[:5]}")
+    torch_model.load_state_dict(new, strict=False)
+    return torch_model.eval()
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def _time(fn, repeat):
+    fn()  # warm up (allocations, caches)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _randomize_bn(hl_model, seed=0):
+    """Non-trivial BN statistics so the cross-library check means something."""
+    rng = np.random.default_rng(seed)
+    state = {k: v.numpy() for k, v in hl_model.state_dict().items()}
+    for k, a in state.items():
+        if k.endswith("_mean") or k.endswith(".bias") and a.ndim == 1:
+            state[k] = rng.normal(0, 0.1, a.shape).astype(a.dtype)
+        elif k.endswith("_variance"):
+            state[k] = rng.uniform(0.5, 1.5, a.shape).astype(a.dtype)
+    hl_model.set_state_dict(state)
+    return state
+
+
+def bench(name, batch, repeat):
+    from paddle_hl.vision import models
+
+    import paddle_hl
+
+    x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype(np.float32)
+    hl_model = getattr(models, name)()
+    state = _randomize_bn(hl_model)
+    hl_model.eval()
+    hl_x = paddle_hl.to_tensor(x)
+    results, outputs = {}, {}
+
+    def run_hl():
+        with paddle_hl.no_grad():
+            return hl_model(hl_x)
+
+    outputs["paddle_hl"] = run_hl().numpy()
+    results["paddle_hl"] = _time(run_hl, repeat)
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        twin = {"resnet50": _torch_resnet50, "mobilenet_v2": _torch_mobilenet_v2}[name]()
+        t_model = _load_into_torch(twin, hl_model.state_dict())
+        t_x = torch.from_numpy(x)
+
+        def run_torch():
+            with torch.inference_mode():
+                return t_model(t_x)
+
+        outputs["torch"] = run_torch().numpy()
+        results["torch"] = _time(run_torch, repeat)
+
+    try:
+        import zlib  # noqa: F401  (paddle 2.6.2 under NumPy 2 needs these first)
+
+        import numpy.random  # noqa: F401
+        import paddle
+    except ImportError:
+        paddle = None
+    if paddle is not None:
+        pd_model = getattr(paddle.vision.models, name)()
+        pd_model.set_state_dict({k: paddle.to_tensor(v) for k, v in state.items()})
+        pd_model.eval()
+        pd_x = paddle.to_tensor(x)
+
+        def run_pd():
+            with paddle.no_grad():
+                return pd_model(pd_x)
+
+        outputs["paddle"] = run_pd().numpy()
+        results["paddle"] = _time(run_pd, repeat)
+
+    ref = outputs["paddle_hl"]
+    for lib, out in outputs.items():
+        err = float(np.abs(out - ref).max() / (np.abs(ref).max() + 1e-12))
+        if err > 1e-3:
+            raise AssertionError(f"{name}: {lib} output differs from paddle_hl (rel {err:.2e})")
+    return {lib: batch / t for lib, t in results.items()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--models", default="resnet50,mobilenet_v2")
+    args = ap.parse_args(argv)
+    print(f"eval-mode inference, batch {args.batch}, 3x224x224, median of {args.repeat} runs "
+          f"(images/s; higher is better)")
+    print(f"{'model':<14}{'paddle_hl':>11}{'torch':>9}{'paddle':>9}"
+          f"{'hl/torch':>10}{'hl/paddle':>11}")
+    for name in args.models.split(","):
+        r = bench(name, args.batch, args.repeat)
+        hl = r["paddle_hl"]
+        cols = [f"{r[k]:9.1f}" if k in r else f"{'-':>9}" for k in ("torch", "paddle")]
+        ratios = [f"{hl / r[k]:10.2f}" if k in r else f"{'-':>10}" for k in ("torch", "paddle")]
+        print(f"{name:<14}{hl:11.1f}{cols[0]}{cols[1]}{ratios[0]}{ratios[1]:>11}")
+
+
+if __name__ == "__main__":
+    main()

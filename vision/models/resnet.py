@@ -1,0 +1,229 @@
+"""ResNet, ResNeXt and Wide ResNet."""
+
+from __future__ import annotations
+
+import paddle_hl as paddle
+from paddle_hl import nn
+
+from ._utils import build_model
+
+__all__ = [
+    "ResNet", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
+    "resnext50_32x4d", "resnext50_64x4d", "resnext101_32x4d", "resnext101_64x4d",
+    "resnext152_32x4d", "resnext152_64x4d", "wide_resnet50_2", "wide_resnet101_2",
+]
+
+_HAPI = "https://paddle-hapi.bj.bcebos.com/models/"
+model_urls = {
+    "resnet18": (_HAPI + "resnet18.pdparams", "cf548f46534aa3560945be4b95cd11c4"),
+    "resnet34": (_HAPI + "resnet34.pdparams", "8d2275cf8706028345f78ac0e1d31969"),
+    "resnet50": (_HAPI + "resnet50.pdparams", "ca6f485ee1ab0492d38f323885b0ad80"),
+    "resnet101": (_HAPI + "resnet101.pdparams", "02f35f034ca3858e1e54d4036443c92d"),
+    "resnet152": (_HAPI + "resnet152.pdparams", "7ad16a2f1e7333859ff986138630fd7a"),
+    "resnext50_32x4d": (_HAPI + "resnext50_32x4d.pdparams",
+                        "dc47483169be7d6f018fcbb7baf8775d"),
+    "resnext50_64x4d": (_HAPI + "resnext50_64x4d.pdparams",
+                        "063d4b483e12b06388529450ad7576db"),
+    "resnext101_32x4d": (_HAPI + "resnext101_32x4d.pdparams",
+                         "967b090039f9de2c8d06fe994fb9095f"),
+    "resnext101_64x4d": (_HAPI + "resnext101_64x4d.pdparams",
+                         "98e04e7ca616a066699230d769d03008"),
+    "resnext152_32x4d": (_HAPI + "resnext152_32x4d.pdparams",
+                         "18ff0beee21f2efc99c4b31786107121"),
+    "resnext152_64x4d": (_HAPI + "resnext152_64x4d.pdparams",
+                         "77c4af00ca42c405fa7f841841959379"),
+    "wide_resnet50_2": (_HAPI + "wide_resnet50_2.pdparams", "0282f804d73debdab289bd9fea3fa6dc"),
+    "wide_resnet101_2": (_HAPI + "wide_resnet101_2.pdparams",
+                         "d4360a2d23657f059216f5d5a1a9ac93"),
+}
+
+# Blocks per stage for each depth.
+_STAGES = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3), 101: (3, 4, 23, 3),
+           152: (3, 8, 36, 3)}
+
+
+class BasicBlock(nn.Layer):
+    """Two 3x3 convs with a shortcut (ResNet-18/34). ``groups``/``base_width`` are accepted
+    for a uniform block signature and ignored, as in Paddle."""
+
+    expansion = 1
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
+                 dilation=1, norm_layer=None):
+        super().__init__()
+        if dilation > 1:
+            raise ValueError(f"BasicBlock: dilation > 1 is not supported, got {dilation}")
+        norm_layer = norm_layer or nn.BatchNorm2D
+        self.conv1 = nn.Conv2D(inplanes, planes, 3, padding=1, stride=stride, bias_attr=False)
+        self.bn1 = norm_layer(planes)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2D(planes, planes, 3, padding=1, bias_attr=False)
+        self.bn2 = norm_layer(planes)
+        self.downsample = downsample
+        self.stride = stride
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + identity)
+
+
+class BottleneckBlock(nn.Layer):
+    """1x1 reduce -> 3x3 (grouped for ResNeXt) -> 1x1 expand (x4), with a shortcut."""
+
+    expansion = 4
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
+                 dilation=1, norm_layer=None):
+        super().__init__()
+        norm_layer = norm_layer or nn.BatchNorm2D
+        width = int(planes * (base_width / 64.0)) * groups
+        self.conv1 = nn.Conv2D(inplanes, width, 1, bias_attr=False)
+        self.bn1 = norm_layer(width)
+        self.conv2 = nn.Conv2D(width, width, 3, padding=dilation, stride=stride, groups=groups,
+                               dilation=dilation, bias_attr=False)
+        self.bn2 = norm_layer(width)
+        self.conv3 = nn.Conv2D(width, planes * self.expansion, 1, bias_attr=False)
+        self.bn3 = norm_layer(planes * self.expansion)
+        self.relu = nn.ReLU()
+        self.downsample = downsample
+        self.stride = stride
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        return self.relu(out + identity)
+
+
+class ResNet(nn.Layer):
+    """ResNet model from `"Deep Residual Learning for Image Recognition"
+    <https://arxiv.org/pdf/1512.03385.pdf>`_ (ResNeXt and Wide ResNet through ``width`` and
+    ``groups``).
+
+    Args:
+        block (BasicBlock|BottleneckBlock): the residual block class.
+        depth (int, optional): 18, 34, 50, 101 or 152. Default: 50.
+        width (int, optional): base width per convolution group. Default: 64.
+        num_classes (int, optional): size of the last fc layer; when <= 0 there is none.
+            Default: 1000.
+        with_pool (bool, optional): global-average-pool before the fc layer. Default: True.
+        groups (int, optional): groups of the 3x3 convs. Default: 1.
+
+    Returns:
+        nn.Layer: the network.
+
+    Examples:
+        >>> import paddle_hl as paddle
+        >>> from paddle_hl.vision.models import ResNet
+        >>> from paddle_hl.vision.models.resnet import BasicBlock, BottleneckBlock
+        >>> resnet18 = ResNet(BasicBlock, 18)
+        >>> resnext50_32x4d = ResNet(BottleneckBlock, 50, width=4, groups=32)
+        >>> resnet18(paddle.rand([1, 3, 64, 64])).shape
+        [1, 1000]
+    """
+
+    def __init__(self, block, depth: int = 50, width: int = 64, num_classes: int = 1000,
+                 with_pool: bool = True, groups: int = 1):
+        super().__init__()
+        if depth not in _STAGES:
+            raise ValueError(f"ResNet: depth must be one of {sorted(_STAGES)}, got {depth}")
+        stages = _STAGES[depth]
+        self.groups = groups
+        self.base_width = width
+        self.num_classes = num_classes
+        self.with_pool = with_pool
+        self._norm_layer = nn.BatchNorm2D
+        self.inplanes = 64
+        self.dilation = 1
+        self.conv1 = nn.Conv2D(3, self.inplanes, kernel_size=7, stride=2, padding=3,
+                               bias_attr=False)
+        self.bn1 = self._norm_layer(self.inplanes)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2D(kernel_size=3, stride=2, padding=1)
+        self.layer1 = self._make_layer(block, 64, stages[0])
+        self.layer2 = self._make_layer(block, 128, stages[1], stride=2)
+        self.layer3 = self._make_layer(block, 256, stages[2], stride=2)
+        self.layer4 = self._make_layer(block, 512, stages[3], stride=2)
+        if with_pool:
+            self.avgpool = nn.AdaptiveAvgPool2D((1, 1))
+        if num_classes > 0:
+            self.fc = nn.Linear(512 * block.expansion, num_classes)
+
+    def _make_layer(self, block, planes, blocks, stride=1, dilate=False):
+        """One stage: a (possibly strided) first block with a projection shortcut, then
+        ``blocks - 1`` identity blocks."""
+        norm_layer = self._norm_layer
+        previous_dilation = self.dilation
+        if dilate:
+            self.dilation *= stride
+            stride = 1
+        out_planes = planes * block.expansion
+        downsample = None
+        if stride != 1 or self.inplanes != out_planes:
+            downsample = nn.Sequential(
+                nn.Conv2D(self.inplanes, out_planes, 1, stride=stride, bias_attr=False),
+                norm_layer(out_planes))
+        layers = [block(self.inplanes, planes, stride, downsample, self.groups, self.base_width,
+                        previous_dilation, norm_layer)]
+        self.inplanes = out_planes
+        layers += [block(self.inplanes, planes, groups=self.groups, base_width=self.base_width,
+                         norm_layer=norm_layer) for _ in range(1, blocks)]
+        return nn.Sequential(*layers)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        if self.with_pool:
+            x = self.avgpool(x)
+        if self.num_classes > 0:
+            x = self.fc(paddle.flatten(x, 1))
+        return x
+
+
+def _resnet(arch, depth, pretrained, **kwargs):
+    block = BasicBlock if depth < 50 else BottleneckBlock
+    return build_model(ResNet, arch, pretrained, model_urls, block, depth, **kwargs)
+
+
+def _factory(arch, depth, title, **fixed):
+    """Make the public constructor ``arch``: one code path for all thirteen variants. The
+    variant's own ``width``/``groups`` (``fixed``) win over the caller's, as in Paddle."""
+    block = "BasicBlock" if depth < 50 else "BottleneckBlock"
+    spec = "".join(f", {k}={v}" for k, v in fixed.items())
+
+    def build(pretrained: bool = False, **kwargs) -> ResNet:
+        return _resnet(arch, depth, pretrained, **{**kwargs, **fixed})
+
+    build.__name__ = build.__qualname__ = arch
+    build.__doc__ = f"""{title}: ``ResNet({block}, {depth}{spec})``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import {arch}
+        >>> model = {arch}()
+    """
+    return build
+
+
+resnet18 = _factory("resnet18", 18, "ResNet-18")
+resnet34 = _factory("resnet34", 34, "ResNet-34")
+resnet50 = _factory("resnet50", 50, "ResNet-50")
+resnet101 = _factory("resnet101", 101, "ResNet-101")
+resnet152 = _factory("resnet152", 152, "ResNet-152")
+resnext50_32x4d = _factory("resnext50_32x4d", 50, "ResNeXt-50 32x4d", groups=32, width=4)
+resnext50_64x4d = _factory("resnext50_64x4d", 50, "ResNeXt-50 64x4d", groups=64, width=4)
+resnext101_32x4d = _factory("resnext101_32x4d", 101, "ResNeXt-101 32x4d", groups=32, width=4)
+resnext101_64x4d = _factory("resnext101_64x4d", 101, "ResNeXt-101 64x4d", groups=64, width=4)
+resnext152_32x4d = _factory("resnext152_32x4d", 152, "ResNeXt-152 32x4d", groups=32, width=4)
+resnext152_64x4d = _factory("resnext152_64x4d", 152, "ResNeXt-152 64x4d", groups=64, width=4)
+wide_resnet50_2 = _factory("wide_resnet50_2", 50, "Wide ResNet-50-2", width=128)
+wide_resnet101_2 = _factory("wide_resnet101_2", 101, "Wide ResNet-101-2", width=128)
