@@ -203,6 +203,16 @@ def run_backward(tensors, grad_tensors, retain_graph=False, create_graph=False, 
     Returns:
         None for plain backward, else the list of gradients of ``inputs``.
     """
+    prof = state.prof_bw
+    if prof is not None:  # the profiler times the whole pass as one "Backward" span
+        return prof.span(_run_backward, tensors, grad_tensors, retain_graph, create_graph,
+                         inputs, allow_unused, accumulate, blocked, where)
+    return _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs,
+                         allow_unused, accumulate, blocked, where)
+
+
+def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused,
+                  accumulate, blocked, where):
     roots = []
     seen_roots = set()
     for t, g in zip(tensors, grad_tensors):
@@ -296,6 +306,7 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph):
     gradient in hand, so long chains skip the ready stack and the gradient buffers.
     """
     pop, push = ready.pop, ready.append
+    prof = state.prof_bw  # read once: a local None check per node when the profiler is off
     while ready:
         node = pop()
         g = buffers.pop(node, None)
@@ -311,11 +322,11 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph):
                 if node.hooks is not None or node.retained is not None:
                     g = _node_outputs(node, g, None, None, False)
                 if node.n_out == 1:
-                    in_grads = bw(g)
+                    in_grads = bw(g) if prof is None else prof.node(node, bw, (g,))
                 else:
                     if node.out_meta is not None and any(x is None for x in g):
                         g = [_zeros_for(m) if x is None else x for x, m in zip(g, node.out_meta)]
-                    in_grads = bw(*g)
+                    in_grads = bw(*g) if prof is None else prof.node(node, bw, g)
                 if not retain_graph:
                     node.bw = None
                     node.in_data = None
@@ -359,6 +370,7 @@ def _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, t
                  useful, wanted, blocked):
     """The main loop for paddle.grad, create_graph and no_grad_vars."""
     grad_mode = useful is not None
+    prof = state.prof_bw
     while ready:
         node = ready.pop()
         g = buffers.pop(node, None)
@@ -374,11 +386,11 @@ def _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, t
             if create_graph:
                 in_grads = _higher_order(node, g)
             elif node.n_out == 1:
-                in_grads = bw(g)
+                in_grads = bw(g) if prof is None else prof.node(node, bw, (g,))
             else:
                 if node.out_meta is not None and any(x is None for x in g):
                     g = [_zeros_for(m) if x is None else x for x, m in zip(g, node.out_meta)]
-                in_grads = bw(*g)
+                in_grads = bw(*g) if prof is None else prof.node(node, bw, g)
             if not retain_graph:
                 node.bw = None
                 node.in_data = None

@@ -20,8 +20,6 @@ grad, one graph node. AMP casting and profiler events cost one attribute check e
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from .. import backend
@@ -31,8 +29,6 @@ from .engine import Node, Packed
 from .tensor import Tensor, _wrap
 
 __all__ = []
-
-_perf = time.perf_counter
 
 
 def _unbroadcast(g, shape):
@@ -67,6 +63,12 @@ def apply(fn, *inputs, **attrs):
     Returns:
         Tensor, or a tuple of Tensors for a kernel with several outputs.
     """
+    if state.amp_hook is not None:
+        # AMP casting, operator stats and the tensor checker (paddle_hl.amp); the hook returns
+        # the inputs to use, or an object whose ``value`` is the result when it ran the op
+        inputs = state.amp_hook(fn, inputs, attrs)
+        if type(inputs) is not tuple:
+            return inputs.value
     if state.grad_enabled:
         # one pass gathers the arrays and, in case the op is recorded, the graph edges
         arrays = []
@@ -86,12 +88,8 @@ def apply(fn, *inputs, **attrs):
     else:
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         need = False
-    if state.amp_hook is not None:
-        arrays = state.amp_hook(fn, arrays)
     if state.prof_hook is not None:
-        t0 = _perf()
-        out, bw = fn(*arrays, **attrs)
-        state.prof_hook(fn, t0, _perf(), arrays)
+        out, bw = state.prof_hook(fn, arrays, attrs)
     elif attrs:
         out, bw = fn(*arrays, **attrs)
     else:

@@ -11,11 +11,20 @@ import functools
 __all__ = []
 
 grad_enabled = True
-# Set by paddle_hl.amp while auto_cast is active: a callable (kernel, arrays) -> arrays
-# (read the op name as getattr(kernel, "op_name", kernel.__name__)).
+# Set by paddle_hl.amp while auto_cast, operator stats or the tensor checker is active: a
+# callable (kernel, inputs, attrs) -> inputs, called by the op wrapper before it unwraps the
+# inputs (a tuple of Tensors and constants; attrs the keyword attributes). It returns the inputs
+# to run the kernel on (Tensors cast by differentiable cast ops), or, when it ran the op itself
+# (a composite such as linear = matmul + add, or a checked op), an object whose ``value`` is the
+# result. The op name is getattr(kernel, "op_name", kernel.__name__).
 amp_hook = None
-# Set by paddle_hl.profiler while it records: a callable (kernel, t0, t1, arrays).
+# Set by paddle_hl.profiler while it records: a callable (kernel, arrays, attrs) -> (out, backward)
+# that runs the kernel itself, so that it can time it (host clock; CUDA events on GPU).
 prof_hook = None
+# Set by paddle_hl.profiler while it records: an object whose ``node(node, bw, grads)`` runs one
+# backward closure (``grads`` a tuple) and times it, and whose ``span(run, *args)`` times a whole
+# backward pass (engine.run_backward).
+prof_bw = None
 # saved_tensors_hooks stack: list of (pack, unpack).
 saved_hooks = []
 

@@ -1,0 +1,98 @@
+"""Trusting remote repositories before their code runs, as ``torch.hub``'s ``trust_repo``.
+
+- ``None`` (what Paddle code passes, as it does not know the argument): a warning naming the
+  repository the first time it is fetched (it is neither trusted nor cached yet).
+- ``'check'``: ask on the terminal unless the repository is in the trusted list.
+- ``True``: trust it without asking and remember that.
+- ``False``: ask every time, trusted or not.
+
+The trusted list is the file ``trusted_list`` in the hub cache folder, one ``source:owner/repo``
+per line.
+"""
+
+from __future__ import annotations
+
+import os
+import os.path as osp
+import warnings
+
+from . import _repo
+
+__all__ = []
+
+TRUSTED_LIST = "trusted_list"
+
+
+def _list_path() -> str:
+    return osp.join(_repo.hub_dir(), TRUSTED_LIST)
+
+
+def _key(repo: _repo.RemoteRepo) -> str:
+    return f"{repo.source}:{repo.owner}/{repo.repo}"
+
+
+def trusted() -> set[str]:
+    """The entries of the trusted list (empty when the file does not exist)."""
+    path = _list_path()
+    if not osp.isfile(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        return {line.strip() for line in f if line.strip()}
+
+
+def _remember(repo: _repo.RemoteRepo) -> None:
+    os.makedirs(_repo.hub_dir(), exist_ok=True)
+    # append mode: concurrent processes adding different repositories do not lose each other
+    with open(_list_path(), "a", encoding="utf-8") as f:
+        f.write(_key(repo) + "\n")
+
+
+def validate(trust_repo, fn: str) -> None:
+    """Raise ValueError unless ``trust_repo`` is None, True, False or 'check'."""
+    if not (trust_repo is None or isinstance(trust_repo, bool) or trust_repo == "check"):
+        raise ValueError(f"hub.{fn}: trust_repo must be None, True, False or 'check', but "
+                         f"received {trust_repo!r}")
+
+
+def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
+    """Apply the ``trust_repo`` policy to ``repo`` before anything of it is downloaded or run.
+
+    Raises:
+        ValueError: ``trust_repo`` is not None, True, False or 'check', or the answer to the
+            question is neither yes nor no.
+        RuntimeError: The user did not trust the repository.
+    """
+    validate(trust_repo, fn)
+    is_trusted = _key(repo) in trusted()
+    if trust_repo is None:
+        if not is_trusted and not _repo.any_cached(repo):
+            warnings.warn(
+                f"You are about to download and run code from an untrusted repository: "
+                f"{repo.name} ({repo.source}). hub.{fn} will execute its hubconf.py. Pass "
+                "trust_repo=False (always ask), 'check' (ask unless trusted) or True (trust and "
+                "remember) to decide explicitly; this warning appears only the first time.",
+                UserWarning, stacklevel=3)
+        return
+    if trust_repo is False or (trust_repo == "check" and not is_trusted):
+        answer = _ask(repo)
+        if answer in ("y", "yes"):
+            pass
+        elif answer in ("n", "no", ""):
+            raise RuntimeError(f"hub.{fn}: untrusted repository {repo.name} ({repo.source}); "
+                               "nothing was downloaded or run. Answer 'y' or pass "
+                               "trust_repo=True to trust it.")
+        else:
+            raise ValueError(f"hub.{fn}: unrecognized answer {answer!r}; expected 'y' or 'n'")
+    if not is_trusted:
+        _remember(repo)
+
+
+def _ask(repo: _repo.RemoteRepo) -> str:
+    question = (f"The repository {repo.name} ({repo.source}) does not belong to the list of "
+                f"trusted repositories in {_list_path()}. Running its hubconf.py executes code "
+                "from the internet. Do you trust this repository and wish to add it to the "
+                "trusted list of repositories (y/N)? ")
+    try:
+        return input(question).strip().lower()
+    except EOFError:  # no terminal to ask on (a batch job): not trusted
+        return ""

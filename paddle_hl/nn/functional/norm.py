@@ -1,0 +1,477 @@
+"""Normalization functions: batch_norm, layer_norm, instance_norm, local_response_norm.
+
+Batch, layer, instance and group normalization share one fused kernel: the input is viewed as
+an array whose ``raxes`` are the normalized axes; the statistics take one mean pass and one
+centered pass (float32 accumulation for float16/bfloat16), the output is written in place over
+the centered values, and the backward is the closed form
+
+    dx = invstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),   dxhat = g * weight
+
+with no per-channel Python loop. Each kernel has a higher-order rule built from public ops.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ... import backend
+from ...framework.op import apply
+from ...framework.tensor import Tensor, _wrap
+from ...tensor import manipulation as _manip
+from ...tensor import math as _math
+from ...tensor._helpers import tensor_arg
+
+__all__ = []
+
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+_F32 = np.dtype(np.float32)
+
+
+def _up(a):
+    """float32/float64 stay; float16/bfloat16 are widened to float32 for the statistics."""
+    return a if a.dtype in _NATIVE else a.astype(_F32)
+
+
+def _cast(a, dt):
+    return a if a.dtype == dt else a.astype(dt)
+
+
+def _float_arg(x, op, arg="x"):
+    x = tensor_arg(x, op, arg)
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{op}: argument '{arg}' has dtype {x.dtype.name}, expected float16, "
+                        "bfloat16, float32 or float64")
+    return x
+
+
+def _param(p, op, arg, size):
+    """An optional per-channel parameter: None, or a Tensor with ``size`` elements."""
+    if p is None:
+        return None
+    p = tensor_arg(p, op, arg)
+    if p.size != size:
+        raise ValueError(f"{op}: '{arg}' must have {size} elements (one per normalized "
+                         f"feature), got {arg} of shape {p.shape}")
+    return p
+
+
+def _eps(v) -> float:
+    """epsilon as Paddle stores it: a float32 attribute."""
+    return float(np.float32(v))
+
+
+# ---------------------------------------------------------------- the fused kernel
+
+def _norm_k(x, w, b, view, raxes, pshape, eps):
+    """Normalize ``x.reshape(view)`` over ``raxes``; scale/shift by w/b reshaped to pshape.
+
+    Returns ``(out, mean, var)``: the batch statistics (float32 or float64, shape reduced over
+    ``raxes``) come out as non-differentiable outputs, so batch_norm updates its running
+    statistics without a second pass over x.
+    """
+    dt, shape = x.dtype, x.shape
+    xp = backend.get_array_module(x)
+    xv = _up(x.reshape(view))
+    if xv.size == 0:
+        zeros = xp.zeros([view[k] for k in range(len(view)) if k not in raxes], xv.dtype)
+        return (_cast(xv.copy().reshape(shape), dt), zeros, zeros.copy()), None
+    mean = xv.mean(axis=raxes, keepdims=True)
+    xc = xv - mean
+    out = xc * xc
+    var = out.mean(axis=raxes, keepdims=True)
+    invstd = 1.0 / xp.sqrt(var + eps)
+    # the output overwrites the squares buffer: one temporary besides the centered values
+    xp.multiply(xc, invstd, out=out)
+    wv = None if w is None else _up(w).reshape(pshape)
+    if wv is not None:
+        out *= wv
+    if b is not None:
+        out += _up(b).reshape(pshape)
+    paxes = tuple(k for k in range(len(view)) if pshape[k] == 1)
+
+    def backward(g, _gm=None, _gv=None):
+        gv = _up(g.reshape(view))
+        xhat = xc * invstd
+        gw = None if w is None else _cast((gv * xhat).sum(axis=paxes).reshape(w.shape), w.dtype)
+        gb = None if b is None else _cast(gv.sum(axis=paxes).reshape(b.shape), b.dtype)
+        dxhat = gv * wv if wv is not None else gv.copy()
+        proj = (dxhat * xhat).mean(axis=raxes, keepdims=True)
+        dxhat -= dxhat.mean(axis=raxes, keepdims=True)
+        xhat *= proj
+        dxhat -= xhat
+        dxhat *= invstd
+        return _cast(dxhat.reshape(shape), dt), gw, gb
+
+    return (_cast(out.reshape(shape), dt), mean.squeeze(raxes), var.squeeze(raxes)), backward
+
+
+def _norm_hi(i, g, view, raxes, pshape, eps):
+    x, w, b = i
+    ra = list(raxes)
+    paxes = [k for k in range(len(view)) if pshape[k] == 1]
+    xv = _manip.reshape(x, list(view))
+    xc = xv - xv.mean(axis=ra, keepdim=True)
+    invstd = _math.rsqrt((xc * xc).mean(axis=ra, keepdim=True) + eps)
+    xhat = xc * invstd
+    gv = _manip.reshape(g[0], list(view))
+    dxhat = gv * _manip.reshape(w, list(pshape)) if isinstance(w, Tensor) else gv
+    dx = invstd * (dxhat - dxhat.mean(axis=ra, keepdim=True)
+                   - xhat * (dxhat * xhat).mean(axis=ra, keepdim=True))
+    gw = _manip.reshape((gv * xhat).sum(axis=paxes), list(w.shape)) \
+        if isinstance(w, Tensor) else None
+    gb = _manip.reshape(gv.sum(axis=paxes), list(b.shape)) if isinstance(b, Tensor) else None
+    return _manip.reshape(dx, list(x.shape)), gw, gb
+
+
+_norm_k.op_name = "norm"
+_norm_k.hi = _norm_hi
+
+
+def _normalize(x, w, b, view, raxes, pshape, eps):
+    """Run the fused kernel; returns (out Tensor, mean array, var array)."""
+    out, mean, var = apply(_norm_k, x, w, b, view=tuple(view), raxes=tuple(raxes),
+                           pshape=tuple(pshape), eps=_eps(eps))
+    return out, mean._data, var._data
+
+
+def _affine_k(x, w, b, mean, var, view, pshape, eps):
+    """Normalize with given (running) statistics: ``(x - mean) * w / sqrt(var + eps) + b``."""
+    dt, shape = x.dtype, x.shape
+    xp = backend.get_array_module(x)
+    invstd = 1.0 / xp.sqrt(_up(var).reshape(pshape) + eps)
+    scale = invstd if w is None else invstd * _up(w).reshape(pshape)
+    m = _up(mean).reshape(pshape)
+    xv = _up(x.reshape(view))
+    out = (xv - m) * scale
+    if b is not None:
+        out += _up(b).reshape(pshape)
+    paxes = tuple(k for k in range(len(view)) if pshape[k] == 1)
+
+    def backward(g):
+        gv = _up(g.reshape(view))
+        gx = _cast((gv * scale).reshape(shape), dt)
+        gw = None
+        if w is not None:
+            gw = _cast(((gv * (xv - m)).sum(axis=paxes) * invstd.reshape(-1)).reshape(w.shape),
+                       w.dtype)
+        gb = None if b is None else _cast(gv.sum(axis=paxes).reshape(b.shape), b.dtype)
+        return gx, gw, gb, None, None
+
+    return _cast(out.reshape(shape), dt), backward
+
+
+def _affine_hi(i, g, view, pshape, eps):
+    x, w, b, mean, var = i
+    paxes = [k for k in range(len(view)) if pshape[k] == 1]
+    invstd = _math.rsqrt(_manip.reshape(var, list(pshape)) + eps).detach()
+    m = _manip.reshape(mean, list(pshape)).detach()
+    gv = _manip.reshape(g[0], list(view))
+    scale = invstd if not isinstance(w, Tensor) else invstd * _manip.reshape(w, list(pshape))
+    gx = _manip.reshape(gv * scale, list(x.shape))
+    gw = None
+    if isinstance(w, Tensor):
+        xv = _manip.reshape(x, list(view))
+        gw = _manip.reshape((gv * (xv - m) * invstd).sum(axis=paxes), list(w.shape))
+    gb = _manip.reshape(gv.sum(axis=paxes), list(b.shape)) if isinstance(b, Tensor) else None
+    return gx, gw, gb, None, None
+
+
+_affine_k.op_name = "batch_norm"
+_affine_k.hi = _affine_hi
+
+
+def _identity_k(x, w, b):
+    """Paddle's batch_norm with one value per channel returns x unchanged (and zero grads)."""
+    xp = backend.get_array_module(x)
+
+    def backward(g):
+        return (g, None if w is None else xp.zeros_like(w),
+                None if b is None else xp.zeros_like(b))
+
+    return x.copy(), backward
+
+
+_identity_k.op_name = "batch_norm"
+_identity_k.saves = ()
+_identity_k.hi = lambda i, g: (g[0], None if i[1] is None else i[1] * 0.0,
+                               None if i[2] is None else i[2] * 0.0)
+
+
+# ---------------------------------------------------------------- batch_norm
+
+_BN_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
+
+
+def _channel_layout(shape, channel_last):
+    """(view, pshape, caxis) seeing x as [N, C, S] (channel first) or [M, C] (channel last)."""
+    n = shape[0]
+    if channel_last:
+        c = shape[-1]
+        m = int(np.prod(shape[:-1], dtype=np.int64))
+        return (m, c), (1, c), len(shape) - 1
+    c = shape[1]
+    s = int(np.prod(shape[2:], dtype=np.int64))
+    return (n, c, s), (1, c, 1), 1
+
+
+def _update_running(t: Tensor, new, momentum):
+    """running = momentum * running + (1 - momentum) * new, in place (it is state, not graph)."""
+    d = t._data
+    d *= momentum
+    d += (1.0 - momentum) * new.astype(d.dtype).reshape(d.shape)
+    t._ver.v += 1
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.9, epsilon=1e-05, data_format="NCHW", use_global_stats=None,
+               name=None):
+    """Batch normalization over all axes but the channel axis.
+
+    In training (and ``use_global_stats`` not True) the batch mean and biased variance are used
+    and the running statistics are updated in place:
+    ``running = momentum * running + (1 - momentum) * batch``. Otherwise the running statistics
+    normalize x.
+
+    Args:
+        x (Tensor): [N, C], [N, C, L], [N, C, H, W], [N, C, D, H, W] or channel-last forms.
+        running_mean (Tensor): [C] running mean, updated in place in training.
+        running_var (Tensor): [C] running variance, updated in place in training.
+        weight (Tensor, optional): [C] scale (ones when None).
+        bias (Tensor, optional): [C] shift (zeros when None).
+        training (bool): use batch statistics. Default False.
+        momentum (float): Default 0.9.
+        epsilon (float): added to the variance. Default 1e-5.
+        data_format (str): 'NC', 'NCL', 'NCHW', 'NCDHW' (channel second) or 'NLC', 'NHWC',
+            'NDHWC' (channel last).
+        use_global_stats (bool, optional): force running (True) or batch (False) statistics;
+            None follows ``training``.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+
+    Example:
+        >>> x = paddle.rand([4, 3, 8, 8])
+        >>> y = F.batch_norm(x, paddle.zeros([3]), paddle.ones([3]), training=True)
+    """
+    op = "batch_norm"
+    x = _float_arg(x, op)
+    if data_format not in _BN_FORMATS:
+        raise ValueError(f"{op}: data_format must be one of {list(_BN_FORMATS)}, got "
+                         f"{data_format!r}")
+    if not 2 <= x.ndim <= 5:
+        raise ValueError(f"{op}: x must be 2-D to 5-D, got x of shape {x.shape}")
+    view, pshape, caxis = _channel_layout(tuple(x._data.shape), data_format[-1] == "C")
+    c = pshape[1]
+    running_mean = tensor_arg(running_mean, op, "running_mean")
+    running_var = tensor_arg(running_var, op, "running_var")
+    for arg, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t.size != c:
+            raise ValueError(f"{op}: '{arg}' must have {c} elements (the channels, axis "
+                             f"{caxis} of x of shape {x.shape}, data_format {data_format}), "
+                             f"got shape {t.shape}")
+    weight = _param(weight, op, "weight", c)
+    bias = _param(bias, op, "bias", c)
+    global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
+    if global_stats:
+        return apply(_affine_k, x, weight, bias, running_mean._data, running_var._data,
+                     view=view, pshape=pshape, eps=_eps(epsilon))
+    count = x.size // c if c else 0
+    if count == 1:
+        return apply(_identity_k, x, weight, bias)
+    if data_format[-1] == "C":
+        raxes = (0,)
+    else:
+        raxes = (0, 2)
+    out, mean, var = _normalize(x, weight, bias, view, raxes, pshape, epsilon)
+    if count > 1:
+        # Paddle keeps momentum as a float32 attribute
+        mom = float(np.float32(momentum))
+        _update_running(running_mean, mean, mom)
+        _update_running(running_var, var, mom)
+    return out
+
+
+# ---------------------------------------------------------------- layer_norm
+
+def _shape_list(normalized_shape, op):
+    if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
+        return [int(normalized_shape)]
+    if isinstance(normalized_shape, Tensor):
+        normalized_shape = normalized_shape.tolist()
+    if not isinstance(normalized_shape, (list, tuple)) or not all(
+            isinstance(s, numbers.Integral) and not isinstance(s, bool)
+            for s in normalized_shape):
+        raise TypeError(f"{op}: normalized_shape must be an int or a list/tuple of ints, got "
+                        f"{normalized_shape!r}")
+    return [int(s) for s in normalized_shape]
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None):
+    """Layer normalization over the trailing ``normalized_shape`` dims (B80: exact in float64).
+
+    Args:
+        x (Tensor): input of shape [*, *normalized_shape].
+        normalized_shape (int|list[int]): the trailing dims normalized together.
+        weight (Tensor, optional): scale with prod(normalized_shape) elements.
+        bias (Tensor, optional): shift with prod(normalized_shape) elements.
+        epsilon (float): added to the variance. Default 1e-5.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+
+    Example:
+        >>> y = F.layer_norm(paddle.rand([2, 3, 4]), [3, 4])
+    """
+    op = "layer_norm"
+    x = _float_arg(x, op)
+    ns = _shape_list(normalized_shape, op)
+    shape = list(x.shape)
+    if len(ns) > len(shape) or (ns and shape[len(shape) - len(ns):] != ns):
+        raise ValueError(f"Given normalized_shape is {ns}, expected input with shape [*, "
+                         f"{str(ns)[1:-1]}], but got input shape {shape}")
+    if len(ns) == len(shape):
+        raise ValueError(f"{op}: normalized_shape {ns} covers every dim of x (shape {shape}); "
+                         "Paddle needs at least one leading (batch) dim before it")
+    d = int(np.prod(ns, dtype=np.int64))
+    m = int(np.prod(shape[:len(shape) - len(ns)], dtype=np.int64))
+    weight = _param(weight, op, "weight", d)
+    bias = _param(bias, op, "bias", d)
+    out, _, _ = _normalize(x, weight, bias, (m, d), (1,), (1, d), epsilon)
+    return out
+
+
+# ---------------------------------------------------------------- instance / group norm
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.9, eps=1e-05, data_format="NCHW", name=None):
+    """Instance normalization: each (sample, channel) slice is normalized over its spatial
+    dims (B80: weight and bias may be None).
+
+    As in Paddle 2.6 the statistics always come from the input; ``running_mean``,
+    ``running_var``, ``use_input_stats`` and ``momentum`` are accepted and ignored.
+
+    Args:
+        x (Tensor): [N, C, *spatial] input.
+        running_mean (Tensor, optional): ignored.
+        running_var (Tensor, optional): ignored.
+        weight (Tensor, optional): [C] scale.
+        bias (Tensor, optional): [C] shift.
+        use_input_stats (bool): ignored (always True).
+        momentum (float): ignored.
+        eps (float): added to the variance. Default 1e-5.
+        data_format (str): 'NC', 'NCL', 'NCHW' or 'NCDHW' (channel second).
+        name (str, optional): unused.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    op = "instance_norm"
+    x = _float_arg(x, op)
+    if data_format not in ("NC", "NCL", "NCHW", "NCDHW"):
+        raise ValueError(f"{op}: data_format must be 'NC', 'NCL', 'NCHW' or 'NCDHW' (channel "
+                         f"second), got {data_format!r}")
+    if x.ndim < 2:
+        raise ValueError(f"{op}: x must have at least 2 dims [N, C, ...], got x of shape "
+                         f"{x.shape}")
+    n, c = x.shape[0], x.shape[1]
+    weight = _param(weight, op, "weight", c)
+    bias = _param(bias, op, "bias", c)
+    s = int(np.prod(x.shape[2:], dtype=np.int64))
+    out, _, _ = _normalize(x, weight, bias, (n, c, s), (2,), (1, c, 1), eps)
+    return out
+
+
+def _group_norm(x, num_groups, weight=None, bias=None, epsilon=1e-05, data_format="NCHW",
+                op="group_norm"):
+    """Group normalization (Paddle 2.6 exposes it only as ``nn.GroupNorm``)."""
+    x = _float_arg(x, op)
+    if x.ndim < 2:
+        raise ValueError(f"{op}: x must have at least 2 dims [N, C, ...], got x of shape "
+                         f"{x.shape}")
+    channel_last = data_format[-1] == "C" and data_format != "NC"
+    shape = tuple(x.shape)
+    c = shape[-1] if channel_last else shape[1]
+    if weight is not None and weight.size != c or bias is not None and bias.size != c:
+        p = weight if weight is not None else bias
+        raise ValueError(f"{op}: x has {c} channels (x of shape {list(shape)}, data_format "
+                         f"{data_format}) but the layer has {p.size}")
+    if c % num_groups:
+        raise ValueError(f"{op}: the number of channels {c} of x (shape {list(shape)}) must be "
+                         f"divisible by num_groups={num_groups}")
+    g = num_groups
+    if channel_last:
+        s = int(np.prod(shape[1:-1], dtype=np.int64))
+        view, raxes, pshape = (shape[0], s, g, c // g), (1, 3), (1, 1, g, c // g)
+    else:
+        s = int(np.prod(shape[2:], dtype=np.int64))
+        view, raxes, pshape = (shape[0], g, c // g, s), (2, 3), (1, g, c // g, 1)
+    out, _, _ = _normalize(x, weight, bias, view, raxes, pshape, epsilon)
+    return out
+
+
+# ---------------------------------------------------------------- local_response_norm
+
+_LRN_FORMATS = ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC")
+
+
+def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW",
+                        name=None):
+    """Local response normalization across channels:
+    ``x / (k + alpha * mean(x^2 over a window of size channels)) ** beta`` (B80).
+
+    The window around channel c spans ``[c - size // 2, c + (size - 1) // 2]``, zero padded.
+
+    Args:
+        x (Tensor): 3-D, 4-D or 5-D input.
+        size (int): number of channels in the window.
+        alpha (float): Default 1e-4.
+        beta (float): Default 0.75.
+        k (float): Default 1.0.
+        data_format (str): 'NCL', 'NLC', 'NCHW', 'NHWC', 'NCDHW' or 'NDHWC'.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    op = "local_response_norm"
+    x = _float_arg(x, op)
+    if data_format not in _LRN_FORMATS:
+        raise ValueError(f"{op}: data_format must be one of {list(_LRN_FORMATS)}, got "
+                         f"{data_format!r}")
+    if x.ndim < 3:
+        raise ValueError(f"{op}: expected 3D or higher dimensionality input, got x of shape "
+                         f"{x.shape}")
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"{op}: 'size' must be a positive int, got {size!r}")
+    caxis = x.ndim - 1 if data_format[-1] == "C" else 1
+    c = x.shape[caxis]
+    sq = x * x
+    # zero-pad the channel axis, then add the `size` shifted windows (a loop over the window
+    # length, not over elements); everything is a public op, so gradients of any order follow
+    pad_shape = list(x.shape)
+    parts = []
+    before, after = size // 2, (size - 1) // 2
+    if before:
+        pad_shape[caxis] = before
+        parts.append(_wrap(backend.get_array_module(x._data).zeros(pad_shape, x._data.dtype)))
+    parts.append(sq)
+    if after:
+        pad_shape[caxis] = after
+        parts.append(_wrap(backend.get_array_module(x._data).zeros(pad_shape, x._data.dtype)))
+    padded = _manip.concat(parts, axis=caxis) if len(parts) > 1 else sq
+    idx = [slice(None)] * x.ndim
+    acc = None
+    for j in range(size):
+        idx[caxis] = slice(j, j + c)
+        term = padded[tuple(idx)]
+        acc = term if acc is None else acc + term
+    # alpha, k and beta act as float32 attributes in Paddle
+    div = _math.pow((acc / float(size)) * _eps(alpha) + _eps(k), _eps(beta))
+    return x / div
+
+
+API = ["batch_norm", "instance_norm", "layer_norm", "local_response_norm"]

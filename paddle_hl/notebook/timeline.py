@@ -1,0 +1,401 @@
+"""The profiler's inline timeline and summary tables for Jupyter.
+
+``Timeline(result)`` renders a ProfilerResult (from a live ``Profiler`` or from
+``load_profiler_result``) as one self-contained HTML block: a canvas timeline with one row per
+thread and event category (nested events stacked in lanes), zoom with the mouse wheel, pan by
+dragging, double-click to reset, and a tooltip with the op name, duration and input shapes; then
+the summary tables, sortable by clicking a column header. Everything (data, CSS, JavaScript) is
+inline, so it works offline and in saved notebooks; no server and no external viewer.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+
+__all__ = ["Timeline", "timeline_html", "summary_html"]
+
+# Rows per thread: the category groups drawn top to bottom, and the event types in each.
+_GROUPS = (
+    ("Steps", ("ProfileStep",)),
+    ("Model", ("Dataloader", "Forward", "Backward", "Optimization")),
+    ("User", ("PythonUserDefined", "PythonOp", "UserDefined")),
+    ("Ops (forward)", ("Operator",)),
+    ("Ops (backward)", ("Operator",)),
+    ("Other", ("OperatorInner", "CudaRuntime", "Communication")),
+)
+_COLORS = {
+    "ProfileStep": "#9e9e9e", "Dataloader": "#8d6e63", "Forward": "#42a5f5",
+    "Backward": "#ef5350", "Optimization": "#66bb6a", "PythonUserDefined": "#ab47bc",
+    "PythonOp": "#ab47bc", "UserDefined": "#7e57c2", "Operator": "#29b6f6",
+    "Operator (backward)": "#ff8a65", "Kernel": "#26a69a", "Memcpy": "#ffca28",
+    "Memset": "#ffa726", "OperatorInner": "#90a4ae", "CudaRuntime": "#bdbdbd",
+    "Communication": "#d4e157",
+}
+
+
+def _group_of(e):
+    if e.type == "Operator":
+        return "Ops (backward)" if e.args.get("phase") == "backward" else "Ops (forward)"
+    for g, types in _GROUPS:
+        if e.type in types:
+            return g
+    return "Other"
+
+
+def _detail(e):
+    """Tooltip lines beyond name / category / duration (shapes, dtypes, phase)."""
+    parts = []
+    shapes = e.args.get("input_shapes")
+    if shapes:
+        parts.append("inputs: " + ", ".join(str(s) for s in shapes))
+    dts = e.args.get("input_dtypes")
+    if dts:
+        parts.append("dtypes: " + ", ".join(str(d) for d in dts))
+    outs = e.args.get("output_shapes")
+    if outs:
+        parts.append("outputs: " + ", ".join(str(s) for s in outs))
+    if e.kernels:
+        parts.append("gpu: %.3f us" % (sum(k.duration_ns for k in e.kernels) / 1e3))
+    return "\n".join(parts)
+
+
+def _layout(result, max_events):
+    """Rows, lanes and the compact event table handed to the JavaScript."""
+    result.trees()
+    names = {}
+    details = {"": 0}
+    events = result.events
+    if max_events is not None and len(events) > max_events:
+        # keep the longest events: they carry the picture; tiny ones are sub-pixel anyway
+        keep = sorted(events, key=lambda e: -e.duration_ns)[:max_events]
+        events = sorted(keep, key=lambda e: (e.start_ns, -e.end_ns))
+    t0 = min((e.start_ns for e in events), default=0)
+    thread_names = result.extra_info.get("thread_names", {})
+    row_index = {}
+    rows = []
+    by_row = {}
+    for e in events:
+        if e.device is None:
+            tname = thread_names.get(str(e.tid), "")
+            key = (0, str(e.tid), _group_of(e))
+            label = f"{tname or 'thread'} (tid {e.tid})"
+        else:
+            key = (1, e.device, f"stream {e.args.get('stream', 0)}")
+            label = e.device.upper()
+        if key not in row_index:
+            row_index[key] = None
+            by_row[key] = []
+            rows.append((key, label))
+        by_row[key].append(e)
+    order = {g: i for i, (g, _) in enumerate(_GROUPS)}
+    rows.sort(key=lambda r: (r[0][0], r[0][1], order.get(r[0][2], 99), r[0][2]))
+    out_rows = []
+    out_events = []
+    cats = []
+    cat_index = {}
+    prev_owner = None
+    for key, label in rows:
+        if key[:2] != prev_owner:  # a header row names the thread (or device) once
+            prev_owner = key[:2]
+            out_rows.append({"label": label, "group": "", "lanes": 0})
+        ri = len(out_rows)
+        lanes_end = []
+        n_lanes = 1
+        for e in by_row[key]:
+            # lane = nesting depth within the row: the first lane whose last event has ended
+            lane = 0
+            while lane < len(lanes_end) and lanes_end[lane] > e.start_ns:
+                lane += 1
+            if lane == len(lanes_end):
+                lanes_end.append(e.end_ns)
+            else:
+                lanes_end[lane] = e.end_ns
+                del lanes_end[lane + 1:]
+            n_lanes = max(n_lanes, len(lanes_end))
+            cat = e.type
+            if e.type == "Operator" and e.args.get("phase") == "backward":
+                cat = "Operator (backward)"
+            ci = cat_index.get(cat)
+            if ci is None:
+                ci = cat_index[cat] = len(cats)
+                cats.append(cat)
+            ni = names.get(e.name)
+            if ni is None:
+                ni = names[e.name] = len(names)
+            d = _detail(e)
+            di = details.get(d)
+            if di is None:
+                di = details[d] = len(details)
+            out_events.append([ri, lane, round((e.start_ns - t0) / 1e3, 3),
+                               round(e.duration_ns / 1e3, 3), ni, ci, di])
+        out_rows.append({"label": label, "group": key[2], "lanes": n_lanes})
+    return {
+        "rows": out_rows, "events": out_events, "names": list(names),
+        "details": list(details), "cats": cats,
+        "colors": [_COLORS.get(c, "#78909c") for c in cats],
+        "dropped": len(result.events) - len(events),
+    }
+
+
+_CSS = """
+.phl-tl{font:12px/1.3 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222;
+  position:relative;max-width:100%;}
+.phl-tl .phl-bar{display:flex;gap:12px;align-items:center;margin:4px 0;flex-wrap:wrap}
+.phl-tl .phl-legend span{display:inline-block;margin-right:10px;white-space:nowrap}
+.phl-tl .phl-legend i{display:inline-block;width:10px;height:10px;margin-right:3px;
+  vertical-align:-1px;border-radius:2px}
+.phl-tl canvas{display:block;border:1px solid #ddd;cursor:grab;background:#fff}
+.phl-tl .phl-tip{position:absolute;pointer-events:none;background:rgba(33,33,33,.92);
+  color:#fff;padding:5px 7px;border-radius:4px;white-space:pre;display:none;z-index:10;
+  font:11px/1.35 Menlo,Consolas,monospace;max-width:640px;overflow:hidden}
+.phl-tl button{font-size:11px;padding:1px 8px}
+.phl-sum{border-collapse:collapse;margin:8px 0 16px 0;font:12px Menlo,Consolas,monospace}
+.phl-sum caption{text-align:left;font-weight:bold;padding:4px 0;
+  font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif}
+.phl-sum th{background:#f3f3f3;cursor:pointer;user-select:none;padding:3px 8px;
+  border-bottom:1px solid #ccc;text-align:left;white-space:nowrap}
+.phl-sum th:hover{background:#e6e6e6}
+.phl-sum td{padding:2px 8px;border-bottom:1px solid #f0f0f0;white-space:nowrap}
+.phl-sum tr.phl-child td{color:#666}
+.phl-sum tr.phl-sec td{background:#fafafa;color:#555;font-style:italic}
+.phl-notes{color:#666;font-size:11px;margin:-10px 0 14px 0;white-space:pre-wrap}
+"""
+
+# The viewer: a canvas drawn from the compact event table. Per (row, lane) the events are
+# sorted by start, so drawing and hit-testing use binary search over the visible window.
+_JS = r"""
+(function(){
+const root=document.getElementById(__UID__);
+if(!root||root.dataset.ready)return; root.dataset.ready="1";
+const D=__DATA__;
+const LH=16, GAP=6, LEFT=120, AXIS=22;
+const cv=root.querySelector("canvas"), tip=root.querySelector(".phl-tip");
+const ctx=cv.getContext("2d");
+const rowsY=[]; let y=AXIS;
+D.rows.forEach((r,i)=>{rowsY.push(y); y+=r.lanes?r.lanes*LH+GAP:LH;});
+const H=y;
+const lanes={};
+D.events.forEach(e=>{const k=e[0]+":"+e[1];(lanes[k]=lanes[k]||[]).push(e);});
+Object.values(lanes).forEach(a=>a.sort((p,q)=>p[2]-q[2]));
+let tEnd=0; D.events.forEach(e=>{tEnd=Math.max(tEnd,e[2]+e[3]);}); if(tEnd<=0)tEnd=1;
+let v0=0, v1=tEnd*1.02;
+function width(){return Math.max(400,(root.clientWidth||900)-4);}
+function resize(){const dpr=window.devicePixelRatio||1, w=width();
+  cv.width=w*dpr; cv.height=H*dpr; cv.style.width=w+"px"; cv.style.height=H+"px";
+  ctx.setTransform(dpr,0,0,dpr,0,0); draw();}
+function x2t(x){return v0+(x-LEFT)*(v1-v0)/(width()-LEFT);}
+function t2x(t){return LEFT+(t-v0)*(width()-LEFT)/(v1-v0);}
+function fmt(us){if(us>=1e6)return (us/1e6).toFixed(3)+" s";
+  if(us>=1e3)return (us/1e3).toFixed(3)+" ms"; return us.toFixed(3)+" us";}
+function first(a,t){let lo=0,hi=a.length;
+  while(lo<hi){const m=(lo+hi)>>1;if(a[m][2]+a[m][3]<t)lo=m+1;else hi=m;} return lo;}
+function draw(){
+  const w=width(); ctx.clearRect(0,0,w,H); ctx.font="11px sans-serif"; ctx.textBaseline="middle";
+  const span=v1-v0, step=Math.pow(10,Math.floor(Math.log10(span/6)));
+  let tick=step; if(span/tick>12)tick=step*2; if(span/tick>12)tick=step*5;
+  ctx.fillStyle="#666"; ctx.strokeStyle="#eee";
+  for(let t=Math.ceil(v0/tick)*tick;t<=v1;t+=tick){const x=t2x(t);
+    ctx.beginPath();ctx.moveTo(x,AXIS-4);ctx.lineTo(x,H);ctx.stroke(); ctx.fillText(fmt(t),x+2,9);}
+  D.rows.forEach((r,ri)=>{
+    const y0=rowsY[ri];
+    if(!r.lanes){ctx.fillStyle="#e8eaf0";ctx.fillRect(0,y0,w,LH-2);ctx.fillStyle="#222";
+      ctx.font="bold 11px sans-serif";ctx.fillText(r.label,4,y0+LH/2-1);
+      ctx.font="11px sans-serif";return;}
+    ctx.fillStyle=ri%2?"#fafafa":"#f4f6f8";
+    ctx.fillRect(0,y0-2,w,r.lanes*LH+4);
+    for(let l=0;l<r.lanes;l++){const a=lanes[ri+":"+l]; if(!a)continue;
+      let last=-1;
+      for(let i=first(a,v0);i<a.length&&a[i][2]<=v1;i++){const e=a[i];
+        const x=Math.max(LEFT,t2x(e[2])), x2=Math.min(w,t2x(e[2]+e[3]));
+        if(x2-x<0.5&&Math.floor(x)===last)continue; last=Math.floor(x);
+        const yy=y0+l*LH; ctx.fillStyle=D.colors[e[5]];
+        ctx.fillRect(x,yy,Math.max(x2-x,1),LH-2);
+        if(x2-x>30){ctx.save();ctx.beginPath();ctx.rect(x,yy,x2-x,LH-2);ctx.clip();
+          ctx.fillStyle="#fff";ctx.fillText(D.names[e[4]],x+3,yy+LH/2-1);ctx.restore();}
+      }}
+    ctx.fillStyle="#fff"; ctx.fillRect(0,y0-2,LEFT-2,r.lanes*LH+4);
+    ctx.fillStyle="#444"; ctx.fillText(r.group,10,y0+LH/2-1);
+  });
+  ctx.fillStyle="#fff"; ctx.fillRect(0,0,LEFT-2,AXIS-4);
+  ctx.fillStyle="#444"; ctx.fillText("span "+fmt(v1-v0),4,9);
+}
+function hit(mx,my){
+  for(let ri=0;ri<D.rows.length;ri++){const y0=rowsY[ri], r=D.rows[ri];
+    if(my<y0||my>=y0+r.lanes*LH)continue; const l=Math.floor((my-y0)/LH);
+    const a=lanes[ri+":"+l]; if(!a)return null; const t=x2t(mx), tol=3*(v1-v0)/(width()-LEFT);
+    for(let i=first(a,t-tol);i<a.length&&a[i][2]<=t+tol;i++){const e=a[i];
+      if(e[2]-tol<=t&&t<=e[2]+e[3]+tol)return e;}
+    return null;}
+  return null;}
+let drag=null;
+cv.addEventListener("mousedown",ev=>{drag={x:ev.clientX,v0:v0,v1:v1};cv.style.cursor="grabbing";});
+window.addEventListener("mouseup",()=>{drag=null;cv.style.cursor="grab";});
+cv.addEventListener("mousemove",ev=>{
+  const rc=cv.getBoundingClientRect(), mx=ev.clientX-rc.left, my=ev.clientY-rc.top;
+  if(drag){const dt=(ev.clientX-drag.x)*(drag.v1-drag.v0)/(width()-LEFT);
+    v0=drag.v0-dt; v1=drag.v1-dt; draw(); tip.style.display="none"; return;}
+  const e=hit(mx,my);
+  if(!e){tip.style.display="none";return;}
+  let s=D.names[e[4]]+"\n"+D.cats[e[5]]+"  "+fmt(e[3])+"\nstart "+fmt(e[2]);
+  if(e[6])s+="\n"+D.details[e[6]];
+  tip.textContent=s; tip.style.display="block";
+  const rr=root.getBoundingClientRect();
+  tip.style.left=Math.min(ev.clientX-rr.left+12,rr.width-260)+"px";
+  tip.style.top=(ev.clientY-rr.top+14)+"px";});
+cv.addEventListener("mouseleave",()=>{tip.style.display="none";});
+cv.addEventListener("wheel",ev=>{ev.preventDefault();
+  const rc=cv.getBoundingClientRect(), t=x2t(ev.clientX-rc.left);
+  const f=Math.exp(ev.deltaY*0.002); v0=t-(t-v0)*f; v1=t+(v1-t)*f;
+  if(v1-v0<0.01){const c=(v0+v1)/2;v0=c-0.005;v1=c+0.005;} draw();},{passive:false});
+cv.addEventListener("dblclick",()=>{v0=0;v1=tEnd*1.02;draw();});
+root.querySelectorAll("button[data-z]").forEach(b=>b.addEventListener("click",()=>{
+  const z=b.dataset.z; if(z==="r"){v0=0;v1=tEnd*1.02;}
+  else{const c=(v0+v1)/2,h=(v1-v0)/2*(z==="+"?0.5:2);v0=c-h;v1=c+h;} draw();}));
+const leg=root.querySelector(".phl-legend");
+D.cats.forEach((c,i)=>{const s=document.createElement("span");
+  s.innerHTML='<i style="background:'+D.colors[i]+'"></i>';
+  s.appendChild(document.createTextNode(c));
+  leg.appendChild(s);});
+root.querySelectorAll("table.phl-sum").forEach(tb=>{
+  tb.querySelectorAll("th").forEach((th,ci)=>th.addEventListener("click",()=>{
+    const asc=th.dataset.dir!=="asc"?false:true; th.dataset.dir=asc?"desc":"asc";
+    const groups=Array.from(tb.tBodies);
+    const key=g=>{const c=g.rows[0].cells[ci]; if(!c)return "";
+      const k=c.dataset.k; if(k!==undefined&&k!=="")return parseFloat(k);
+      const n=parseFloat(c.textContent); return isNaN(n)?c.textContent:n;};
+    const sec=groups.filter(g=>g.classList.contains("phl-sec-body"));
+    const body=groups.filter(g=>!g.classList.contains("phl-sec-body"));
+    body.sort((a,b)=>{const x=key(a),y=key(b); const r=(x<y?-1:x>y?1:0); return asc?r:-r;});
+    sec.concat(body).forEach(g=>tb.appendChild(g));}));});
+if(window.ResizeObserver){new ResizeObserver(()=>resize()).observe(root);}
+resize();
+root.phlView=()=>[v0,v1];  // the visible window in us (for scripted checks)
+root.dataset.drawn="1";
+})();
+"""
+
+
+def summary_html(result, sorted_by=None, op_detail=True, thread_sep=False, time_unit="ms",
+                 views=None, with_flops=False):
+    """The summary tables of ``result`` as HTML (click a column header to sort)."""
+    from ..profiler._statistic import SortedKeys, build_tables
+
+    tables = build_tables(result, sorted_by or SortedKeys.CPUTotal, op_detail, thread_sep,
+                          time_unit, views, with_flops)
+    out = []
+    for t in tables:
+        cap = html.escape(t.title)
+        extra = [html.escape(x) for x in t.preamble]
+        if t.time_unit:
+            extra.append(f"time unit: {t.time_unit}")
+        if extra:
+            cap += " <span style='font-weight:normal;color:#666'>(" + "; ".join(extra) + \
+                ")</span>"
+        parts = [f"<table class='phl-sum'><caption>{cap}</caption><thead><tr>"]
+        parts.extend(f"<th title='click to sort'>{html.escape(c)}</th>" for c in t.columns)
+        parts.append("</tr></thead>")
+        group_open = False
+        for (level, cells), keys in zip(t.rows, t.keys):
+            if level is None:
+                if group_open:
+                    parts.append("</tbody>")
+                    group_open = False
+                if cells.strip():
+                    parts.append(f"<tbody class='phl-sec-body'><tr class='phl-sec'><td "
+                                 f"colspan='{len(t.columns)}'>{html.escape(cells)}</td></tr>"
+                                 "</tbody>")
+                continue
+            if level == 0 or not group_open:
+                if group_open:
+                    parts.append("</tbody>")
+                parts.append("<tbody>")
+                group_open = True
+            cls = " class='phl-child'" if level else ""
+            tds = []
+            for i, c in enumerate(cells):
+                k = keys[i] if keys is not None and i < len(keys) else None
+                kattr = f" data-k='{k}'" if isinstance(k, (int, float)) else ""
+                pad = "&nbsp;&nbsp;" * level if i == 0 else ""
+                tds.append(f"<td{kattr}>{pad}{html.escape(c)}</td>")
+            parts.append(f"<tr{cls}>" + "".join(tds) + "</tr>")
+        if group_open:
+            parts.append("</tbody>")
+        parts.append("</table>")
+        if t.notes:
+            parts.append("<div class='phl-notes'>" + html.escape("\n".join(t.notes)) + "</div>")
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def timeline_html(result, max_events=200_000, summary=True, sorted_by=None, time_unit="ms",
+                  views=None, with_flops=False):
+    """One self-contained HTML block: the interactive timeline, then the summary tables.
+
+    Args:
+        result (ProfilerResult): the recorded (or loaded) profiling data.
+        max_events (int, optional): draw at most this many events (the longest ones are
+            kept). Defaults to 200000.
+        summary (bool, optional): append the sortable summary tables. Defaults to True.
+        sorted_by (SortedKeys, optional): initial order of the operator tables.
+        time_unit (str, optional): time unit of the tables. Defaults to ``'ms'``.
+        views (SummaryView|list[SummaryView], optional): the tables to show (all if None).
+        with_flops (bool, optional): fill the FLOPs column of the operator table.
+
+    Returns:
+        str: the HTML.
+    """
+    data = _layout(result, max_events)
+    uid = "phl-tl-" + uuid.uuid4().hex[:12]
+    n = len(data["events"])
+    note = f"{n} events"
+    if data["dropped"]:
+        note += f" ({data['dropped']} shortest not drawn)"
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    tables = summary_html(result, sorted_by, True, False, time_unit, views, with_flops) \
+        if summary else ""
+    js = _JS.replace("__UID__", json.dumps(uid)).replace("__DATA__", payload)
+    return (f"<div class='phl-tl' id='{uid}'><style>{_CSS}</style>"
+            "<div class='phl-bar'><b>paddle_hl profiler timeline</b>"
+            f"<span style='color:#666'>{note}; wheel: zoom, drag: pan, double-click: reset"
+            "</span><button data-z='+'>zoom in</button><button data-z='-'>zoom out</button>"
+            "<button data-z='r'>reset</button></div>"
+            "<div class='phl-bar phl-legend'></div>"
+            "<canvas></canvas><div class='phl-tip'></div>"
+            f"{tables}<script>{js}</script></div>")
+
+
+class Timeline:
+    """A displayable timeline of a ProfilerResult (``Profiler.timeline()`` returns one).
+
+    In Jupyter it renders inline through ``_repr_html_``; elsewhere use :meth:`save` to write
+    a standalone HTML page, or :attr:`html` for the markup.
+
+    Args:
+        result (ProfilerResult): the data (``Profiler.profiler_result`` or
+            ``load_profiler_result(path)``).
+        **kwargs: options of :func:`timeline_html` (``max_events``, ``summary``, ...).
+    """
+
+    def __init__(self, result, **kwargs):
+        self.result = result
+        self.options = kwargs
+
+    @property
+    def html(self):
+        return timeline_html(self.result, **self.options)
+
+    def _repr_html_(self):
+        return self.html
+
+    def save(self, path):
+        """Write a standalone HTML page that shows the timeline in any browser."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("<!DOCTYPE html><html><head><meta charset='utf-8'><title>paddle_hl "
+                    "profiler timeline</title></head><body>" + self.html + "</body></html>")
+        return path
+
+    def __repr__(self):
+        return (f"<Timeline: {len(self.result.events)} events; display it in a notebook or "
+                "save(path) as HTML>")
