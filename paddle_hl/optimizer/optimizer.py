@@ -161,8 +161,11 @@ class Optimizer:
 
     def backward(self, loss, startup_program=None, parameters=None, no_grad_set=None,
                  callbacks=None):
-        """Run ``loss.backward()`` and return the (param, grad) pairs."""
-        loss.backward()
+        """The (param, grad) pairs of the parameters that have gradients.
+
+        As in Paddle's dynamic graph, gradients come from an earlier ``loss.backward()``; this
+        does not run backward again.
+        """
         params = parameters if parameters is not None else self._all_params()
         return [(p, p._grad) for p in params if not p.stop_gradient and p._grad is not None]
 
@@ -171,7 +174,8 @@ class Optimizer:
         self._apply(list(params_grads), {id(p): g for p, g in params_grads})
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
-        """``backward`` then ``step``; returns (None, params_grads)."""
+        """Apply the gradients already computed by ``loss.backward()``; returns
+        (None, params_grads)."""
         pg = self.backward(loss, parameters=parameters, no_grad_set=no_grad_set)
         self.apply_gradients(pg)
         return None, pg

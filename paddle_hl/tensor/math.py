@@ -101,11 +101,15 @@ def _prep(x, y, op):
             x = as_float(x)
         elif isinstance(y, bool) and x._data.dtype.kind != "b":
             y = int(y)
+        elif x._data.dtype == _dt.BFLOAT16_NP and type(y) in (int, float):
+            y = _dt.BFLOAT16_NP.type(y)  # NumPy would promote bfloat16 op Python float to fp32
     elif isinstance(y, Tensor):
         if type(x) is float and y._data.dtype.kind in "biu":
             y = as_float(y)
         elif isinstance(x, bool) and y._data.dtype.kind != "b":
             x = int(x)
+        elif y._data.dtype == _dt.BFLOAT16_NP and type(x) in (int, float):
+            x = _dt.BFLOAT16_NP.type(x)
     return x, y
 
 
@@ -426,7 +430,11 @@ def divide(x, y, name=None):
     if isinstance(x, Tensor) and isinstance(y, Tensor):
         x, y = promote_pair(x, y, "divide")
     if not isinstance(y, Tensor) and not isinstance(y, complex):
-        return apply(_mul_scalar, x, 1.0 / y) if y != 0 else apply(_div, x, y)
+        if y == 0:
+            return apply(_div, x, y)
+        # the reciprocal in the tensor's own precision (a bfloat16 scalar stays bfloat16)
+        return apply(_mul_scalar, x, type(y)(1.0 / float(y)) if isinstance(y, np.generic)
+                     else 1.0 / y)
     return _binary_public(_div, x, y, "divide")
 
 

@@ -18,6 +18,7 @@ from ... import backend
 from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
+from ...framework import state
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import linalg as _linalg
@@ -114,7 +115,8 @@ def linear(x, weight, bias=None, name=None):
     if bias is not None:
         bias = _float_tensor(bias, "linear", "bias")
     for arg, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t._data.dtype != x._data.dtype:
+        # under auto_cast the AMP hook casts the operands to one dtype before the kernel runs
+        if t is not None and t._data.dtype != x._data.dtype and state.amp_hook is None:
             raise ValueError(f"linear: x has dtype {x.dtype.name} but {arg} has dtype "
                              f"{t.dtype.name}; they must match")
     if x.ndim == 0:
