@@ -13,10 +13,10 @@ import pytest
 import paddle_hl
 
 API_FILE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "api" / "paddle-2.6-api.json"
-EXTRA_PUBLIC = {"paddle_hl.regularizer", "paddle_hl.static", "paddle_hl.device",
-                "paddle_hl.device.cuda", "paddle_hl.utils", "paddle_hl.optimizer",
-                "paddle_hl.nn", "paddle_hl.nn.functional", "paddle_hl.callbacks",
-                "paddle_hl.hapi", "paddle_hl.utils.download"}
+EXTRA_PUBLIC = {"paddle_hl.amp.debugging", "paddle_hl.regularizer", "paddle_hl.static",
+                "paddle_hl.device", "paddle_hl.device.cuda", "paddle_hl.utils",
+                "paddle_hl.optimizer", "paddle_hl.nn", "paddle_hl.nn.functional",
+                "paddle_hl.callbacks", "paddle_hl.hapi", "paddle_hl.utils.download"}
 
 
 OPTIONAL_DEPS = {"cupy", "cupyx", "ipywidgets", "matplotlib", "soundfile", "cv2", "visualdl",
@@ -31,11 +31,17 @@ def _public():
     return names | EXTRA_PUBLIC
 
 
+DOMAINS = ("vision", "audio", "text", "geometric", "hub")
+
+
 def _modules():
-    for info in pkgutil.walk_packages(paddle_hl.__path__, "paddle_hl."):
-        if ".notebook" in info.name:  # imports ipywidgets, an optional extra
-            continue
-        yield info.name
+    roots = [(paddle_hl.__path__, "paddle_hl.")]
+    for d in DOMAINS:  # domain folders are mapped into the namespace, walk them too
+        mod = importlib.import_module(f"paddle_hl.{d}")
+        roots.append((mod.__path__, f"paddle_hl.{d}."))
+    for path, prefix in roots:
+        for info in pkgutil.walk_packages(path, prefix):
+            yield info.name
 
 
 def test_no_fluid():

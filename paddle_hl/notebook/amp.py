@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import math
 
-__all__ = ["scaler_html", "stats_html", "watch", "display_stats", "in_notebook"]
+__all__ = []
 
 _W, _H = 520, 170  # chart size in px
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 56, 12, 10, 26

@@ -14,7 +14,7 @@ import html
 import json
 import uuid
 
-__all__ = ["Timeline", "timeline_html", "summary_html"]
+__all__ = []
 
 # Rows per thread: the category groups drawn top to bottom, and the event types in each.
 _GROUPS = (

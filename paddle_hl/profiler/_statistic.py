@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["SortedKeys"]
+__all__ = []
 
 
 class SortedKeys(Enum):

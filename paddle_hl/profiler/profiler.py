@@ -14,8 +14,7 @@ from . import _recorder, _timer
 from ._statistic import SortedKeys, build_text
 from .utils import RecordEvent, TracerEventType
 
-__all__ = ["Profiler", "ProfilerState", "ProfilerTarget", "SummaryView", "make_scheduler",
-           "export_chrome_tracing", "export_protobuf"]
+__all__ = []
 
 
 class SummaryView(Enum):

@@ -10,7 +10,7 @@ from warnings import warn
 
 from . import _recorder
 
-__all__ = ["RecordEvent", "load_profiler_result"]
+__all__ = []
 
 
 class TracerEventType(Enum):

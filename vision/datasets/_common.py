@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+__all__ = []
 import paddle_hl as paddle
 
 _BACKENDS = ("pil", "cv2")

@@ -13,6 +13,7 @@ import os
 import struct
 import zlib
 
+__all__ = []
 import numpy as np
 
 # data types of the element tags (MAT-file format, table 1-1)

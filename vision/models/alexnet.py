@@ -10,7 +10,7 @@ from paddle_hl import nn
 
 from ._utils import _uniform_attr, build_model
 
-__all__ = ["AlexNet", "alexnet"]
+__all__ = []
 
 model_urls = {
     "alexnet": (

@@ -10,8 +10,7 @@ from paddle_hl import nn
 
 from ._utils import _uniform_attr, build_model
 
-__all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
-           "densenet264"]
+__all__ = []
 
 _IMAGENET = "https://paddle-imagenet-models-name.bj.bcebos.com/dygraph/"
 model_urls = {

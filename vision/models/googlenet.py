@@ -8,7 +8,7 @@ from paddle_hl import nn
 
 from ._utils import _uniform_attr, build_model
 
-__all__ = ["GoogLeNet", "googlenet"]
+__all__ = []
 
 model_urls = {
     "googlenet": (

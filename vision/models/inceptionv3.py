@@ -9,7 +9,7 @@ from paddle_hl import nn
 
 from ._utils import ConvNormActivation, _uniform_attr, build_model
 
-__all__ = ["InceptionV3", "inception_v3"]
+__all__ = []
 
 model_urls = {
     "inception_v3": ("https://paddle-hapi.bj.bcebos.com/models/inception_v3.pdparams",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
-__all__ = ["LeNet"]
+__all__ = []
 
 
 class LeNet(nn.Layer):

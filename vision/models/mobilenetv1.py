@@ -7,7 +7,7 @@ from paddle_hl import nn
 
 from ._utils import ConvNormActivation, build_model
 
-__all__ = ["MobileNetV1", "mobilenet_v1"]
+__all__ = []
 
 model_urls = {
     "mobilenetv1_1.0": ("https://paddle-hapi.bj.bcebos.com/models/mobilenetv1_1.0.pdparams",

@@ -7,7 +7,7 @@ from paddle_hl import nn
 
 from ._utils import ConvNormActivation, _make_divisible, build_model
 
-__all__ = ["MobileNetV2", "mobilenet_v2"]
+__all__ = []
 
 model_urls = {
     "mobilenetv2_1.0": ("https://paddle-hapi.bj.bcebos.com/models/mobilenet_v2_x1.0.pdparams",

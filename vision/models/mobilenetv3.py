@@ -9,7 +9,7 @@ from paddle_hl import nn
 
 from ._utils import ConvNormActivation, _make_divisible, build_model
 
-__all__ = ["MobileNetV3Small", "MobileNetV3Large", "mobilenet_v3_small", "mobilenet_v3_large"]
+__all__ = []
 
 model_urls = {
     "mobilenet_v3_small_x1.0": (

@@ -7,11 +7,7 @@ from paddle_hl import nn
 
 from ._utils import build_model
 
-__all__ = [
-    "ResNet", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
-    "resnext50_32x4d", "resnext50_64x4d", "resnext101_32x4d", "resnext101_64x4d",
-    "resnext152_32x4d", "resnext152_64x4d", "wide_resnet50_2", "wide_resnet101_2",
-]
+__all__ = []
 
 _HAPI = "https://paddle-hapi.bj.bcebos.com/models/"
 model_urls = {

@@ -7,9 +7,7 @@ from paddle_hl import nn
 
 from ._utils import _DEFAULT, ConvNormActivation, build_model
 
-__all__ = ["ShuffleNetV2", "shufflenet_v2_x0_25", "shufflenet_v2_x0_33",
-           "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
-           "shufflenet_v2_x2_0", "shufflenet_v2_swish"]
+__all__ = []
 
 _HAPI = "https://paddle-hapi.bj.bcebos.com/models/"
 model_urls = {

@@ -8,7 +8,7 @@ from paddle_hl import nn
 
 from ._utils import build_model
 
-__all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
+__all__ = []
 
 _IMAGENET = "https://paddle-imagenet-models-name.bj.bcebos.com/dygraph/"
 model_urls = {

@@ -7,7 +7,7 @@ from paddle_hl import nn
 
 from ._utils import build_model
 
-__all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19"]
+__all__ = []
 
 model_urls = {
     "vgg16": ("https://paddle-hapi.bj.bcebos.com/models/vgg16.pdparams",
