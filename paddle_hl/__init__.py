@@ -66,6 +66,7 @@ _LAZY_NAMES = {
     "ParamAttr": "nn.param_attr:ParamAttr",
     "create_parameter": "nn.layer.layers:create_parameter",
     "Model": "hapi.model:Model",
+    "DataParallel": "distributed.parallel:DataParallel",
     "summary": "hapi.model_summary:summary",
     "flops": "hapi.dynamic_flops:flops",
     "save": "framework.io:save",

@@ -26,9 +26,7 @@ NAMESPACES = ["paddle_hl", "paddle_hl.Tensor", "paddle_hl.linalg", "paddle_hl.ff
               "paddle_hl.profiler", "paddle_hl.hub", "paddle_hl.vision",
               "paddle_hl.vision.models", "paddle_hl.vision.transforms",
               "paddle_hl.vision.datasets", "paddle_hl.vision.ops"]
-PENDING = {
-    "paddle_hl": {"DataParallel": 5},
-}
+PENDING = {}
 
 
 def _api():

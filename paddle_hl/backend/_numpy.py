@@ -1,0 +1,290 @@
+"""NumPy (CPU) kernels for the window ops: im2col/col2im, pooling windows, scatter-add.
+
+Every function works on *logical channel-first* arrays ``[N, C, *spatial]`` of any memory layout
+(a channels-last tensor is passed as a transposed view, so no copy is made to change layout). The
+heavy lifting is either one strided-view copy (``as_strided`` + ``ascontiguousarray``: one NumPy
+call, no Python loop over pixels) or a loop over the *kernel offsets* (``prod(ksize)`` iterations,
+each one vectorised over batch, channels and output pixels) where windows overlap and values must
+be accumulated. ``backend/_cupy.py`` provides the same names for CuPy arrays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+__all__ = []
+
+xp = np
+
+
+def for_array(arr):
+    """The kernel module for ``arr``: this one for NumPy arrays, ``_cupy`` for CuPy arrays."""
+    if type(arr) is np.ndarray or isinstance(arr, np.ndarray):
+        return _this
+    from . import _cupy  # noqa: PLC0415  (CuPy is optional and imported on first GPU use)
+
+    return _cupy
+
+
+def out_slices(offset, stride, dilation, out_size):
+    """Index tuple selecting, in a padded ``[N, C, *Sp]`` array, the input pixel that kernel
+    offset ``offset`` reads for every output pixel (a strided slice per spatial dim)."""
+    return (slice(None), slice(None)) + tuple(
+        slice(o * d, o * d + s * (n - 1) + 1, s)
+        for o, d, s, n in zip(offset, dilation, stride, out_size))
+
+
+def kernel_offsets(ksize):
+    """All kernel offsets in row-major order (the order of Paddle's ``[*k]`` weight dims)."""
+    return itertools.product(*[range(k) for k in ksize])
+
+
+def pad(x, pads, value=0):
+    """Pad the spatial dims of ``x`` ([N, C, *S], any layout) by ``pads`` ((lo, hi) per dim).
+
+    Returns a new C-contiguous array; only the border slabs are filled with ``value`` (the
+    interior is written once by the copy), so it costs one pass over the data. Negative
+    ``hi`` entries crop.
+    """
+    mod = for_array(x).xp
+    if not any(lo or hi for lo, hi in pads):
+        return mod.ascontiguousarray(x)
+    src = [slice(None), slice(None)]
+    shape = list(x.shape[:2])
+    for (lo, hi), n in zip(pads, x.shape[2:]):
+        src.append(slice(0, n + min(hi, 0)))
+        shape.append(n + lo + hi)
+    out = mod.empty(shape, dtype=x.dtype)
+    dst = [slice(None), slice(None)]
+    for i, ((lo, hi), n) in enumerate(zip(pads, shape[2:])):
+        dst.append(slice(lo, n - max(hi, 0)))
+        if lo:
+            out[(slice(None),) * (2 + i) + (slice(0, lo),)] = value
+        if hi > 0:
+            out[(slice(None),) * (2 + i) + (slice(n - hi, n),)] = value
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def crop(xpad, pads, size):
+    """The interior ``[N, C, *size]`` view of a padded array (inverse of :func:`pad`)."""
+    return xpad[(slice(None), slice(None)) + tuple(
+        slice(lo, lo + n) for (lo, _), n in zip(pads, size))]
+
+
+def windows(xpad, ksize, stride, dilation, out_size, order="kn"):
+    """A strided *view* of every sliding window of ``xpad`` ([N, C, *Sp]).
+
+    ``order="kn"`` gives ``[C, *k, N, *out]`` (the im2col layout: the window elements become
+    GEMM rows and the output pixels of the whole batch GEMM columns); ``order="nk"`` gives
+    ``[N, C, *out, *k]`` (the pooling layout). Nothing is copied.
+    """
+    st = xpad.strides
+    sn, sc, ss = st[0], st[1], st[2:]
+    kstr = tuple(s * d for s, d in zip(ss, dilation))
+    ostr = tuple(s * t for s, t in zip(ss, stride))
+    n, c = xpad.shape[:2]
+    if order == "kn":
+        shape = (c, *ksize, n, *out_size)
+        strides = (sc, *kstr, sn, *ostr)
+    else:
+        shape = (n, c, *out_size, *ksize)
+        strides = (sn, sc, *ostr, *kstr)
+    return for_array(xpad)._as_strided(xpad, shape, strides)
+
+
+def _as_strided(a, shape, strides):
+    return as_strided(a, shape=shape, strides=strides, writeable=False)
+
+
+def im2col(xpad, ksize, stride, dilation, out_size, groups=1):
+    """Unfold ``xpad`` ([N, C, *Sp]) into the GEMM operand ``[groups, C/groups * prod(k),
+    N * prod(out)]`` (C-contiguous): one strided-view copy."""
+    mod = for_array(xpad).xp
+    c = xpad.shape[1]
+    cols = mod.ascontiguousarray(windows(xpad, ksize, stride, dilation, out_size, "kn"))
+    return cols.reshape(groups, c // groups * math.prod(ksize), -1)
+
+
+def col2im(cols, padded_shape, ksize, stride, dilation, out_size):
+    """Fold columns back, summing overlaps: the adjoint of :func:`im2col`.
+
+    Args:
+        cols: ``[C * prod(k), N * prod(out)]`` (any leading split of the first dim, e.g. the
+            ``[groups, C/groups * prod(k), ...]`` of im2col) in the layout ``[C, *k, N, *out]``.
+        padded_shape: ``[N, C, *Sp]`` of the result.
+
+    Returns:
+        ``[N, C, *Sp]`` (a logical view of a ``[C, N, *Sp]`` array).
+    """
+    mod = for_array(cols).xp
+    n, c = padded_shape[:2]
+    cols = cols.reshape(c, *ksize, n, *out_size)
+    acc = mod.zeros((c, n, *padded_shape[2:]), dtype=cols.dtype)
+    # one vectorised strided add per kernel offset: windows overlap, so a single assignment
+    # through a strided view would drop the overlapping contributions
+    for off in kernel_offsets(ksize):
+        acc[out_slices(off, stride, dilation, out_size)] += cols[(slice(None),) + off]
+    return acc.swapaxes(0, 1)
+
+
+def depthwise_forward(xpad, w, stride, dilation, out_size):
+    """Depthwise conv (groups == C, one input channel per group): ``w`` is ``[C*m, 1, *k]``.
+
+    A grouped GEMM would run C tiny products of inner size prod(k); a multiply-add per kernel
+    offset over the whole batch is much faster. Returns ``[N, C*m, *out]``.
+    """
+    mod = for_array(xpad).xp
+    n, c = xpad.shape[:2]
+    m = w.shape[0] // c
+    nd = len(out_size)
+    wk = w.reshape(c, m, -1)
+    out = mod.zeros((n, c, m, *out_size), dtype=xpad.dtype)
+    tmp = mod.empty_like(out)
+    expand = (slice(None),) * 2 + (None,) + (slice(None),) * nd
+    for j, off in enumerate(kernel_offsets(w.shape[2:])):
+        xs = xpad[out_slices(off, stride, dilation, out_size)][expand]
+        mod.multiply(xs, wk[:, :, j].reshape((1, c, m) + (1,) * nd), out=tmp)
+        out += tmp
+    return out.reshape(n, c * m, *out_size)
+
+
+def depthwise_input_grad(g, w, padded_shape, stride, dilation):
+    """Adjoint of :func:`depthwise_forward` w.r.t. its input: ``[N, C, *Sp]``."""
+    mod = for_array(g).xp
+    n, c = padded_shape[:2]
+    m = w.shape[0] // c
+    out_size = g.shape[2:]
+    nd = len(out_size)
+    wk = w.reshape(c, m, -1)
+    g5 = g.reshape(n, c, m, *out_size)
+    acc = mod.zeros(padded_shape, dtype=g.dtype)
+    for j, off in enumerate(kernel_offsets(w.shape[2:])):
+        wj = wk[:, :, j].reshape((1, c, m) + (1,) * nd)
+        contrib = (g5 * wj).sum(axis=2) if m > 1 else g5[:, :, 0] * wj[:, :, 0]
+        acc[out_slices(off, stride, dilation, out_size)] += contrib
+    return acc
+
+
+def depthwise_weight_grad(xpad, g, ksize, stride, dilation):
+    """Adjoint of :func:`depthwise_forward` w.r.t. its weight: ``[C*m, 1, *k]``."""
+    mod = for_array(xpad).xp
+    n, c = xpad.shape[:2]
+    out_size = g.shape[2:]
+    m = g.shape[1] // c
+    nd = len(out_size)
+    g5 = g.reshape(n, c, m, *out_size)
+    red = (0,) + tuple(range(3, 3 + nd))
+    gw = mod.empty((c, m, math.prod(ksize)), dtype=g.dtype)
+    for j, off in enumerate(kernel_offsets(ksize)):
+        xs = xpad[out_slices(off, stride, dilation, out_size)]
+        gw[:, :, j] = (g5 * xs[:, :, None]).sum(axis=red)
+    return gw.reshape(c * m, 1, *ksize)
+
+
+def _arg_dtype(ksize):
+    n = math.prod(ksize)
+    return np.int8 if n <= 127 else (np.int16 if n <= 32767 else np.int32)
+
+
+def max_pool(xpad, ksize, stride, out_size, want_arg=True):
+    """Max over windows (no dilation) of a padded ``[N, C, *Sp]`` array.
+
+    A running maximum over the kernel offsets (prod(k) vectorised passes over the output) beats
+    copying every window out and reducing it. Returns ``(out, arg)``: ``arg`` (or None) is the
+    kernel offset of the first maximum of each window (Paddle's tie rule), as a small int.
+    The offset is updated with integer arithmetic, ``arg += (v > out) * (j - arg)``, on
+    preallocated buffers: three passes over one-byte data are several times cheaper than a
+    masked ``copyto``.
+    """
+    mod = for_array(xpad).xp
+    one = (1,) * len(ksize)
+    adt = _arg_dtype(ksize)
+    out = arg = gt = tmp = None
+    for j, off in enumerate(kernel_offsets(ksize)):
+        v = xpad[out_slices(off, stride, one, out_size)]
+        if out is None:
+            out = v.copy()
+            if want_arg:
+                arg = mod.zeros(out.shape, dtype=adt)
+                gt = mod.empty(out.shape, dtype=np.bool_)
+                tmp = mod.empty(out.shape, dtype=adt)
+            continue
+        if want_arg:
+            mod.greater(v, out, out=gt)
+            mod.subtract(adt(j), arg, out=tmp)
+            mod.multiply(tmp, gt, out=tmp)
+            arg += tmp
+        mod.maximum(out, v, out=out)
+    return out, arg
+
+
+def max_pool_grad(g, arg, padded_shape, ksize, stride):
+    """Route each output gradient to the input pixel its window's maximum came from."""
+    mod = for_array(g).xp
+    out_size = g.shape[2:]
+    one = (1,) * len(ksize)
+    acc = mod.zeros(padded_shape, dtype=g.dtype)
+    hit = mod.empty(g.shape, dtype=np.bool_)
+    part = mod.empty(g.shape, dtype=g.dtype)
+    overlap = any(s < k for s, k in zip(stride, ksize))
+    for j, off in enumerate(kernel_offsets(ksize)):
+        mod.equal(arg, j, out=hit)
+        mod.multiply(g, hit, out=part)
+        sl = out_slices(off, stride, one, out_size)
+        if overlap:
+            acc[sl] += part
+        else:  # windows do not overlap: each slice receives its share directly
+            acc[sl] = part
+    return acc
+
+
+def sum_pool(xpad, ksize, stride, out_size):
+    """Sum over windows (no dilation) of a padded ``[N, C, *Sp]`` array."""
+    one = (1,) * len(ksize)
+    out = None
+    for off in kernel_offsets(ksize):
+        v = xpad[out_slices(off, stride, one, out_size)]
+        if out is None:
+            out = v.copy()
+        else:
+            out += v
+    return out
+
+
+def sum_pool_grad(g, padded_shape, ksize, stride):
+    """Adjoint of :func:`sum_pool`: every window pixel receives its output's gradient."""
+    mod = for_array(g).xp
+    out_size = g.shape[2:]
+    one = (1,) * len(ksize)
+    acc = mod.zeros(padded_shape, dtype=g.dtype)
+    overlap = any(s < k for s, k in zip(stride, ksize))
+    for off in kernel_offsets(ksize):
+        sl = out_slices(off, stride, one, out_size)
+        if overlap:
+            acc[sl] += g
+        else:
+            acc[sl] = g
+    return acc
+
+
+def scatter_add(size, index, values):
+    """A length-``size`` vector with ``values`` summed at ``index`` (both 1-D).
+
+    ``bincount`` is one C loop; ``np.add.at`` would be several times slower.
+    """
+    dt = values.dtype
+    if dt.kind == "f" and dt.itemsize <= 8:
+        return np.bincount(index, weights=values.astype(np.float64, copy=False),
+                           minlength=size).astype(dt, copy=False)
+    out = np.zeros(size, dtype=dt)
+    np.add.at(out, index, values)
+    return out
+
+
+_this = sys.modules[__name__]
