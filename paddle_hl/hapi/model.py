@@ -121,6 +121,7 @@ class Model:
             raise TypeError(f"Model: network must be a paddle.nn.Layer, got "
                             f"{type(network).__name__}")
         self.network = network
+        self._inputs_given = inputs is not None
         self._inputs = self._verify_spec(inputs, is_input=True)
         self._labels = self._verify_spec(labels)
         self._loss = None
@@ -557,7 +558,7 @@ class Model:
         from .model_summary import summary
 
         if input_size is None:
-            if not self._inputs or any(-1 in s.shape[1:] for s in self._inputs):
+            if not self._inputs_given or any(-1 in s.shape[1:] for s in self._inputs):
                 raise ValueError("Model.summary: give input_size, or build the Model with "
                                  "inputs=InputSpec(...) that fix every dim but the batch")
             input_size = [tuple(1 if d == -1 else d for d in s.shape) for s in self._inputs]

@@ -129,7 +129,7 @@ def summary_string(net, input_size=None, dtypes=None, input=None):  # noqa: A002
         widths["layer"] = max(widths["layer"], len(key))
         widths["input"] = max(widths["input"], len(str(r["input_shape"])))
         widths["output"] = max(widths["output"], len(str(r["output_shape"])))
-    table = max(75, sum(widths.values()))
+    table = sum(widths.values()) + 5  # the three column gaps and the side margins
     fmt = "{:^{}} {:^{}} {:^{}} {:^{}}"
     lines = ["-" * table,
              fmt.format("Layer (type)", widths["layer"], "Input Shape", widths["input"],
