@@ -245,6 +245,17 @@ def _record(cls, ctx, slots, flat, tracked, edges, outs):
     return type(outs)(items)
 
 
+def _amp_setting():
+    """The active auto_cast setting (None when AMP is off: one attribute check)."""
+    from ..framework import state
+
+    if state.amp_hook is None:
+        return None
+    from ..amp import _hook
+
+    return _hook.current()
+
+
 def _xp(a):
     from .. import backend
 
@@ -254,10 +265,12 @@ def _xp(a):
 class _Rule:
     """The graph node's op for one PyLayer call: runs the user's backward."""
 
-    __slots__ = ("cls", "ctx", "slots", "flat", "meta", "op_name")
+    __slots__ = ("cls", "ctx", "slots", "flat", "meta", "op_name", "amp")
 
     def __init__(self, cls, ctx, slots, flat, meta):
         self.cls = cls
+        # backward runs under the auto_cast setting that was active in forward, as in Paddle
+        self.amp = _amp_setting()
         self.ctx = ctx
         self.slots = slots
         # what is checked on each returned gradient; the input tensors themselves are not kept
@@ -276,7 +289,12 @@ class _Rule:
         return self._call(grads)
 
     def _call(self, grads):
-        return self._match(self.cls.backward(self.ctx, *grads))
+        if self.amp is None:
+            return self._match(self.cls.backward(self.ctx, *grads))
+        from ..amp import _hook
+
+        with _hook.restored(self.amp):
+            return self._match(self.cls.backward(self.ctx, *grads))
 
     def _match(self, res):
         """One gradient per tracked input Tensor, from backward's result (see PyLayer doc)."""

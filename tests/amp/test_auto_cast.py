@@ -416,3 +416,30 @@ def test_supported_devices():
     if not paddle.is_compiled_with_cuda():
         with pytest.raises(ValueError):
             paddle.amp.is_bfloat16_supported("gpu:0")
+
+
+def test_pylayer_backward_runs_under_the_forwards_auto_cast():
+    seen = {}
+
+    class MatMul(paddle.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return paddle.matmul(x, w)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensor()
+            gx = paddle.matmul(g, w, transpose_y=True)
+            seen["dtype"] = gx.dtype
+            return gx, paddle.matmul(x, g, transpose_x=True)
+
+    x = paddle.rand([2, 3])
+    w = paddle.rand([3, 4])
+    x.stop_gradient = w.stop_gradient = False
+    with paddle.amp.auto_cast(level="O1"):
+        y = MatMul.apply(x, w)
+    assert y.dtype == paddle.float16
+    y.astype("float32").sum().backward()  # outside auto_cast
+    assert seen["dtype"] == paddle.float16
+    assert x.grad.dtype == paddle.float32 and w.grad.dtype == paddle.float32
