@@ -74,10 +74,10 @@ class DataParallel(Layer):
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
                  find_unused_parameters=False, group=None):
-        super().__init__(layers.full_name() + "_data_parallel")
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: layers must be a paddle.nn.Layer, got "
                             f"{type(layers).__name__}")
+        super().__init__(layers.full_name() + "_data_parallel")
         self._layers = layers
         self.find_unused_parameters = find_unused_parameters
         self.comm_buffer_size = comm_buffer_size

@@ -109,8 +109,9 @@ def test_statistics_parity(pd):
                                                                  name)(**args)).numpy()
         np.testing.assert_allclose(ours.std(), theirs.std(), rtol=0.02, err_msg=name)
         np.testing.assert_allclose(ours.mean(), theirs.mean(), atol=0.01, err_msg=name)
-        np.testing.assert_allclose(np.abs(ours).max(), np.abs(theirs).max(), rtol=0.1,
-                                   err_msg=name)
+        if "Uniform" in name or "Truncated" in name:  # bounded: the extremes sit at the bound
+            np.testing.assert_allclose(np.abs(ours).max(), np.abs(theirs).max(), rtol=0.1,
+                                       err_msg=name)
 
 
 # --------------------------------------------------------------------------- deterministic
