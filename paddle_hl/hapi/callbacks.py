@@ -217,7 +217,9 @@ class ProgBarLogger(Callback):
     def _names(self, mode):
         if mode == "predict":
             return []
-        return ["loss"] + list(self.params.get("metrics", []))
+        if mode == "eval":
+            return list(getattr(self, "eval_metrics", None) or self.params.get("metrics", []))
+        return list(self.params.get("metrics", []))  # the Model's names start with "loss"
 
     def on_train_batch_end(self, step, logs=None):
         self.train_step += 1

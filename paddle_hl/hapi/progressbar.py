@@ -74,8 +74,11 @@ class TextDisplay:
         if self.verbose == 1:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=steps, file=self.file or sys.stdout, leave=True,
-                             dynamic_ncols=True, unit="step")
+            out = self.file or sys.stdout
+            # redraws are throttled by tqdm; a log file (not a terminal) gets few, not one per step
+            interval = 0.1 if getattr(out, "isatty", lambda: False)() else 10.0
+            self._bar = tqdm(total=steps, file=out, leave=True, dynamic_ncols=True, unit="step",
+                             mininterval=interval)
 
     def _close_bar(self):
         if self._bar is not None:
@@ -85,9 +88,10 @@ class TextDisplay:
     def update(self, mode, step, steps, items, per_step, logs, force=False):
         text = " - ".join(f"{k}: {v}" for k, v in items)
         if self._bar is not None:
-            self._bar.n = step
             self._bar.set_postfix_str(text, refresh=False)
-            self._bar.refresh()
+            self._bar.update(step - self._bar.n)  # tqdm redraws at most every mininterval
+            if force:
+                self._bar.refresh()
             return
         total = "" if steps is None else f"/{steps}"
         line = f"step {step}{total}"
