@@ -220,55 +220,19 @@ def download(url: str, path: str) -> None:
 
 
 def _download_once(url: str, path: str) -> None:
-    import requests
+    from paddle_hl.utils.download import DownloadError, stream_to_file
 
     try:
-        with open(path, "wb") as f, requests.get(url, stream=True, timeout=TIMEOUT,
-                                                 allow_redirects=True) as r:
-            if r.status_code == 404:
-                raise HubDownloadError(f"hub: {url} answered HTTP 404 Not Found", missing=True)
-            if r.status_code != 200:
-                raise HubDownloadError(f"hub: {url} answered HTTP {r.status_code} {r.reason}")
-            expected = _content_length(r)
-            with _progress(expected, osp.basename(url)) as bar:
-                for chunk in r.iter_content(chunk_size=_CHUNK):
-                    f.write(chunk)
-                    bar.update(len(chunk))
-            # Content-Length counts bytes on the wire, before any Content-Encoding is undone
-            received = r.raw.tell()
-    except requests.RequestException as e:
-        raise _Attempt(f"{type(e).__name__}: {e}") from None
-    if expected is not None and received != expected:
-        raise _Attempt(f"truncated: received {received} of {expected} bytes")
-
-
-def _content_length(r):
-    try:
-        return int(r.headers["Content-Length"])
-    except (KeyError, ValueError):
-        return None
-
-
-class _NoBar:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n):
-        pass
-
-
-def _progress(total, desc):
-    # a bar only on a terminal: logs and notebook-captured stderr would fill with redraws
-    isatty = getattr(sys.stderr, "isatty", None)
-    if isatty is None or not isatty():
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
-                file=sys.stderr)
+        with open(path, "wb") as f:
+            stream_to_file(url, f, desc=osp.basename(url))
+    except DownloadError as e:
+        if e.status == 404:
+            raise HubDownloadError(f"hub: {url} answered HTTP 404 Not Found",
+                                   missing=True) from None
+        if e.status is not None:
+            reason = str(e).replace("HTTP status ", "")
+            raise HubDownloadError(f"hub: {url} answered HTTP {reason}") from None
+        raise _Attempt(str(e)) from None
 
 
 def unpack(archive: str, staging: str, url: str) -> str:

@@ -164,8 +164,44 @@ def _md5file(fullname: str) -> str:
     return md5.hexdigest()
 
 
-class _DownloadError(Exception):
-    """One failed attempt (kept apart from programming errors, which are not retried)."""
+class DownloadError(Exception):
+    """One failed download attempt. ``status`` is the HTTP status when the server answered
+    with an error, else None (a broken connection, a truncated body, a wrong md5)."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+
+_DownloadError = DownloadError
+
+
+def stream_to_file(url: str, f, md5sum: str | None = None, desc: str | None = None) -> None:
+    """Stream ``url`` into the open binary file ``f``, checking the announced size and, when
+    given, the md5; raises :class:`DownloadError` on any failure. Used by the dataset and
+    weight downloads here and by paddle_hl.hub."""
+    import requests
+
+    try:
+        with requests.get(url, stream=True, timeout=TIMEOUT, allow_redirects=True) as r:
+            if r.status_code != 200:
+                raise DownloadError(f"HTTP status {r.status_code} {r.reason}", r.status_code)
+            expected = _content_length(r)
+            md5 = hashlib.md5()
+            with _progress(expected, desc or _url_basename(url)) as bar:
+                for chunk in r.iter_content(chunk_size=_CHUNK):
+                    f.write(chunk)
+                    md5.update(chunk)
+                    bar.update(len(chunk))
+            # Content-Length counts the bytes on the wire (before any Content-Encoding is
+            # undone), which is what urllib3's tell() reports.
+            received = r.raw.tell()
+    except requests.RequestException as e:
+        raise DownloadError(f"{type(e).__name__}: {e}") from None
+    if expected is not None and received != expected:
+        raise DownloadError(f"truncated: received {received} of {expected} bytes")
+    if md5sum is not None and md5.hexdigest() != md5sum:
+        raise DownloadError(f"md5 mismatch: got {md5.hexdigest()}, expected {md5sum}")
 
 
 def _download(url: str, root_dir: str, md5sum: str | None, method: str) -> str:
@@ -193,33 +229,11 @@ def _download(url: str, root_dir: str, md5sum: str | None, method: str) -> str:
 
 def _get_download(url: str, fullname: str, md5sum: str | None) -> None:
     """Stream ``url`` to a temporary file, verify it, then rename it to ``fullname``."""
-    import requests
-
     # a unique name opened with plain open(): mkstemp would leave the cached file mode 0600
     tmp = f"{fullname}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"
     try:
         with open(tmp, "xb") as f:
-            try:
-                with requests.get(url, stream=True, timeout=TIMEOUT,
-                                  allow_redirects=True) as r:
-                    if r.status_code != 200:
-                        raise _DownloadError(f"HTTP status {r.status_code} {r.reason}")
-                    expected = _content_length(r)
-                    md5 = hashlib.md5()
-                    with _progress(expected, osp.basename(fullname)) as bar:
-                        for chunk in r.iter_content(chunk_size=_CHUNK):
-                            f.write(chunk)
-                            md5.update(chunk)
-                            bar.update(len(chunk))
-                    # Content-Length counts the bytes on the wire (before any Content-Encoding
-                    # is undone), which is what urllib3's tell() reports.
-                    received = r.raw.tell()
-            except requests.RequestException as e:
-                raise _DownloadError(f"{type(e).__name__}: {e}") from None
-        if expected is not None and received != expected:
-            raise _DownloadError(f"truncated: received {received} of {expected} bytes")
-        if md5sum is not None and md5.hexdigest() != md5sum:
-            raise _DownloadError(f"md5 mismatch: got {md5.hexdigest()}, expected {md5sum}")
+            stream_to_file(url, f, md5sum, osp.basename(fullname))
         os.replace(tmp, fullname)
     finally:
         if osp.exists(tmp):
