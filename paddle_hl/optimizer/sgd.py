@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import backend
+from . import _gpu
 from .optimizer import Optimizer
 
 __all__ = []
@@ -22,6 +23,8 @@ class SGD(Optimizer):
         self._multi_precision = bool(multi_precision)
 
     def _update(self, p, parr, garr, lr, grp):
+        if backend.is_gpu_array(parr):
+            return _gpu.run("sgd", garr, (lr,), (parr,))
         parr -= lr * garr
 
 
@@ -53,6 +56,9 @@ class Momentum(Optimizer):
         if grp.get("rescale_grad", 1.0) != 1.0:
             garr = garr * grp["rescale_grad"]
         v = self._acc("velocity", p, parr)
+        if backend.is_gpu_array(parr):
+            nesterov = grp.get("use_nesterov", self._use_nesterov)
+            return _gpu.run("momentum", garr, (lr, mu, float(nesterov)), (parr, v))
         v *= mu
         v += garr
         if grp.get("use_nesterov", self._use_nesterov):
@@ -78,6 +84,8 @@ class Adagrad(Optimizer):
     def _update(self, p, parr, garr, lr, grp):
         xp = backend.get_array_module(parr)
         m = self._acc("moment", p, parr, fill=grp.get("initial_accumulator_value", 0.0))
+        if backend.is_gpu_array(parr):
+            return _gpu.run("adagrad", garr, (lr, grp.get("epsilon", self._epsilon)), (parr, m))
         m += garr * garr
         parr -= lr * garr / (xp.sqrt(m) + grp.get("epsilon", self._epsilon))
 
@@ -103,6 +111,8 @@ class Adadelta(Optimizer):
         rho, eps = grp.get("rho", self._rho), grp.get("epsilon", self._epsilon)
         sq_g = self._acc("_avg_squared_grad", p, parr)
         sq_u = self._acc("_avg_squared_update", p, parr)
+        if backend.is_gpu_array(parr):
+            return _gpu.run("adadelta", garr, (lr, rho, eps), (parr, sq_g, sq_u))
         sq_g *= rho
         sq_g += (1 - rho) * garr * garr
         update = -xp.sqrt((sq_u + eps) / (sq_g + eps)) * garr
@@ -140,6 +150,12 @@ class RMSProp(Optimizer):
         mom_c = grp.get("momentum", self._momentum)
         ms = self._acc("mean_square", p, parr)
         mom = self._acc("momentum", p, parr)
+        if backend.is_gpu_array(parr):
+            if grp.get("centered", self._centered):
+                mg = self._acc("mean_grad", p, parr)
+                return _gpu.run("rmsprop_centered", garr, (lr, rho, eps, mom_c),
+                                (parr, ms, mg, mom))
+            return _gpu.run("rmsprop", garr, (lr, rho, eps, mom_c), (parr, ms, mom))
         ms *= rho
         ms += (1 - rho) * garr * garr
         if grp.get("centered", self._centered):

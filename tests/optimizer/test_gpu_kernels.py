@@ -1,0 +1,41 @@
+"""The fused CuPy update kernels give the same parameters as the NumPy updates (GPU only)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import paddle_hl as paddle
+from paddle_hl import backend
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(backend.cupy_module() is None, reason="needs CuPy and a GPU")]
+
+CASES = [("SGD", {}), ("Momentum", {}), ("Momentum", {"use_nesterov": True}),
+         ("Adagrad", {}), ("Adadelta", {"learning_rate": 1.0}), ("RMSProp", {}),
+         ("RMSProp", {"centered": True, "momentum": 0.5}), ("Adam", {}), ("AdamW", {}),
+         ("Adamax", {})]
+
+
+def _run(device, name, kwargs):
+    paddle.set_device(device)
+    try:
+        rng = np.random.default_rng(0)
+        p = paddle.to_tensor(rng.standard_normal((64, 33)).astype("float32"),
+                             stop_gradient=False)
+        opt = getattr(paddle.optimizer, name)(parameters=[p], **{"learning_rate": 0.01,
+                                                                 **kwargs})
+        for _ in range(3):
+            g = paddle.to_tensor(rng.standard_normal((64, 33)).astype("float32"))
+            (p * g).sum().backward()
+            opt.step()
+            opt.clear_grad()
+        return p.numpy()
+    finally:
+        paddle.set_device("cpu")
+
+
+@pytest.mark.parametrize("name,kwargs", CASES)
+def test_gpu_update_matches_cpu(name, kwargs):
+    np.testing.assert_allclose(_run("gpu", name, kwargs), _run("cpu", name, kwargs),
+                               rtol=1e-5, atol=1e-6)
