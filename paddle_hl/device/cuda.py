@@ -112,6 +112,15 @@ def _observe(idx, cp):
     return used, total
 
 
+def _pool_stat(device, op, which, peaks=None):
+    """Bytes in use (which=0) or held (which=1) by the device's pool now, or, given the
+    matching ``peaks`` dict, the peak observed so far (this query included)."""
+    cp = _cupy(op)
+    idx = _device_id(device, op)
+    now = _observe(idx, cp)[which]
+    return now if peaks is None else peaks[idx]
+
+
 def memory_allocated(device=None) -> int:
     """Bytes of GPU memory currently held by tensors (CuPy's pool in use).
 
@@ -121,8 +130,7 @@ def memory_allocated(device=None) -> int:
     Returns:
         int: Bytes.
     """
-    cp = _cupy("memory_allocated")
-    return _observe(_device_id(device, "memory_allocated"), cp)[0]
+    return _pool_stat(device, "memory_allocated", 0)
 
 
 def max_memory_allocated(device=None) -> int:
@@ -134,10 +142,7 @@ def max_memory_allocated(device=None) -> int:
     Returns:
         int: Bytes.
     """
-    cp = _cupy("max_memory_allocated")
-    idx = _device_id(device, "max_memory_allocated")
-    _observe(idx, cp)
-    return _peak_allocated[idx]
+    return _pool_stat(device, "max_memory_allocated", 0, _peak_allocated)
 
 
 def memory_reserved(device=None) -> int:
@@ -149,8 +154,7 @@ def memory_reserved(device=None) -> int:
     Returns:
         int: Bytes.
     """
-    cp = _cupy("memory_reserved")
-    return _observe(_device_id(device, "memory_reserved"), cp)[1]
+    return _pool_stat(device, "memory_reserved", 1)
 
 
 def max_memory_reserved(device=None) -> int:
@@ -162,10 +166,7 @@ def max_memory_reserved(device=None) -> int:
     Returns:
         int: Bytes.
     """
-    cp = _cupy("max_memory_reserved")
-    idx = _device_id(device, "max_memory_reserved")
-    _observe(idx, cp)
-    return _peak_reserved[idx]
+    return _pool_stat(device, "max_memory_reserved", 1, _peak_reserved)
 
 
 class _DeviceProperties:

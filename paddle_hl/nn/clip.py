@@ -58,7 +58,20 @@ class ClipGradBase:
         raise TypeError(f"{type(self).__name__} does not define how to clip")
 
 
-class ClipGradByValue(ClipGradBase):
+class _PerGradClip(ClipGradBase):
+    """A strategy clipping each gradient on its own with ``_clip_array(arr) -> new array``;
+    pairs without a gradient are dropped, need_clip=False ones kept as they are."""
+
+    def _dygraph_clip(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            if g is None:
+                continue
+            out.append((p, _wrap(self._clip_array(_array(g))) if _needs_clip(p) else g))
+        return out
+
+
+class ClipGradByValue(_PerGradClip):
     """Clip every gradient element into ``[min, max]``.
 
     Args:
@@ -86,22 +99,12 @@ class ClipGradByValue(ClipGradBase):
     def __str__(self):
         return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
 
-    def _dygraph_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                continue
-            if not _needs_clip(p):
-                out.append((p, g))
-                continue
-            arr = _array(g)
-            xp = backend.get_array_module(arr)
-            out.append((p, _wrap(xp.clip(arr, self.min, self.max).astype(arr.dtype,
-                                                                         copy=False))))
-        return out
+    def _clip_array(self, arr):
+        xp = backend.get_array_module(arr)
+        return xp.clip(arr, self.min, self.max).astype(arr.dtype, copy=False)
 
 
-class ClipGradByNorm(ClipGradBase):
+class ClipGradByNorm(_PerGradClip):
     """Rescale each gradient separately so that its L2 norm is at most ``clip_norm``.
 
     A gradient whose norm is already ``<= clip_norm`` is kept; all-zero gradients stay zero
@@ -117,23 +120,12 @@ class ClipGradByNorm(ClipGradBase):
     def __str__(self):
         return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
 
-    def _dygraph_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                continue
-            if not _needs_clip(p):
-                out.append((p, g))
-                continue
-            arr = _array(g)
-            norm = math.sqrt(float(_sum_squares(arr)))
-            if norm > self.clip_norm:
-                scale = self.clip_norm / norm
-                new = (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
-            else:
-                new = arr.copy()
-            out.append((p, _wrap(new)))
-        return out
+    def _clip_array(self, arr):
+        norm = math.sqrt(float(_sum_squares(arr)))
+        if norm > self.clip_norm:
+            scale = self.clip_norm / norm
+            return (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
+        return arr.copy()
 
 
 class ClipGradByGlobalNorm(ClipGradBase):

@@ -272,13 +272,19 @@ def _write_out(out, res, op):
     return out
 
 
-def _logical_kernel_for(name, ufunc):
-    def kernel(x, y):
-        xp = _xp(x)
-        return xp.asarray(getattr(xp, ufunc)(x, y)), None
+def _ufunc_kernel(name, ufunc):
+    """A non-differentiable kernel ``xp.<ufunc>(*arrays)`` with op_name ``name``."""
+    def kernel(*arrays):
+        xp = _xp(arrays[0])
+        return xp.asarray(getattr(xp, ufunc)(*arrays)), None
 
     kernel.__name__ = f"_{name}_kernel"
     kernel.op_name = name
+    return kernel
+
+
+def _logical_kernel_for(name, ufunc):
+    kernel = _ufunc_kernel(name, ufunc)
 
     def public(x, y, out=None, name=None):
         x, y = _binary_args(x, y, kernel.op_name)
@@ -301,12 +307,7 @@ logical_or = _logical_kernel_for("logical_or", "logical_or")
 logical_xor = _logical_kernel_for("logical_xor", "logical_xor")
 
 
-def _logical_not_kernel(x):
-    xp = _xp(x)
-    return xp.asarray(xp.logical_not(x)), None
-
-
-_logical_not_kernel.op_name = "logical_not"
+_logical_not_kernel = _ufunc_kernel("logical_not", "logical_not")
 
 
 def logical_not(x, out=None, name=None):
@@ -346,12 +347,7 @@ def _check_bitwise(v, op, arg):
 
 
 def _bitwise_kernel_for(name, ufunc):
-    def kernel(x, y):
-        xp = _xp(x)
-        return xp.asarray(getattr(xp, ufunc)(x, y)), None
-
-    kernel.__name__ = f"_{name}_kernel"
-    kernel.op_name = name
+    kernel = _ufunc_kernel(name, ufunc)
 
     def prepare(x, y):
         x, y = _binary_args(x, y, kernel.op_name)
@@ -388,12 +384,7 @@ bitwise_or, bitwise_or_ = _bitwise_kernel_for("bitwise_or", "bitwise_or")
 bitwise_xor, bitwise_xor_ = _bitwise_kernel_for("bitwise_xor", "bitwise_xor")
 
 
-def _bitwise_not_kernel(x):
-    xp = _xp(x)
-    return xp.asarray(xp.invert(x)), None
-
-
-_bitwise_not_kernel.op_name = "bitwise_not"
+_bitwise_not_kernel = _ufunc_kernel("bitwise_not", "invert")
 
 
 def bitwise_not(x, out=None, name=None):

@@ -2858,43 +2858,23 @@ def pow_(x, y, name=None):
     return apply_(_pow, x, y)
 
 
-def gcd_(x, y, name=None):
-    """Inplace :func:`gcd`; returns x.
+def _composite_inplace(fn, x_doc, y_doc):
+    """``fn_(x, y)``: the inplace form of the composite binary op ``fn`` (via _inplace_via)."""
+    op = fn.__name__ + "_"
 
-    Args:
-        x (Tensor): integer input, overwritten.
-        y (Tensor): integer input.
+    def f(x, y, name=None):
+        return _inplace_via(x, op, fn, y)
 
-    Returns:
-        Tensor: x.
-    """
-    return _inplace_via(x, "gcd_", gcd, y)
-
-
-def lcm_(x, y, name=None):
-    """Inplace :func:`lcm`; returns x.
-
-    Args:
-        x (Tensor): integer input, overwritten.
-        y (Tensor): integer input.
-
-    Returns:
-        Tensor: x.
-    """
-    return _inplace_via(x, "lcm_", lcm, y)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = (f"Inplace :func:`{fn.__name__}`; returns x.\n\n    Args:\n"
+                 f"        x (Tensor): {x_doc}, overwritten.\n        y (Tensor): {y_doc}.\n\n"
+                 "    Returns:\n        Tensor: x.\n")
+    return f
 
 
-def ldexp_(x, y, name=None):
-    """Inplace :func:`ldexp`; returns x.
-
-    Args:
-        x (Tensor): float mantissas, overwritten.
-        y (Tensor): integer exponents.
-
-    Returns:
-        Tensor: x.
-    """
-    return _inplace_via(x, "ldexp_", ldexp, y)
+gcd_ = _composite_inplace(gcd, "integer input", "integer input")
+lcm_ = _composite_inplace(lcm, "integer input", "integer input")
+ldexp_ = _composite_inplace(ldexp, "float mantissas", "integer exponents")
 
 
 _UNARY_INPLACE_TOP = ["abs_", "acos_", "atan_", "cos_", "expm1_", "log_", "log10_", "log2_",

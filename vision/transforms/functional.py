@@ -246,6 +246,16 @@ def _check_factor(value, op, name):
         raise ValueError(f"{op}: {name} should be a non-negative number, got {value!r}")
 
 
+def _adjust_by_factor(img, kind, factor):
+    """``adjust_<kind>(img, factor)`` with a non-negative factor, on the image's backend."""
+    op, arg = f"adjust_{kind}", f"{kind}_factor"
+    _check_img(img, op)
+    _check_factor(factor, op, arg)
+    return _dispatch(img, lambda: getattr(F_pil, op)(img, factor),
+                     lambda: getattr(F_cv2, op)(img, factor),
+                     lambda: getattr(F_t, op)(img, factor))
+
+
 def adjust_brightness(img, brightness_factor):
     """Scale the brightness: 0 gives black, 1 the original image.
 
@@ -256,11 +266,7 @@ def adjust_brightness(img, brightness_factor):
     Returns:
         PIL.Image|np.ndarray|Tensor: The adjusted image.
     """
-    _check_img(img, "adjust_brightness")
-    _check_factor(brightness_factor, "adjust_brightness", "brightness_factor")
-    return _dispatch(img, lambda: F_pil.adjust_brightness(img, brightness_factor),
-                     lambda: F_cv2.adjust_brightness(img, brightness_factor),
-                     lambda: F_t.adjust_brightness(img, brightness_factor))
+    return _adjust_by_factor(img, "brightness", brightness_factor)
 
 
 def adjust_contrast(img, contrast_factor):
@@ -273,11 +279,7 @@ def adjust_contrast(img, contrast_factor):
     Returns:
         PIL.Image|np.ndarray|Tensor: The adjusted image.
     """
-    _check_img(img, "adjust_contrast")
-    _check_factor(contrast_factor, "adjust_contrast", "contrast_factor")
-    return _dispatch(img, lambda: F_pil.adjust_contrast(img, contrast_factor),
-                     lambda: F_cv2.adjust_contrast(img, contrast_factor),
-                     lambda: F_t.adjust_contrast(img, contrast_factor))
+    return _adjust_by_factor(img, "contrast", contrast_factor)
 
 
 def adjust_saturation(img, saturation_factor):
@@ -290,11 +292,7 @@ def adjust_saturation(img, saturation_factor):
     Returns:
         PIL.Image|np.ndarray|Tensor: The adjusted image.
     """
-    _check_img(img, "adjust_saturation")
-    _check_factor(saturation_factor, "adjust_saturation", "saturation_factor")
-    return _dispatch(img, lambda: F_pil.adjust_saturation(img, saturation_factor),
-                     lambda: F_cv2.adjust_saturation(img, saturation_factor),
-                     lambda: F_t.adjust_saturation(img, saturation_factor))
+    return _adjust_by_factor(img, "saturation", saturation_factor)
 
 
 def adjust_hue(img, hue_factor):

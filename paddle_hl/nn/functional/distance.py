@@ -8,24 +8,11 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import _unbroadcast, apply
 from ...framework.tensor import Tensor
 from ...tensor._helpers import cast_to, tensor_arg
 
 __all__ = []
-
-
-def _sum_to(g, shape):
-    """Sum a broadcast gradient back to an input's shape."""
-    if g.shape == tuple(shape):
-        return g
-    nd = g.ndim - len(shape)
-    if nd:
-        g = g.sum(axis=tuple(range(nd)))
-    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
 
 
 def _pdist_kernel(x, y, p, epsilon, keepdim):
@@ -66,7 +53,7 @@ def _pdist_kernel(x, y, p, epsilon, keepdim):
             safe = xp.where(norm > 0, norm, 1)
             gd = xp.sign(d) * a ** (p - 1) / safe ** (p - 1) * gk * (norm > 0)
         gd = gd.astype(x.dtype, copy=False)
-        return _sum_to(gd, x.shape), _sum_to(-gd, y.shape)
+        return _unbroadcast(gd, x.shape), _unbroadcast(-gd, y.shape)
 
     return out.astype(x.dtype, copy=False), bw
 

@@ -14,7 +14,7 @@ from ... import backend
 from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
-from ...framework.op import apply
+from ...framework.op import _unbroadcast, apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor._helpers import cast_to
 
@@ -66,18 +66,6 @@ def _softmax_last(s):
     e = xp.exp(s - m)
     e /= e.sum(axis=-1, keepdims=True)
     return e
-
-
-def _unbroadcast(g, shape):
-    if g.shape == tuple(shape):
-        return g
-    nd = g.ndim - len(shape)
-    if nd:
-        g = g.sum(axis=tuple(range(nd)))
-    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
 
 
 def _attention(q, k, v, mask, keep, scale, drop_scale):

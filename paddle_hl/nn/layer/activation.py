@@ -20,7 +20,38 @@ def _name_suffix(name):
     return f", name={name}" if name else ""
 
 
-class CELU(Layer):
+class _Activation(Layer):
+    """Base of the activation layers: ``forward`` calls ``_fn(x, *params)`` and ``extra_repr``
+    lists the params then the name, in the order the subclass passed them."""
+
+    _fn = None
+
+    def __init__(self, name=None, **params):
+        super().__init__()
+        self._params = tuple(params)
+        for key, value in params.items():
+            setattr(self, "_" + key, value)
+        self._name = name
+
+    def forward(self, x):
+        return self._fn(x, *[getattr(self, "_" + key) for key in self._params])
+
+    def extra_repr(self):
+        shown = ", ".join(f"{key}={getattr(self, '_' + key)}" for key in self._params)
+        return shown + _name_suffix(self._name) if shown else _name_repr(self._name)
+
+
+class _NameOnly(_Activation):
+    """An activation whose only constructor argument is ``name``."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+
+    def forward(self, x):
+        return self._fn(x)
+
+
+class CELU(_Activation):
     """CELU ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (B90).
 
     Args:
@@ -28,19 +59,13 @@ class CELU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.celu)
+
     def __init__(self, alpha=1.0, name=None):
-        super().__init__()
-        self._alpha = alpha
-        self._name = name
-
-    def forward(self, x):
-        return F.celu(x, self._alpha)
-
-    def extra_repr(self):
-        return f"alpha={self._alpha}{_name_suffix(self._name)}"
+        super().__init__(name, alpha=alpha)
 
 
-class ELU(Layer):
+class ELU(_Activation):
     """ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise, any alpha (B69).
 
     Args:
@@ -51,19 +76,13 @@ class ELU(Layer):
         >>> paddle.nn.ELU(-0.2)(paddle.to_tensor([-1., 6.]))  # [0.12642412, 6.]
     """
 
+    _fn = staticmethod(F.elu)
+
     def __init__(self, alpha=1.0, name=None):
-        super().__init__()
-        self._alpha = alpha
-        self._name = name
-
-    def forward(self, x):
-        return F.elu(x, self._alpha)
-
-    def extra_repr(self):
-        return f"alpha={self._alpha}{_name_suffix(self._name)}"
+        super().__init__(name, alpha=alpha)
 
 
-class GELU(Layer):
+class GELU(_Activation):
     """GELU with the erf formula, or the tanh formula when ``approximate`` (B77).
 
     Args:
@@ -71,19 +90,13 @@ class GELU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.gelu)
+
     def __init__(self, approximate=False, name=None):
-        super().__init__()
-        self._approximate = approximate
-        self._name = name
-
-    def forward(self, x):
-        return F.gelu(x, self._approximate)
-
-    def extra_repr(self):
-        return f"approximate={self._approximate}{_name_suffix(self._name)}"
+        super().__init__(name, approximate=approximate)
 
 
-class GLU(Layer):
+class GLU(_Activation):
     """Gated linear unit ``a * sigmoid(b)`` with ``a, b`` the halves of x along axis (B89).
 
     Args:
@@ -91,19 +104,13 @@ class GLU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.glu)
+
     def __init__(self, axis=-1, name=None):
-        super().__init__()
-        self._axis = axis
-        self._name = name
-
-    def forward(self, x):
-        return F.glu(x, self._axis)
-
-    def extra_repr(self):
-        return f"axis={self._axis}{_name_suffix(self._name)}"
+        super().__init__(name, axis=axis)
 
 
-class Hardshrink(Layer):
+class Hardshrink(_Activation):
     """Hard shrinkage: ``x`` where ``|x| > threshold``, else 0.
 
     Args:
@@ -111,19 +118,13 @@ class Hardshrink(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.hardshrink)
+
     def __init__(self, threshold=0.5, name=None):
-        super().__init__()
-        self._threshold = threshold
-        self._name = name
-
-    def forward(self, x):
-        return F.hardshrink(x, self._threshold)
-
-    def extra_repr(self):
-        return f"threshold={self._threshold}{_name_suffix(self._name)}"
+        super().__init__(name, threshold=threshold)
 
 
-class Softshrink(Layer):
+class Softshrink(_Activation):
     """Soft shrinkage (see :func:`paddle.nn.functional.softshrink`).
 
     Args:
@@ -131,19 +132,13 @@ class Softshrink(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.softshrink)
+
     def __init__(self, threshold=0.5, name=None):
-        super().__init__()
-        self._threshold = threshold
-        self._name = name
-
-    def forward(self, x):
-        return F.softshrink(x, self._threshold)
-
-    def extra_repr(self):
-        return f"threshold={self._threshold}{_name_suffix(self._name)}"
+        super().__init__(name, threshold=threshold)
 
 
-class ThresholdedReLU(Layer):
+class ThresholdedReLU(_Activation):
     """Thresholded ReLU: ``x`` where ``x > threshold``, else 0.
 
     Args:
@@ -151,19 +146,13 @@ class ThresholdedReLU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.thresholded_relu)
+
     def __init__(self, threshold=1.0, name=None):
-        super().__init__()
-        self._threshold = threshold
-        self._name = name
-
-    def forward(self, x):
-        return F.thresholded_relu(x, self._threshold)
-
-    def extra_repr(self):
-        return f"threshold={self._threshold}{_name_suffix(self._name)}"
+        super().__init__(name, threshold=threshold)
 
 
-class Hardtanh(Layer):
+class Hardtanh(_Activation):
     """Hard tanh ``clip(x, min, max)``.
 
     Args:
@@ -172,20 +161,13 @@ class Hardtanh(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.hardtanh)
+
     def __init__(self, min=-1.0, max=1.0, name=None):  # noqa: A002  (Paddle's names)
-        super().__init__()
-        self._min = min
-        self._max = max
-        self._name = name
-
-    def forward(self, x):
-        return F.hardtanh(x, self._min, self._max)
-
-    def extra_repr(self):
-        return f"min={self._min}, max={self._max}{_name_suffix(self._name)}"
+        super().__init__(name, min=min, max=max)
 
 
-class LeakyReLU(Layer):
+class LeakyReLU(_Activation):
     """Leaky ReLU: ``x`` for x > 0, ``negative_slope * x`` otherwise.
 
     Args:
@@ -193,19 +175,13 @@ class LeakyReLU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.leaky_relu)
+
     def __init__(self, negative_slope=0.01, name=None):
-        super().__init__()
-        self._negative_slope = negative_slope
-        self._name = name
-
-    def forward(self, x):
-        return F.leaky_relu(x, self._negative_slope)
-
-    def extra_repr(self):
-        return f"negative_slope={self._negative_slope}{_name_suffix(self._name)}"
+        super().__init__(name, negative_slope=negative_slope)
 
 
-class LogSoftmax(Layer):
+class LogSoftmax(_Activation):
     """Log-softmax along ``axis``.
 
     Args:
@@ -213,19 +189,13 @@ class LogSoftmax(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.log_softmax)
+
     def __init__(self, axis=-1, name=None):
-        super().__init__()
-        self._axis = axis
-        self._name = name
-
-    def forward(self, x):
-        return F.log_softmax(x, self._axis)
-
-    def extra_repr(self):
-        return f"axis={self._axis}{_name_suffix(self._name)}"
+        super().__init__(name, axis=axis)
 
 
-class Softmax(Layer):
+class Softmax(_Activation):
     """Softmax along ``axis`` (B47).
 
     Args:
@@ -233,16 +203,10 @@ class Softmax(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.softmax)
+
     def __init__(self, axis=-1, name=None):
-        super().__init__()
-        self._axis = axis
-        self._name = name
-
-    def forward(self, x):
-        return F.softmax(x, self._axis)
-
-    def extra_repr(self):
-        return f"axis={self._axis}{_name_suffix(self._name)}"
+        super().__init__(name, axis=axis)
 
 
 class Softmax2D(Layer):
@@ -268,7 +232,7 @@ class Softmax2D(Layer):
         return _name_repr(self._name)
 
 
-class Maxout(Layer):
+class Maxout(_Activation):
     """Maxout over groups of ``groups`` channels of a 4-D input.
 
     Args:
@@ -277,17 +241,10 @@ class Maxout(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.maxout)
+
     def __init__(self, groups, axis=1, name=None):
-        super().__init__()
-        self._groups = groups
-        self._axis = axis
-        self._name = name
-
-    def forward(self, x):
-        return F.maxout(x, self._groups, self._axis)
-
-    def extra_repr(self):
-        return f"groups={self._groups}, axis={self._axis}{_name_suffix(self._name)}"
+        super().__init__(name, groups=groups, axis=axis)
 
 
 class PReLU(Layer):
@@ -353,7 +310,7 @@ class RReLU(Layer):
                 f"dtype={self._dtype}{_name_suffix(self._name)}")
 
 
-class SELU(Layer):
+class SELU(_Activation):
     """SELU ``scale * (x if x > 0 else alpha * (exp(x) - 1))``.
 
     Args:
@@ -362,20 +319,13 @@ class SELU(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.selu)
+
     def __init__(self, scale=1.0507009873554805, alpha=1.6732632423543772, name=None):
-        super().__init__()
-        self._scale = scale
-        self._alpha = alpha
-        self._name = name
-
-    def forward(self, x):
-        return F.selu(x, self._scale, self._alpha)
-
-    def extra_repr(self):
-        return f"scale={self._scale}, alpha={self._alpha}{_name_suffix(self._name)}"
+        super().__init__(name, scale=scale, alpha=alpha)
 
 
-class Softplus(Layer):
+class Softplus(_Activation):
     """Softplus ``log(1 + exp(beta * x)) / beta`` (x itself above ``threshold``).
 
     Args:
@@ -384,269 +334,118 @@ class Softplus(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.softplus)
+
     def __init__(self, beta=1, threshold=20, name=None):
-        super().__init__()
-        self._beta = beta
-        self._threshold = threshold
-        self._name = name
-
-    def forward(self, x):
-        return F.softplus(x, self._beta, self._threshold)
-
-    def extra_repr(self):
-        return f"beta={self._beta}, threshold={self._threshold}{_name_suffix(self._name)}"
+        super().__init__(name, beta=beta, threshold=threshold)
 
 
-class Hardsigmoid(Layer):
+class Hardsigmoid(_NameOnly):
     """Hard sigmoid ``clip(x / 6 + 0.5, 0, 1)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.hardsigmoid(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.hardsigmoid)
 
 
-class Hardswish(Layer):
+class Hardswish(_NameOnly):
     """Hard swish ``x * min(max(x + 3, 0), 6) / 6``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.hardswish(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.hardswish)
 
 
-class LogSigmoid(Layer):
+class LogSigmoid(_NameOnly):
     """Log-sigmoid ``log(1 / (1 + exp(-x)))``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.log_sigmoid(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.log_sigmoid)
 
 
-class Mish(Layer):
+class Mish(_NameOnly):
     """Mish ``x * tanh(softplus(x))``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.mish(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.mish)
 
 
-class ReLU(Layer):
+class ReLU(_NameOnly):
     """ReLU ``max(x, 0)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.relu(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.relu)
 
 
-class ReLU6(Layer):
+class ReLU6(_NameOnly):
     """ReLU6 ``min(max(x, 0), 6)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.relu6(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.relu6)
 
 
-class Sigmoid(Layer):
+class Sigmoid(_NameOnly):
     """Sigmoid ``1 / (1 + exp(-x))``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.sigmoid(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.sigmoid)
 
 
-class Silu(Layer):
+class Silu(_NameOnly):
     """SiLU ``x * sigmoid(x)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.silu(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.silu)
 
 
-class Softsign(Layer):
+class Softsign(_NameOnly):
     """Softsign ``x / (1 + |x|)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.softsign(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.softsign)
 
 
-class Swish(Layer):
+class Swish(_NameOnly):
     """Swish ``x * sigmoid(x)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.swish(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.swish)
 
 
-class Tanh(Layer):
+class Tanh(_NameOnly):
     """Tanh.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.tanh(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.tanh)
 
 
-class Tanhshrink(Layer):
+class Tanhshrink(_NameOnly):
     """Tanh shrink ``x - tanh(x)``.
 
-    Args:
-        name (str, optional): shown in the repr.
-
-    Shape:
-        any shape; the output has the input's shape and dtype.
+    Only ``name`` (str, optional; shown in the repr); output shape and dtype are x's.
     """
 
-    def __init__(self, name=None):
-        super().__init__()
-        self._name = name
-
-    def forward(self, x):
-        return F.tanhshrink(x)
-
-    def extra_repr(self):
-        return _name_repr(self._name)
+    _fn = staticmethod(F.tanhshrink)
 
 
 API = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",

@@ -249,7 +249,25 @@ class Dropout(Layer):
         return f"p={self.p}, axis={self.axis}, mode={self.mode}{_name_suffix(self.name)}"
 
 
-class Dropout2D(Layer):
+class _ChannelDropout(Layer):
+    """Dropout2D/3D: ``_fn`` zeroes whole channels; the layer keeps p and data_format."""
+
+    _fn = None
+
+    def __init__(self, p, data_format, name):
+        super().__init__()
+        self.p = p
+        self.data_format = data_format
+        self.name = name
+
+    def forward(self, input):  # noqa: A002
+        return self._fn(input, p=self.p, training=self.training, data_format=self.data_format)
+
+    def extra_repr(self):
+        return f"p={self.p}, data_format={self.data_format}{_name_suffix(self.name)}"
+
+
+class Dropout2D(_ChannelDropout):
     """Channel dropout on 4-D input (see :func:`paddle.nn.functional.dropout2d`).
 
     Args:
@@ -258,21 +276,13 @@ class Dropout2D(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.dropout2d)
+
     def __init__(self, p=0.5, data_format="NCHW", name=None):
-        super().__init__()
-        self.p = p
-        self.data_format = data_format
-        self.name = name
-
-    def forward(self, input):  # noqa: A002
-        return F.dropout2d(input, p=self.p, training=self.training,
-                           data_format=self.data_format)
-
-    def extra_repr(self):
-        return f"p={self.p}, data_format={self.data_format}{_name_suffix(self.name)}"
+        super().__init__(p, data_format, name)
 
 
-class Dropout3D(Layer):
+class Dropout3D(_ChannelDropout):
     """Channel dropout on 5-D input (see :func:`paddle.nn.functional.dropout3d`).
 
     Args:
@@ -281,18 +291,10 @@ class Dropout3D(Layer):
         name (str, optional): shown in the repr.
     """
 
+    _fn = staticmethod(F.dropout3d)
+
     def __init__(self, p=0.5, data_format="NCDHW", name=None):
-        super().__init__()
-        self.p = p
-        self.data_format = data_format
-        self.name = name
-
-    def forward(self, input):  # noqa: A002
-        return F.dropout3d(input, p=self.p, training=self.training,
-                           data_format=self.data_format)
-
-    def extra_repr(self):
-        return f"p={self.p}, data_format={self.data_format}{_name_suffix(self.name)}"
+        super().__init__(p, data_format, name)
 
 
 class AlphaDropout(Layer):

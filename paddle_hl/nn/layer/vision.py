@@ -78,7 +78,30 @@ class Upsample(Layer):
                 f"data_format={self.data_format}{_name_suffix(self.name)}")
 
 
-class UpsamplingNearest2D(Layer):
+class _Upsampling2D(Layer):
+    """Fixed-mode upsampling of 4-D input; subclasses set ``_mode`` and ``_align_corners``."""
+
+    _mode = "nearest"
+    _align_corners = False
+
+    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+        super().__init__()
+        self.size = size
+        self.scale_factor = scale_factor
+        self.data_format = data_format
+        self.name = name
+
+    def forward(self, x):
+        return _fv.interpolate(x, size=self.size, scale_factor=self.scale_factor,
+                               mode=self._mode, align_corners=self._align_corners, align_mode=0,
+                               data_format=self.data_format, name=self.name)
+
+    def extra_repr(self):
+        return (f"{_size_or_scale(self.size, self.scale_factor)}, "
+                f"data_format={self.data_format}{_name_suffix(self.name)}")
+
+
+class UpsamplingNearest2D(_Upsampling2D):
     """Nearest-neighbour upsampling of 4-D input.
 
     Args:
@@ -95,24 +118,11 @@ class UpsamplingNearest2D(Layer):
         [1, 1, 4, 4]
     """
 
-    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
-        super().__init__()
-        self.size = size
-        self.scale_factor = scale_factor
-        self.data_format = data_format
-        self.name = name
-
-    def forward(self, x):
-        return _fv.interpolate(x, size=self.size, scale_factor=self.scale_factor,
-                               mode="nearest", align_corners=False, align_mode=0,
-                               data_format=self.data_format, name=self.name)
-
-    def extra_repr(self):
-        return (f"{_size_or_scale(self.size, self.scale_factor)}, "
-                f"data_format={self.data_format}{_name_suffix(self.name)}")
+    _mode = "nearest"
+    _align_corners = False
 
 
-class UpsamplingBilinear2D(Layer):
+class UpsamplingBilinear2D(_Upsampling2D):
     """Bilinear upsampling of 4-D input with aligned corners (``align_corners=True``).
 
     Args:
@@ -129,24 +139,38 @@ class UpsamplingBilinear2D(Layer):
         [1, 1, 4, 4]
     """
 
-    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+    _mode = "bilinear"
+    _align_corners = True
+
+
+class _Shuffle(Layer):
+    """Channel/space rearrangement by one int ``_arg`` (PixelShuffle and its kin): checks the
+    int and the data format, calls ``_fn(x, value, data_format, name)``, and shows
+    data_format in the repr only when it is not NCHW."""
+
+    _fn = None
+    _arg = ""
+
+    def __init__(self, value, data_format, name, type_msg, positive_msg=None):
         super().__init__()
-        self.size = size
-        self.scale_factor = scale_factor
-        self.data_format = data_format
-        self.name = name
+        where = type(self).__name__
+        _check_int(value, where, type_msg, positive_msg)
+        _check_format(data_format, where)
+        setattr(self, "_" + self._arg, value)
+        self._data_format = data_format
+        self._name = name
 
     def forward(self, x):
-        return _fv.interpolate(x, size=self.size, scale_factor=self.scale_factor,
-                               mode="bilinear", align_corners=True, align_mode=0,
-                               data_format=self.data_format, name=self.name)
+        return self._fn(x, getattr(self, "_" + self._arg), self._data_format, self._name)
 
     def extra_repr(self):
-        return (f"{_size_or_scale(self.size, self.scale_factor)}, "
-                f"data_format={self.data_format}{_name_suffix(self.name)}")
+        main = f"{self._arg}={getattr(self, '_' + self._arg)}"
+        if self._data_format != "NCHW":
+            main += f", data_format={self._data_format}"
+        return main + _name_suffix(self._name)
 
 
-class PixelShuffle(Layer):
+class PixelShuffle(_Shuffle):
     """Rearrange [N, C*r*r, H, W] into [N, C, H*r, W*r] (the layer form of F.pixel_shuffle).
 
     Args:
@@ -162,25 +186,14 @@ class PixelShuffle(Layer):
         [2, 1, 12, 12]
     """
 
+    _fn = staticmethod(_fv.pixel_shuffle)
+    _arg = "upscale_factor"
+
     def __init__(self, upscale_factor, data_format="NCHW", name=None):
-        super().__init__()
-        _check_int(upscale_factor, "PixelShuffle", "upscale factor must be int type")
-        _check_format(data_format, "PixelShuffle")
-        self._upscale_factor = upscale_factor
-        self._data_format = data_format
-        self._name = name
-
-    def forward(self, x):
-        return _fv.pixel_shuffle(x, self._upscale_factor, self._data_format, self._name)
-
-    def extra_repr(self):
-        main = f"upscale_factor={self._upscale_factor}"
-        if self._data_format != "NCHW":
-            main += f", data_format={self._data_format}"
-        return main + _name_suffix(self._name)
+        super().__init__(upscale_factor, data_format, name, "upscale factor must be int type")
 
 
-class PixelUnshuffle(Layer):
+class PixelUnshuffle(_Shuffle):
     """Rearrange [N, C, H*r, W*r] into [N, C*r*r, H, W]; the inverse of :class:`PixelShuffle`.
 
     Args:
@@ -196,26 +209,15 @@ class PixelUnshuffle(Layer):
         [1, 4, 2, 2]
     """
 
+    _fn = staticmethod(_fv.pixel_unshuffle)
+    _arg = "downscale_factor"
+
     def __init__(self, downscale_factor, data_format="NCHW", name=None):
-        super().__init__()
-        _check_int(downscale_factor, "PixelUnshuffle", "Downscale factor must be int type",
-                   "Downscale factor must be positive")
-        _check_format(data_format, "PixelUnshuffle")
-        self._downscale_factor = downscale_factor
-        self._data_format = data_format
-        self._name = name
-
-    def forward(self, x):
-        return _fv.pixel_unshuffle(x, self._downscale_factor, self._data_format, self._name)
-
-    def extra_repr(self):
-        main = f"downscale_factor={self._downscale_factor}"
-        if self._data_format != "NCHW":
-            main += f", data_format={self._data_format}"
-        return main + _name_suffix(self._name)
+        super().__init__(downscale_factor, data_format, name, "Downscale factor must be int type",
+                         "Downscale factor must be positive")
 
 
-class ChannelShuffle(Layer):
+class ChannelShuffle(_Shuffle):
     """Interleave the channels of ``groups`` groups (the layer form of F.channel_shuffle).
 
     Args:
@@ -231,23 +233,12 @@ class ChannelShuffle(Layer):
         [1, 4, 2, 2]
     """
 
+    _fn = staticmethod(_fv.channel_shuffle)
+    _arg = "groups"
+
     def __init__(self, groups, data_format="NCHW", name=None):
-        super().__init__()
-        _check_int(groups, "ChannelShuffle", "groups must be int type",
-                   "groups must be positive")
-        _check_format(data_format, "ChannelShuffle")
-        self._groups = groups
-        self._data_format = data_format
-        self._name = name
-
-    def forward(self, x):
-        return _fv.channel_shuffle(x, self._groups, self._data_format, self._name)
-
-    def extra_repr(self):
-        main = f"groups={self._groups}"
-        if self._data_format != "NCHW":
-            main += f", data_format={self._data_format}"
-        return main + _name_suffix(self._name)
+        super().__init__(groups, data_format, name, "groups must be int type",
+                         "groups must be positive")
 
 
 API = ["Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "PixelShuffle",
