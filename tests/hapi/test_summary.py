@@ -45,6 +45,14 @@ def _block_net(lib):
     return Net()
 
 
+def _resnet18(lib):
+    return lib.vision.models.resnet18(num_classes=10)
+
+
+def _mobilenet_v2(lib):
+    return lib.vision.models.mobilenet_v2(num_classes=10)
+
+
 def paddle_flatten(lib, x):
     return lib.flatten(x, 1)
 
@@ -56,7 +64,9 @@ def _strip_idx(text):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("build,size", [(_lenet, (1, 1, 28, 28)), (_block_net, (2, 3, 8, 8))])
+@pytest.mark.parametrize("build,size", [(_lenet, (1, 1, 28, 28)), (_block_net, (2, 3, 8, 8)),
+                                        (_resnet18, (1, 3, 32, 32)),
+                                        (_mobilenet_v2, (1, 3, 32, 32))])
 def test_summary_parity(pd, capsys, build, size):
     ours = paddle.summary(build(paddle), size)
     out_ours = capsys.readouterr().out
@@ -93,7 +103,9 @@ def test_model_summary_uses_input_specs():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("build,size", [(_lenet, [1, 1, 28, 28]), (_block_net, [2, 3, 8, 8])])
+@pytest.mark.parametrize("build,size", [(_lenet, [1, 1, 28, 28]), (_block_net, [2, 3, 8, 8]),
+                                        (_resnet18, [1, 3, 32, 32]),
+                                        (_mobilenet_v2, [1, 3, 32, 32])])
 def test_flops_parity(pd, capsys, monkeypatch, build, size):
     # Paddle 2.6.2's flops converts a shape-[1] tensor with int(), which NumPy 2 refuses
     monkeypatch.setattr(pd.Tensor, "__int__", lambda t: int(t.numpy().reshape(-1)[0]))
