@@ -8,6 +8,7 @@ out and unlinks the segments, so nothing but names and shapes travels through pi
 
 from __future__ import annotations
 
+import mmap
 import os
 import queue
 import random
@@ -87,21 +88,42 @@ def _is_namedtuple(obj):
 
 
 def from_shm(obj):
-    """Copy arrays out of their shared-memory segments and unlink the segments."""
+    """Arrays out of their shared-memory segments, which are unlinked at once.
+
+    On Linux the segment is mapped into this process and the array uses the mapping directly
+    (no copy); the pages are freed when the array is. Elsewhere the data are copied out.
+    """
     if isinstance(obj, _Shm):
-        seg = shared_memory.SharedMemory(name=obj.name)
-        try:
-            arr = np.ndarray(obj.shape, np.dtype(obj.dtype), buffer=seg.buf).copy()
-        finally:
-            seg.close()
-            _unlink(seg)
-        return arr
+        return _map_or_copy(obj)
     if isinstance(obj, dict):
         return {k: from_shm(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return type(obj)(from_shm(v) for v in obj) if not _is_namedtuple(obj) else \
             type(obj)(*(from_shm(v) for v in obj))
     return obj
+
+
+def _map_or_copy(obj):
+    dtype = np.dtype(obj.dtype)
+    path = os.path.join("/dev/shm", obj.name.lstrip("/"))
+    if os.path.exists(path):
+        fd = os.open(path, os.O_RDWR)
+        try:
+            size = os.fstat(fd).st_size
+            mapping = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+            os.unlink(path)  # the mapping stays valid; the name is gone
+        n = int(np.prod(obj.shape))
+        # the array keeps the mmap alive; it is unmapped when the array is freed
+        return np.frombuffer(mapping, dtype=dtype, count=n).reshape(obj.shape)
+    seg = shared_memory.SharedMemory(name=obj.name)
+    try:
+        arr = np.ndarray(obj.shape, dtype, buffer=seg.buf).copy()
+    finally:
+        seg.close()
+        _unlink(seg)
+    return arr
 
 
 def _unlink(seg):
