@@ -68,3 +68,17 @@ def _fresh_state():
     yield
     paddle_hl.set_default_dtype("float32")
     state.grad_enabled = True
+    _reset_global_state()
+
+
+def _reset_global_state():
+    """Undo process-wide settings a test may leave behind, in paddle_hl and in the oracle."""
+    import sys
+
+    init = sys.modules.get("paddle_hl.nn.initializer")
+    if init is not None:
+        init.set_global_initializer(None, None)
+    pd = sys.modules.get("paddle")
+    if pd is not None and hasattr(pd, "set_default_dtype"):
+        pd.set_default_dtype("float32")
+        pd.nn.initializer.set_global_initializer(None, None)

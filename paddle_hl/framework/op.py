@@ -23,12 +23,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..backend import _numpy as _np_kernels
 from . import dtype as _dt
 from . import state
 from .engine import Node, Packed
 from .tensor import Tensor, _wrap
 
 __all__ = []
+
+# every op allocates through NumPy: keep freed blocks for the next step (no page faults)
+_np_kernels.tune_malloc()
 
 
 def _unbroadcast(g, shape):

@@ -55,8 +55,12 @@ def _mm(a, b):
 
 
 # ------------------------------------------------------------------------------------ linear
-def _linear_kernel(x, w, b):
-    """``x @ w + b`` for x ``[..., in]``, w ``[in, out]``, b ``[out]`` or None."""
+def _linear_kernel(x, w, b, need_x=True):
+    """``x @ w + b`` for x ``[..., in]``, w ``[in, out]``, b ``[out]`` or None.
+
+    ``need_x`` False skips the input-gradient GEMM (x is data that needs no gradient, as for
+    the first layer of a network: a third of that layer's backward work).
+    """
     k, n = w.shape
     lead = x.shape[:-1]
     # one 2-D GEMM instead of a batched matmul over the leading dims
@@ -68,7 +72,7 @@ def _linear_kernel(x, w, b):
 
     def bw(g):
         g2 = g.reshape(-1, n)
-        gx = _mm(g2, w.T).reshape(x.shape)
+        gx = _mm(g2, w.T).reshape(x.shape) if need_x else None
         gw = _mm(x2.T, g2)
         gb = None if b is None else g2.sum(axis=0, dtype=np.float32 if g.dtype in
                                            _dt.LOW_FLOATS else None).astype(g.dtype)
@@ -127,6 +131,8 @@ def linear(x, weight, bias=None, name=None):
         raise ValueError(f"linear: the last dim of x (shape {x.shape}) must equal dim 0 of "
                          f"weight (shape {weight.shape})")
     if fused:
+        if x.stop_gradient:
+            return apply(_linear_kernel, x, weight, bias, need_x=False)
         return apply(_linear_kernel, x, weight, bias)
     out = _linalg.matmul(x, weight)
     if bias is None:

@@ -14,10 +14,26 @@ strided-view copy into ``cols = [groups, C/groups*prod(k), N*prod(out)]`` so tha
 is ONE BLAS GEMM per group: ``w[O, C*k] @ cols``. The result ``[O, N, *out]`` is moved to
 ``[N, O, *out]`` in the same pass that adds the bias. The input gradient is ``w.T @ g`` followed
 by col2im (one vectorised strided add per kernel offset); the weight gradient is ``g @ cols.T``
-with the columns recomputed from x (cheaper than holding ``prod(k)`` copies of every activation
-for the whole backward pass). 1x1 convolutions skip im2col (a batched GEMM on x itself) and
-depthwise convolutions use a multiply-add per kernel offset. Channels-last inputs are handled as
-transposed views of the same algorithm.
+with the columns of the forward pass kept for it when they are small (up to ``_KEEP_COLS`` bytes;
+larger ones are recomputed from x rather than holding ``prod(k)`` copies of every activation for
+the whole backward pass). 1x1 convolutions on large planes skip im2col (a batched GEMM on x
+itself) and depthwise convolutions use a multiply-add per kernel offset. Channels-last inputs are
+handled as transposed views of the same algorithm.
+
+Measured refinements of the training-step kernel (``_conv_kernel``):
+
+- from batch 8 on, layers whose columns are large next to their output (every 3x3 layer of a
+  ResNet, LeNet's second layer) use a batch-innermost layout: x is copied once into
+  ``[C, *Sp, N]``, so the window copies (forward) and the col2im adds (input gradient) move runs
+  of ``out[-1] * N`` values instead of ``out[-1]``; the GEMMs are the same (``_use_nin``).
+- kernel taps that only ever read padding (a 3x3 kernel with padding 1 on a 1x1 plane, as in the
+  last ResNet stage) are dropped before the GEMMs: they multiply zeros. Their weight gradient is
+  zero.
+- otherwise, with stride 1, the input gradient's col2im runs on flattened padded planes: the
+  output gradient is laid out with the padded row width (zeros in the extra columns), so each
+  kernel offset adds one contiguous run per (channel, sample) instead of one short run per
+  output row. The GEMM grows by the padded/output width ratio, so this is used while that ratio
+  is < 2.
 """
 
 from __future__ import annotations
@@ -37,6 +53,15 @@ __all__ = []
 
 _FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 _LOW = (np.dtype(np.float16), _dt.BFLOAT16_NP)
+# im2col columns up to this size are kept from the forward pass for the weight gradient
+_KEEP_COLS = 64 << 20
+# a 1x1 convolution is a per-sample GEMM on x itself only on planes at least this large;
+# on smaller planes one GEMM over the whole batch (im2col with k=1) is faster
+_POINTWISE_MIN = 64
+# the flat-plane col2im is used while padded/output plane width stays below this ratio
+_WIDE_MAX = 2.0
+# the batch-innermost im2col layout is considered from this batch size on (see _use_nin)
+_NIN_MIN_BATCH = 8
 
 
 # --------------------------------------------------------------------------- array helpers
@@ -47,7 +72,13 @@ def _to_cf(a, cl):
 
 def _from_cf(al, cl, bias=None):
     """Materialise a logical ``[N, C, *S]`` array in the requested layout, adding ``bias`` in
-    the same pass (the transposing copy and the bias add are one ufunc call)."""
+    the same pass (the transposing copy and the bias add are one ufunc call).
+
+    Callers pass freshly computed arrays, so one that is already in place (channel-first,
+    C-contiguous, no bias) is returned as it is rather than copied.
+    """
+    if not cl and bias is None and al.flags.c_contiguous:
+        return al
     mod = _kernels.for_array(al).xp
     n, c, *sp = al.shape
     if cl:
@@ -72,8 +103,40 @@ def _is_depthwise(c, groups):
     return groups > 1 and groups == c
 
 
-def _is_pointwise(ksize, pads, groups):
-    return groups == 1 and all(k == 1 for k in ksize) and not any(lo or hi for lo, hi in pads)
+def _is_pointwise(ksize, pads, groups, osz):
+    return (groups == 1 and all(k == 1 for k in ksize) and not any(lo or hi for lo, hi in pads)
+            and math.prod(osz) >= _POINTWISE_MIN)
+
+
+def _flat_ratio(osz, psz, stride):
+    """GEMM size of the flat-plane col2im relative to the plain one (None: not applicable)."""
+    if len(osz) < 2 or any(s != 1 for s in stride):
+        return None
+    return math.prod(psz[1:]) / math.prod(osz[1:])
+
+
+def _trim_taps(ksize, size, osz, stride, pads, dil):
+    """Kernel taps that read some real input pixel, per spatial dim.
+
+    Returns None when every tap is used, else ``(taps, pads)``: a slice per dim selecting the
+    used taps and the padding of the equivalent convolution with the trimmed kernel (the same
+    output size). A dim is trimmed only when that keeps both paddings >= 0.
+    """
+    taps, new_pads, trimmed = [], [], False
+    for k, n, m, s, (lo, hi), d in zip(ksize, size, osz, stride, pads, dil):
+        # tap i reads input rows y*s + i*d - lo, y in [0, m): used iff some of them is in [0, n)
+        i0 = max(0, -(-(lo - (m - 1) * s) // d))
+        i1 = min(k, -(-(n + lo) // d))
+        lo2 = lo - i0 * d
+        hi2 = (m - 1) * s + d * (i1 - i0 - 1) + 1 - n - lo2
+        if i1 <= i0 or (i0 == 0 and i1 == k) or lo2 < 0 or hi2 < 0:
+            taps.append(slice(None))
+            new_pads.append((lo, hi))
+        else:
+            taps.append(slice(i0, i1))
+            new_pads.append((lo2, hi2))
+            trimmed = True
+    return (tuple(taps), tuple(new_pads)) if trimmed else None
 
 
 def _g_cols(gl, groups):
@@ -83,28 +146,49 @@ def _g_cols(gl, groups):
     return mod.ascontiguousarray(gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
 
+def _g_cols_flat(gl, groups, psz):
+    """The GEMM operand of the flat-plane col2im: ``[groups, O/groups, N*o1*prod(psz[1:])]``,
+    the output gradient laid out with the padded plane's trailing sizes, zeros beyond."""
+    mod = _kernels.for_array(gl).xp
+    n, o = gl.shape[:2]
+    osz = gl.shape[2:]
+    buf = mod.zeros((o, n, osz[0], *psz[1:]), dtype=gl.dtype)
+    buf[(slice(None),) * 3 + tuple(slice(0, m) for m in osz[1:])] = gl.swapaxes(0, 1)
+    return buf.reshape(groups, o // groups, -1)
+
+
 def _strided(xl, stride):
     return xl[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
 
 
-def _fwd(xl, w, stride, pads, dil, groups):
-    """C: logical ``[N, O, *out]`` (any memory layout) of the convolution of ``xl``."""
+def _fwd(xl, w, stride, pads, dil, groups, keep=False):
+    """C: logical ``[N, O, *out]`` (any memory layout) of the convolution of ``xl``.
+
+    With ``keep``, returns ``(y, cols)``: the im2col columns when the GEMM used them and they
+    are at most ``_KEEP_COLS`` bytes (for :func:`_filter_grad`), else None.
+    """
     K = _kernels.for_array(xl)
     mod = K.xp
     n, c = xl.shape[:2]
     o = w.shape[0]
     ksize = w.shape[2:]
     osz = _out_size(xl.shape[2:], ksize, stride, pads, dil)
-    if _is_pointwise(ksize, pads, groups):
+    cols = None
+    if _is_pointwise(ksize, pads, groups, osz):
         # 1x1: a batched GEMM on x itself, already in [N, O, L] order: no im2col, no transpose
         x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
-        return mod.matmul(w.reshape(o, c), x3).reshape(n, o, *osz)
-    xpad = K.pad(xl, pads)
-    if _is_depthwise(c, groups):
-        return K.depthwise_forward(xpad, w, stride, dil, osz)
-    cols = K.im2col(xpad, ksize, stride, dil, osz, groups)
-    y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
-    return y.reshape(o, n, *osz).swapaxes(0, 1)
+        y = mod.matmul(w.reshape(o, c), x3).reshape(n, o, *osz)
+    else:
+        xpad = K.pad(xl, pads)
+        if _is_depthwise(c, groups):
+            y = K.depthwise_forward(xpad, w, stride, dil, osz)
+        else:
+            cols = K.im2col(xpad, ksize, stride, dil, osz, groups)
+            y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
+            y = y.reshape(o, n, *osz).swapaxes(0, 1)
+    if not keep:
+        return y
+    return y, (cols if cols is not None and cols.nbytes <= _KEEP_COLS else None)
 
 
 def _data_grad(gl, w, size, stride, pads, dil, groups, gcols=None):
@@ -116,7 +200,7 @@ def _data_grad(gl, w, size, stride, pads, dil, groups, gcols=None):
     ksize = w.shape[2:]
     osz = gl.shape[2:]
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    if _is_pointwise(ksize, pads, groups):
+    if _is_pointwise(ksize, pads, groups, osz):
         g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
         dx = mod.matmul(w.reshape(o, c).T, g3).reshape(n, c, *osz)
         if tuple(osz) == tuple(size):
@@ -128,21 +212,27 @@ def _data_grad(gl, w, size, stride, pads, dil, groups, gcols=None):
     if _is_depthwise(c, groups):
         acc = K.depthwise_input_grad(gl, w, (n, c, *psz), stride, dil)
         return K.crop(acc, pads, size)
+    wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    ratio = _flat_ratio(osz, psz, stride)
+    if ratio is not None and ratio < _WIDE_MAX:
+        dcols = mod.matmul(wt, _g_cols_flat(gl, groups, psz))
+        acc = K.col2im_flat(dcols, (n, c, *psz), ksize, dil, osz)
+        return K.crop(acc, pads, size)
     if gcols is None:
         gcols = _g_cols(gl, groups)
-    dcols = mod.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gcols)
-    acc = K.col2im(dcols, (n, c, *psz), ksize, stride, dil, osz)
+    acc = K.col2im(mod.matmul(wt, gcols), (n, c, *psz), ksize, stride, dil, osz)
     return K.crop(acc, pads, size)
 
 
-def _filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None):
-    """W: ``[O, C/groups, *k]``, the adjoint of :func:`_fwd` in its weight."""
+def _filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=None):
+    """W: ``[O, C/groups, *k]``, the adjoint of :func:`_fwd` in its weight (``cols``: the
+    im2col columns of the forward pass, when kept)."""
     K = _kernels.for_array(xl)
     mod = K.xp
     n, c = xl.shape[:2]
     o = gl.shape[1]
     osz = gl.shape[2:]
-    if _is_pointwise(ksize, pads, groups):
+    if _is_pointwise(ksize, pads, groups, osz):
         x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
         g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
         if o * c <= x3.shape[2] * (o + c):
@@ -151,14 +241,64 @@ def _filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None):
         else:
             gw = mod.tensordot(g3, x3, axes=([0, 2], [0, 2]))
         return gw.reshape(o, c, *ksize)
-    xpad = K.pad(xl, pads)
     if _is_depthwise(c, groups):
-        return K.depthwise_weight_grad(xpad, gl, ksize, stride, dil)
-    cols = K.im2col(xpad, ksize, stride, dil, osz, groups)
+        return K.depthwise_weight_grad(K.pad(xl, pads), gl, ksize, stride, dil)
+    if cols is None:
+        cols = K.im2col(K.pad(xl, pads), ksize, stride, dil, osz, groups)
     if gcols is None:
         gcols = _g_cols(gl, groups)
     gw = mod.matmul(gcols, cols.transpose(0, 2, 1))
     return gw.reshape(o, c // groups, *ksize)
+
+
+def _use_nin(xshape, wshape, pads, groups, osz):
+    """Whether the batch-innermost layout (``im2col_nin``) serves this convolution better.
+
+    It trades two transposing copies (x in, y out) for window copies and col2im adds over runs
+    ``N`` times longer; measured, that wins when the batch is not tiny and the columns are
+    large next to the output (``C*prod(k) >= 2*O``: the window copies dominate), e.g. every 3x3
+    layer of a ResNet and LeNet's second layer, and loses for a first layer with few channels.
+    """
+    n, c = xshape[:2]
+    o = wshape[0]
+    ksize = wshape[2:]
+    return (n >= _NIN_MIN_BATCH and not _is_depthwise(c, groups)
+            and not _is_pointwise(ksize, pads, groups, osz)
+            and c * math.prod(ksize) >= 2 * o)
+
+
+def _fwd_nin(xl, w, stride, pads, dil, groups, osz):
+    """:func:`_fwd` through the batch-innermost columns; returns ``(y, kept cols or None)``."""
+    K = _kernels.for_array(xl)
+    mod = K.xp
+    n = xl.shape[0]
+    o = w.shape[0]
+    cols = K.im2col_nin(xl, w.shape[2:], stride, dil, pads, osz, groups)
+    y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
+    y = mod.moveaxis(y.reshape(o, *osz, n), -1, 0)
+    return y, (cols if cols.nbytes <= _KEEP_COLS else None)
+
+
+def _bw_nin(xl, gl, w, stride, pads, dil, groups, osz, cols, need):
+    """Input and weight gradients of :func:`_fwd_nin`: ``(dx logical [N, C, *S] or None,
+    dw or None)``, both from one batch-innermost copy of the output gradient."""
+    K = _kernels.for_array(gl)
+    mod = K.xp
+    n, c = xl.shape[:2]
+    size = xl.shape[2:]
+    o = w.shape[0]
+    ksize = w.shape[2:]
+    gt = mod.ascontiguousarray(mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
+    gx = gw = None
+    if need[0]:
+        psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
+        dcols = mod.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gt)
+        gx = K.crop(K.col2im_nin(dcols, (n, c, *psz), ksize, stride, dil, osz), pads, size)
+    if need[1]:
+        if cols is None:
+            cols = K.im2col_nin(xl, ksize, stride, dil, pads, osz, groups)
+        gw = mod.matmul(gt, cols.transpose(0, 2, 1)).reshape(w.shape)
+    return gx, gw
 
 
 # --------------------------------------------------------------------------- dtype plumbing
@@ -188,28 +328,58 @@ def _dense(g, low):
 
 
 def _bias_grad(g, cl):
-    axes = tuple(range(g.ndim - 1)) if cl else (0,) + tuple(range(2, g.ndim))
-    return g.sum(axis=axes)
+    # the batch axis first: one vectorised pass, then short per-channel reductions (NumPy's
+    # multi-axis reduction loops over the short spatial rows and is several times slower)
+    g = g.sum(axis=0)
+    axes = tuple(range(g.ndim - 1)) if cl else tuple(range(1, g.ndim))
+    return g.sum(axis=axes) if axes else g
 
 
 # --------------------------------------------------------------------------- kernels
 def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     (x, w, b), low = _up(x, w, b)
     xl = _to_cf(x, cl)
-    out = _from_cf(_fwd(xl, w, stride, pads, dil, groups), cl, b)
     size = xl.shape[2:]
+    ksize = w.shape[2:]
+    osz = _out_size(size, ksize, stride, pads, dil)
+    trim = _trim_taps(ksize, size, osz, stride, pads, dil)
+    wk, kpads = w, pads
+    if trim is not None:
+        # taps that only read padding are dropped: the same output from a smaller GEMM
+        wk = _kernels.for_array(w).xp.ascontiguousarray(w[(slice(None),) * 2 + trim[0]])
+        kpads = trim[1]
+    nin = _use_nin(xl.shape, wk.shape, kpads, groups, osz)
+    if nin:
+        y, cols = _fwd_nin(xl, wk, stride, kpads, dil, groups, osz)
+    else:
+        y, cols = _fwd(xl, wk, stride, kpads, dil, groups, keep=True)
+    out = _from_cf(y, cl, b)
+    del y
+    if not need[1]:
+        cols = None  # only the weight gradient reads them
 
     def bw(g):
         g = _dense(g, low)
         gl = _to_cf(g, cl)
         gx = gw = gb = None
-        gcols = None
-        if not (_is_pointwise(w.shape[2:], pads, groups) or _is_depthwise(xl.shape[1], groups)):
-            gcols = _g_cols(gl, groups) if (need[0] or need[1]) else None
-        if need[0]:
-            gx = _from_cf(_data_grad(gl, w, size, stride, pads, dil, groups, gcols), cl)
-        if need[1]:
-            gw = _filter_grad(xl, gl, w.shape[2:], stride, pads, dil, groups, gcols)
+        kk = wk.shape[2:]
+        if nin:
+            gx, gw = _bw_nin(xl, gl, wk, stride, kpads, dil, groups, osz, cols, need)
+            if gx is not None:
+                gx = _from_cf(gx, cl)
+        else:
+            gcols = None
+            if need[1] and not (_is_pointwise(kk, kpads, groups, osz)
+                                or _is_depthwise(xl.shape[1], groups)):
+                gcols = _g_cols(gl, groups)
+            if need[0]:
+                gx = _from_cf(_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols), cl)
+            if need[1]:
+                gw = _filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
+        if need[1] and trim is not None:
+            full = _kernels.for_array(gw).xp.zeros(w.shape, dtype=gw.dtype)
+            full[(slice(None),) * 2 + trim[0]] = gw
+            gw = full
         if need[2] and b is not None:
             gb = _bias_grad(g, cl)
         return _down(gx, low), _down(gw, low), _down(gb, low)

@@ -64,6 +64,58 @@ def _eps(v) -> float:
 
 # ---------------------------------------------------------------- the fused kernel
 
+def _rsum(a, raxes):
+    """``a.sum(axis=raxes, keepdims=True)``, reducing the batch axis first.
+
+    NumPy reduces several axes at once with its inner loop on the last one; for batch norm's
+    ``[N, C, L]`` view that is a loop over short rows (L = H*W is 1 to 64 in a small CNN), 2x to
+    15x slower than adding the N rows first (one vectorised pass) and then the rows of L.
+    """
+    if len(raxes) > 1 and raxes[0] == 0:
+        return a.sum(axis=0, keepdims=True).sum(axis=raxes[1:], keepdims=True)
+    return a.sum(axis=raxes, keepdims=True)
+
+
+def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
+    """The batch-norm case of :func:`_norm_k`: per-channel statistics and per-channel affine.
+
+    The scale ``invstd * w`` is folded per channel, and the backward uses the per-channel sums
+    ``sum(g)`` and ``sum(g * xc)`` only:
+    ``dx = a * g - (a / M) * (sum(g) + invstd^2 * sum(g * xc) * xc)`` with ``a = invstd * w``,
+    four passes instead of nine.
+    """
+    m = 1
+    for k in raxes:
+        m *= view[k]
+    mean = _rsum(xv, raxes)
+    mean /= m
+    xc = xv - mean
+    out = xc * xc
+    var = _rsum(out, raxes)
+    var /= m
+    invstd = 1.0 / xp.sqrt(var + eps)
+    scale = invstd if w is None else invstd * _up(w).reshape(pshape)
+    xp.multiply(xc, scale, out=out)
+    if b is not None:
+        out += _up(b).reshape(pshape)
+
+    def backward(g, _gm=None, _gv=None):
+        gv = _up(g.reshape(view))
+        sg = _rsum(gv, raxes)
+        t = gv * xc
+        sgx = _rsum(t, raxes)
+        gw = None if w is None else _cast((invstd * sgx).reshape(w.shape), w.dtype)
+        gb = None if b is None else _cast(sg.reshape(b.shape), b.dtype)
+        k = scale / m
+        xp.multiply(xc, -(k * invstd * invstd * sgx), out=t)
+        t -= k * sg
+        dx = gv * scale
+        dx += t
+        return _cast(dx.reshape(shape), dt), gw, gb
+
+    return (_cast(out.reshape(shape), dt), mean.squeeze(raxes), var.squeeze(raxes)), backward
+
+
 def _norm_k(x, w, b, view, raxes, pshape, eps):
     """Normalize ``x.reshape(view)`` over ``raxes``; scale/shift by w/b reshaped to pshape.
 
@@ -77,6 +129,9 @@ def _norm_k(x, w, b, view, raxes, pshape, eps):
     if xv.size == 0:
         zeros = xp.zeros([view[k] for k in range(len(view)) if k not in raxes], xv.dtype)
         return (_cast(xv.copy().reshape(shape), dt), zeros, zeros.copy()), None
+    if all(pshape[k] == 1 for k in raxes) and all(
+            pshape[k] != 1 for k in range(len(view)) if k not in raxes):
+        return _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp)
     mean = xv.mean(axis=raxes, keepdims=True)
     xc = xv - mean
     out = xc * xc

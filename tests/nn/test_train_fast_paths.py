@@ -1,0 +1,339 @@
+"""The training-step fast paths (benchmarks/train_step.py): convolution tap trimming, the
+flat-plane col2im, im2col columns kept for the weight gradient, the small-plane 1x1 route, the
+input-gradient skip of linear, relu's kernels, the in-place Adam update and the allocator
+tuning. Each path is checked against real Paddle and/or the plain path it replaces."""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import paddle_hl as paddle
+from paddle_hl.backend import _numpy as K
+from paddle_hl.nn import functional as F
+from paddle_hl.nn.functional import conv as C
+from tests.op_check import check_parity, gradcheck
+
+RNG = np.random.default_rng(11)
+
+
+def _r(*shape, dtype="float64"):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# shapes where the last ResNet stage's taps only read padding, and stride-1 cases for the
+# flat-plane col2im (2-D, 3-D, dilation, groups, asymmetric padding, channels last)
+TRIM_CASES = [
+    ((2, 3, 1, 1), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 2, 2), (4, 3, 3, 3), dict(stride=2, padding=1)),
+    ((2, 3, 1, 4), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 2, 2), (4, 3, 3, 3), dict(padding=2, dilation=2)),
+    ((2, 4, 1, 1), (4, 2, 3, 3), dict(padding=1, groups=2)),
+    ((2, 3, 1, 1, 1), (4, 3, 3, 3, 3), dict(padding=1)),
+]
+FLAT_CASES = [
+    ((2, 3, 6, 5), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(padding=(2, 1), dilation=(2, 1))),
+    ((2, 3, 6, 6), (4, 3, 3, 3), dict(padding=[1, 0, 2, 1])),
+    ((2, 6, 5, 5), (4, 3, 3, 3), dict(padding=1, groups=2)),
+    ((2, 3, 4, 5, 6), (4, 3, 3, 3, 3), dict(padding=1)),
+    ((2, 3, 8, 8), (4, 3, 5, 5), dict()),
+]
+
+
+def _conv(nd):
+    return {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+
+
+def _pd_conv(pd, nd):
+    return {1: pd.nn.functional.conv1d, 2: pd.nn.functional.conv2d,
+            3: pd.nn.functional.conv3d}[nd]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("xs,ws,kw", TRIM_CASES + FLAT_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv_fast_paths_parity(xs, ws, kw, dtype, pd):
+    nd = len(xs) - 2
+
+    def fn(lib, x, w, b):
+        f = _conv(nd) if lib is paddle else _pd_conv(pd, nd)
+        return f(x, w, b, **kw)
+
+    check_parity(fn, [_r(*xs, dtype=dtype), _r(*ws, dtype=dtype), _r(ws[0], dtype=dtype)], pd,
+                 rtol=1e-4 if dtype == "float32" else None,
+                 atol=1e-4 if dtype == "float32" else None)
+
+
+NIN_CASES = [
+    ((3, 4, 6, 5), (5, 4, 3, 3), dict(padding=1)),
+    ((3, 4, 7, 6), (5, 4, 3, 3), dict(stride=2, padding=1)),
+    ((3, 4, 6, 6), (5, 4, 3, 2), dict(padding=[1, 0, 2, 1], dilation=(2, 1))),
+    ((3, 6, 5, 5), (4, 3, 3, 3), dict(padding=1, groups=2)),
+    ((3, 8, 1, 1), (4, 8, 3, 3), dict(padding=1)),
+    ((2, 3, 4, 5, 6), (4, 3, 3, 3, 3), dict(padding=1, stride=(1, 2, 1))),
+    ((2, 3, 9), (4, 3, 3), dict(padding=2, dilation=2)),
+]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("xs,ws,kw", NIN_CASES)
+@pytest.mark.parametrize("fmt", ["first", "last"])
+def test_conv_batch_innermost_parity(xs, ws, kw, fmt, pd, monkeypatch):
+    # the batch-innermost layout (im2col_nin) is chosen from batch 8 on; force it here
+    monkeypatch.setattr(C, "_NIN_MIN_BATCH", 1)
+    calls = []
+    fwd_nin = C._fwd_nin
+    monkeypatch.setattr(C, "_fwd_nin", lambda *a: calls.append(1) or fwd_nin(*a))
+    nd = len(xs) - 2
+    data_format = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}[nd][
+        fmt == "last"]
+    x = _r(*xs)
+    if fmt == "last":
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+
+    def fn(lib, x, w, b):
+        f = _conv(nd) if lib is paddle else _pd_conv(pd, nd)
+        return f(x, w, b, data_format=data_format, **kw)
+
+    check_parity(fn, [x, _r(*ws), _r(ws[0])], pd)
+    assert calls, "the batch-innermost path was not taken"
+
+
+def test_conv_batch_innermost_gradcheck(monkeypatch):
+    monkeypatch.setattr(C, "_NIN_MIN_BATCH", 1)
+    gradcheck(lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1), [_r(2, 3, 5, 4),
+                                                                     _r(2, 3, 3, 3)])
+
+
+def test_conv_batch_innermost_is_used_for_training_batches():
+    assert C._use_nin((64, 6, 14, 14), (16, 6, 5, 5), ((0, 0), (0, 0)), 1, (10, 10))
+    assert C._use_nin((32, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
+    # a first layer with one channel, a small batch, a depthwise conv: the plain layout
+    assert not C._use_nin((64, 1, 28, 28), (6, 1, 3, 3), ((1, 1), (1, 1)), 1, (28, 28))
+    assert not C._use_nin((2, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
+    assert not C._use_nin((32, 8, 8, 8), (8, 1, 3, 3), ((1, 1), (1, 1)), 8, (8, 8))
+
+
+@pytest.mark.parity
+def test_conv_trim_channels_last_parity(pd):
+    def fn(lib, x, w):
+        f = F.conv2d if lib is paddle else pd.nn.functional.conv2d
+        return f(x, w, padding=1, data_format="NHWC")
+
+    check_parity(fn, [_r(2, 1, 1, 3), _r(4, 3, 3, 3)], pd)
+
+
+@pytest.mark.parametrize("xs,ws,kw", TRIM_CASES[:3] + FLAT_CASES[:3])
+def test_conv_fast_paths_gradcheck(xs, ws, kw):
+    nd = len(xs) - 2
+    gradcheck(lambda x, w, b: _conv(nd)(x, w, b, **kw), [_r(*xs), _r(*ws), _r(ws[0])])
+
+
+def test_trim_taps_ranges():
+    # 3x3, padding 1 on a 1x1 plane: only the centre tap reads the input
+    assert C._trim_taps((3, 3), (1, 1), (1, 1), (1, 1), ((1, 1), (1, 1)), (1, 1)) == (
+        (slice(1, 2), slice(1, 2)), ((0, 0), (0, 0)))
+    # stride 2 from 2x2: the first row/column of taps reads padding only
+    assert C._trim_taps((3, 3), (2, 2), (1, 1), (2, 2), ((1, 1), (1, 1)), (1, 1)) == (
+        (slice(1, 3), slice(1, 3)), ((0, 0), (0, 0)))
+    # every tap used: nothing to trim
+    assert C._trim_taps((3, 3), (8, 8), (8, 8), (1, 1), ((1, 1), (1, 1)), (1, 1)) is None
+    # a trim that would need a negative padding is not done
+    assert C._trim_taps((3,), (1,), (1,), (1,), ((1, 1),), (2,)) is None
+
+
+def test_trimmed_weight_grad_is_zero_on_dropped_taps():
+    x = paddle.to_tensor(_r(2, 3, 1, 1), stop_gradient=False)
+    w = paddle.to_tensor(_r(4, 3, 3, 3), stop_gradient=False)
+    F.conv2d(x, w, padding=1).sum().backward()
+    g = w.grad.numpy()
+    mask = np.ones((3, 3), bool)
+    mask[1, 1] = False
+    assert np.all(g[:, :, mask] == 0)
+    np.testing.assert_allclose(g[:, :, 1, 1], np.broadcast_to(x.numpy()[:, :, 0, 0].sum(0),
+                                                             (4, 3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs,ks,dil,pads", [
+    ((2, 3, 6, 5), (3, 3), (1, 1), ((1, 1), (1, 1))),
+    ((2, 3, 7, 6), (3, 2), (2, 1), ((2, 2), (1, 1))),
+    ((1, 2, 4, 5, 6), (3, 2, 3), (1, 2, 1), ((1, 1), (2, 2), (0, 1))),
+])
+def test_col2im_flat_matches_col2im(xs, ks, dil, pads):
+    n, c = xs[:2]
+    psz = tuple(s + lo + hi for s, (lo, hi) in zip(xs[2:], pads))
+    osz = C._out_size(xs[2:], ks, (1,) * len(ks), pads, dil)
+    g = _r(n, 4, *osz)
+    w = _r(4, c, *ks)
+    plain = K.col2im(w.reshape(4, -1).T @ C._g_cols(g, 1)[0], (n, c, *psz), ks,
+                     (1,) * len(ks), dil, osz)
+    flat = K.col2im_flat(w.reshape(4, -1).T @ C._g_cols_flat(g, 1, psz)[0], (n, c, *psz), ks,
+                         dil, osz)
+    np.testing.assert_allclose(flat, plain, rtol=1e-12, atol=1e-12)
+
+
+def test_flat_ratio_choice():
+    assert C._flat_ratio((8, 8), (10, 10), (1, 1)) == 10 / 8
+    assert C._flat_ratio((8, 8), (10, 10), (2, 1)) is None  # stride 2: plain col2im
+    assert C._flat_ratio((8,), (10,), (1,)) is None  # 1-D runs are already whole rows
+
+
+@pytest.mark.parametrize("keep", [0, 1 << 30])
+def test_kept_columns_give_the_same_weight_grad(monkeypatch, keep):
+    monkeypatch.setattr(C, "_KEEP_COLS", keep)
+    x = paddle.to_tensor(_r(3, 4, 7, 6), stop_gradient=False)
+    w = paddle.to_tensor(_r(5, 4, 3, 3), stop_gradient=False)
+    y = F.conv2d(x, w, stride=(2, 1), padding=1)
+    gy = _r(*y.shape)
+    (y * paddle.to_tensor(gy)).sum().backward()
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x.numpy(), requires_grad=True)
+    tw = torch.tensor(w.numpy(), requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, stride=(2, 1), padding=1)
+    ty.backward(torch.tensor(gy))
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_kept_columns_survive_retain_graph():
+    x = paddle.to_tensor(_r(2, 3, 5, 5), stop_gradient=False)
+    w = paddle.to_tensor(_r(4, 3, 3, 3), stop_gradient=False)
+    y = F.conv2d(x, w, padding=1).sum()
+    y.backward(retain_graph=True)
+    g1 = w.grad.numpy().copy()
+    y.backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * g1, rtol=1e-12)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("hw,stride", [(8, 2), (4, 1), (1, 1), (16, 1)])
+def test_pointwise_small_and_large_planes(hw, stride, pd):
+    # planes below _POINTWISE_MIN pixels take the batched-GEMM (im2col k=1) route
+    def fn(lib, x, w, b):
+        f = F.conv2d if lib is paddle else pd.nn.functional.conv2d
+        return f(x, w, b, stride=stride)
+
+    check_parity(fn, [_r(3, 4, hw, hw), _r(5, 4, 1, 1), _r(5)], pd)
+
+
+# ------------------------------------------------------------------ linear / relu
+@pytest.mark.parity
+@pytest.mark.parametrize("x_grad", [False, True])
+def test_linear_input_grad_skip(x_grad, pd):
+    x, w, b = _r(6, 4), _r(4, 3), _r(3)
+    res = {}
+    for name, lib in (("hl", paddle), ("pd", pd)):
+        tx = lib.to_tensor(x, stop_gradient=not x_grad)
+        tw = lib.to_tensor(w, stop_gradient=False)
+        tb = lib.to_tensor(b, stop_gradient=False)
+        y = lib.nn.functional.linear(tx, tw, tb)
+        (y * y).sum().backward()
+        res[name] = (y.numpy(), tw.grad.numpy(), tb.grad.numpy(),
+                     tx.grad.numpy() if x_grad else tx.grad)
+    for a, e in zip(res["hl"], res["pd"]):
+        if e is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-10)
+
+
+def test_linear_no_input_grad_keeps_higher_order():
+    x = paddle.to_tensor(_r(5, 4))
+    w = paddle.to_tensor(_r(4, 3), stop_gradient=False)
+    y = F.linear(x, w)
+    (gw,) = paddle.grad((y * y).sum(), [w], create_graph=True)
+    (ggw,) = paddle.grad(gw.sum(), [w])
+    xa = x.numpy()
+    np.testing.assert_allclose(ggw.numpy(), np.broadcast_to(
+        2 * (xa.T @ xa).sum(axis=1, keepdims=True), (4, 3)), rtol=1e-10)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_nan_and_signed_zero(dtype, pd):
+    x = np.array([-1.0, 2.0, 0.0, -0.0, np.nan, np.inf, -np.inf], dtype=dtype)
+    g = np.array([1.0, np.nan, 1.0, 1.0, 1.0, 2.0, np.nan], dtype=dtype)
+    res = {}
+    for name, lib in (("hl", paddle), ("pd", pd)):
+        t = lib.to_tensor(x, stop_gradient=False)
+        y = lib.nn.functional.relu(t)
+        (gx,) = lib.grad(y, [t], lib.to_tensor(g))
+        res[name] = (y.numpy(), gx.numpy())
+    for a, e in zip(res["hl"], res["pd"]):
+        np.testing.assert_array_equal(a, e)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(e))
+
+
+# ------------------------------------------------------------------ Adam
+def _adam_reference(p, grads, lr, b1, b2, eps):
+    m = np.zeros_like(p)
+    v = np.zeros_like(p)
+    b1p, b2p = b1, b2
+    for g in grads:
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        lr_t = lr * math.sqrt(1 - b2p) / (1 - b1p)
+        p = p - lr_t * (m / (np.sqrt(v) + eps * math.sqrt(1 - b2p)))
+        b1p *= b1
+        b2p *= b2
+    return p
+
+
+def test_adam_in_place_matches_formula_across_shapes_and_dtypes():
+    # one optimizer, parameters of different sizes and dtypes: the shared scratch buffer must
+    # be sized and typed per parameter
+    shapes = [(3, 4), (50,), (2, 3, 4), ()]
+    params = [paddle.create_parameter(list(s), dtype) for s in shapes
+              for dtype in ("float32", "float64")]
+    init = [p.numpy().copy() for p in params]
+    opt = paddle.optimizer.Adam(learning_rate=0.01, parameters=params)
+    grads = [[_r(*p.shape).astype(p.numpy().dtype) for p in params] for _ in range(3)]
+    for step in grads:
+        for p, g in zip(params, step):
+            p.grad = paddle.to_tensor(g)
+        opt.step()
+    for i, p in enumerate(params):
+        exp = _adam_reference(init[i], [s[i] for s in grads], 0.01, 0.9, 0.999, 1e-8)
+        tol = 1e-5 if p.numpy().dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(p.numpy(), exp, rtol=tol, atol=tol)
+
+
+@pytest.mark.parity
+def test_adam_parity_three_steps(pd):
+    w0, x = _r(4, 3, dtype="float32"), _r(5, 4, dtype="float32")
+    out = {}
+    for name, lib in (("hl", paddle), ("pd", pd)):
+        w = lib.create_parameter([4, 3], "float32",
+                                 default_initializer=lib.nn.initializer.Assign(w0))
+        opt = lib.optimizer.Adam(learning_rate=0.05, parameters=[w])
+        for _ in range(3):
+            (lib.matmul(lib.to_tensor(x), w) ** 2).mean().backward()
+            opt.step()
+            opt.clear_grad()
+        out[name] = w.numpy()
+    np.testing.assert_allclose(out["hl"], out["pd"], rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ allocator tuning
+def test_tune_malloc_is_idempotent():
+    first = K.tune_malloc()
+    assert isinstance(first, bool)
+    assert K.tune_malloc() is first
+
+
+@pytest.mark.parametrize("env,expected", [({"PADDLE_HL_MALLOC_TUNING": "0"}, "False"),
+                                          ({"MALLOC_ARENA_MAX": "2"}, "False")])
+def test_tune_malloc_opt_out(env, expected):
+    code = ("import paddle_hl; from paddle_hl.backend import _numpy as K; "
+            "print(K.tune_malloc())")
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith("MALLOC_") and k != "PADDLE_HL_MALLOC_TUNING"}
+    full_env.update(env)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=full_env, cwd=root, check=True)
+    assert out.stdout.strip() == expected
