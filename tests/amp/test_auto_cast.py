@@ -312,9 +312,6 @@ def test_o2_norm_layers_keep_float32_params_and_low_output():
     assert out.dtype == paddle.float16 and out_eval.dtype == paddle.float16
 
 
-@pytest.mark.xfail(reason="F.linear / F.conv2d refuse x and weight of different dtypes before "
-                          "the op wrapper (where AMP casts) runs; needs their check skipped "
-                          "while auto_cast casts (reported to the lead)", strict=False)
 def test_o2_float32_input_into_decorated_model():
     # Paddle: the first white-list op casts the float32 batch to float16
     net = paddle.nn.Sequential(paddle.nn.Conv2D(3, 4, 3), paddle.nn.Flatten(),

@@ -45,6 +45,7 @@ import numpy as np
 
 from ...backend import _numpy as _kernels
 from ...framework import dtype as _dt
+from ...framework import state
 from ...framework.op import apply
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
@@ -605,7 +606,8 @@ def _prepare(op, nd, x, weight, bias, stride, dilation, groups, data_format, tra
     _check_rank(x, nd, op)
     _check_rank(weight, nd, op, "weight")
     cl = check_format(data_format, nd, op)
-    if weight._data.dtype != x._data.dtype:
+    # under auto_cast the AMP hook brings x and weight to one dtype before the kernel runs
+    if weight._data.dtype != x._data.dtype and state.amp_hook is None:
         raise TypeError(f"{op}: x ({x.dtype.name}) and weight ({weight.dtype.name}) must have "
                         f"the same dtype")
     if x.size == 0:
@@ -642,7 +644,7 @@ def _prepare(op, nd, x, weight, bias, stride, dilation, groups, data_format, tra
         if bias.shape != [out_c]:
             raise ValueError(f"{op}: bias must have shape [{out_c}] (the output channels), got "
                              f"{bias.shape}")
-        if bias._data.dtype != x._data.dtype:
+        if bias._data.dtype != x._data.dtype and state.amp_hook is None:
             bias = bias.astype(x.dtype)
     stride = ntuple(stride, nd, op, "stride")
     dilation = ntuple(dilation, nd, op, "dilation")
