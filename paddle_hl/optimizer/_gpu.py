@@ -17,10 +17,6 @@ _SOURCES = {
     "momentum": (
         "T g, T lr, T mu, T nesterov", "T p, T v",
         "v = mu * v + g; p -= nesterov != 0 ? lr * (g + mu * v) : lr * v;"),
-    "adam": (
-        "T g, T lr_t, T b1, T b2, T eps_hat", "T p, T m, T v",
-        "m = b1 * m + (1 - b1) * g; v = b2 * v + (1 - b2) * g * g;"
-        "p -= lr_t * m / (sqrt(v) + eps_hat);"),
     "adamw": (
         "T g, T lr_t, T b1, T b2, T eps_hat, T decay", "T p, T m, T v",
         "p *= decay; m = b1 * m + (1 - b1) * g; v = b2 * v + (1 - b2) * g * g;"

@@ -10,6 +10,7 @@ import math
 
 from .. import backend
 from ..framework.tensor import Tensor
+from . import _gpu
 from .optimizer import Optimizer
 
 __all__ = []
@@ -42,13 +43,23 @@ class _AdamBase(Optimizer):
         b2p = self._acc("beta2_pow_acc", p, parr, fill=b2, shape=(1,))
         return m, v, b1p, b2p
 
-    def _adam_step(self, p, parr, garr, lr, grp):
+    def _adam_step(self, p, parr, garr, lr, grp, decay=1.0):
+        """One Adam update; ``decay`` (AdamW's ``1 - lr * coeff``) scales the parameter
+        first."""
         xp = backend.get_array_module(parr)
         b1, b2 = _f(grp.get("beta1", self._beta1)), _f(grp.get("beta2", self._beta2))
         eps = _f(grp.get("epsilon", self._epsilon))
         m, v, b1p, b2p = self._moments(p, parr, b1, b2)
         bp1, bp2 = float(b1p[0]), float(b2p[0])
         lr_t = lr * math.sqrt(1 - bp2) / (1 - bp1)
+        if backend.is_gpu_array(parr):  # the whole update as one fused kernel
+            _gpu.run("adamw", garr, (lr_t, b1, b2, eps * math.sqrt(1 - bp2), decay),
+                     (parr, m, v))
+            b1p *= b1
+            b2p *= b2
+            return
+        if decay != 1.0:
+            parr *= decay
         # Paddle's formula, evaluated in place through one reused scratch array: the same
         # roundings as the expression form, without allocating five parameter-sized temporaries
         # per parameter per step
@@ -138,9 +149,8 @@ class AdamW(_AdamBase):
             lr = lr * self._lr_ratio(p)
         coeff = _f(grp.get("coeff", self._coeff))
         decay = self._apply_decay_param_fun is None or self._apply_decay_param_fun(p.name)
-        if decay and coeff != 0.0:
-            parr *= 1.0 - lr * coeff
-        self._adam_step(p, parr, garr, lr, grp)
+        factor = 1.0 - lr * coeff if decay and coeff != 0.0 else 1.0
+        self._adam_step(p, parr, garr, lr, grp, decay=factor)
 
 
 class Adamax(Optimizer):
@@ -164,6 +174,10 @@ class Adamax(Optimizer):
         m = self._acc("moment", p, parr)
         inf = self._acc("inf_norm", p, parr)
         b1p = self._acc("beta1_pow_acc", p, parr, fill=b1, shape=(1,))
+        if backend.is_gpu_array(parr):
+            _gpu.run("adamax", garr, (lr / (1 - float(b1p[0])), b1, b2, eps), (parr, m, inf))
+            b1p *= b1
+            return
         m *= b1
         m += (1 - b1) * garr
         xp.maximum(b2 * inf + eps, xp.abs(garr), out=inf)
