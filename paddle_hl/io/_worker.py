@@ -14,6 +14,7 @@ import queue
 import random
 import sys
 import traceback
+import uuid
 from multiprocessing import resource_tracker, shared_memory
 
 import numpy as np
@@ -65,7 +66,61 @@ class _Shm:
         self.name, self.shape, self.dtype = name, shape, dtype
 
 
+class ShmAllocator:
+    """Allocates batch arrays directly in shared memory (Linux ``/dev/shm``), so a worker's
+    collation writes each batch once, into memory the main process then maps."""
+
+    def __init__(self):
+        self._made = {}  # id(array) -> (array, _Shm)
+
+    def __call__(self, shape, dtype):
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape))
+        if n == 0 or dtype.kind == "O":
+            return np.empty(shape, dtype)
+        name = f"psm_hl_{os.getpid()}_{uuid.uuid4().hex[:12]}"
+        fd = os.open(os.path.join("/dev/shm", name), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        try:
+            os.ftruncate(fd, n * dtype.itemsize)
+            mapping = mmap.mmap(fd, n * dtype.itemsize)
+        finally:
+            os.close(fd)
+        arr = np.frombuffer(mapping, dtype=dtype, count=n).reshape(shape)
+        self._made[id(arr)] = (arr, _Shm(name, tuple(shape), dtype.str))
+        return arr
+
+    def handle(self, arr):
+        """The shared-memory handle of an array this allocator made (and forget it)."""
+        entry = self._made.pop(id(arr), None)
+        return None if entry is None or entry[0] is not arr else entry[1]
+
+    def discard(self):
+        """Unlink whatever was allocated but never sent (a failed collation)."""
+        for _, h in self._made.values():
+            _unlink_name(h.name)
+        self._made.clear()
+
+
+_allocator = None
+
+
+def allocator():
+    """The shared-memory allocator inside a worker that uses shared memory, else None."""
+    return _allocator
+
+
+def _unlink_name(name):
+    try:
+        os.unlink(os.path.join("/dev/shm", name.lstrip("/")))
+    except FileNotFoundError:
+        pass
+
+
 def _to_shm(obj):
+    if isinstance(obj, np.ndarray) and _allocator is not None:
+        handle = _allocator.handle(obj)
+        if handle is not None:  # collated straight into shared memory: nothing to copy
+            return handle
     if isinstance(obj, np.ndarray) and obj.nbytes > 0 and obj.dtype.kind != "O":
         seg = shared_memory.SharedMemory(create=True, size=obj.nbytes)
         np.ndarray(obj.shape, obj.dtype, buffer=seg.buf)[...] = obj
@@ -153,9 +208,11 @@ def discard_shm(obj):
 def worker_loop(dataset, fetch, index_queue, result_queue, done_event, worker_id, num_workers,
                 seed, worker_init_fn, use_shm, iterable):
     """The body of one worker process."""
-    global _worker_info
+    global _worker_info, _allocator
     try:
         _worker_info = WorkerInfo(worker_id, num_workers, dataset, seed)
+        if use_shm and os.path.isdir("/dev/shm"):
+            _allocator = ShmAllocator()
         random.seed(seed)
         np.random.seed(seed % (2 ** 32))
         from ..framework import random as _random
@@ -188,5 +245,8 @@ def worker_loop(dataset, fetch, index_queue, result_queue, done_event, worker_id
             payload = StopIteration
         except Exception as e:
             payload = WorkerError(worker_id, e)
+        finally:
+            if _allocator is not None:
+                _allocator.discard()
         result_queue.put((task_id, payload))
     sys.stdout.flush()

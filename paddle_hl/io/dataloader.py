@@ -22,13 +22,22 @@ __all__ = []
 
 # ---------------------------------------------------------------- collation
 
+def _stack(arrays):
+    """np.stack, written straight into shared memory inside a worker that uses it."""
+    alloc = _worker.allocator()
+    if alloc is None or any(a.shape != arrays[0].shape for a in arrays):
+        return np.stack(arrays)
+    out = alloc((len(arrays),) + arrays[0].shape, np.result_type(*arrays))
+    return np.stack(arrays, out=out)
+
+
 def _collate_np(batch):
     """Stack a list of samples into NumPy arrays, recursing into dicts and sequences."""
     first = batch[0]
     if isinstance(first, Tensor):
-        return np.stack([b.numpy() for b in batch])
+        return _stack([b.numpy() for b in batch])
     if isinstance(first, np.ndarray):
-        return np.stack(batch)
+        return _stack(batch)
     if isinstance(first, (bool, np.bool_)):
         return np.asarray(batch, dtype=np.bool_)
     if isinstance(first, numbers.Number) or isinstance(first, np.generic):
