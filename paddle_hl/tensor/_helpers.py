@@ -37,6 +37,10 @@ def check_dtype(x: Tensor, allowed, op: str, arg: str = "x"):
 
 def norm_axis(axis, ndim: int, op: str, arg: str = "axis") -> int:
     """One axis as a non-negative int, checked against ``ndim`` (0-D tensors accept -1 and 0)."""
+    if type(axis) is int:  # the common case, without the slow ABC isinstance below
+        n = ndim if ndim > 0 else 1
+        if -n <= axis < n:
+            return axis % n
     if isinstance(axis, Tensor):
         axis = int(axis.item())
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):

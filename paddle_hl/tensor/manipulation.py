@@ -581,14 +581,20 @@ def atleast_3d(*inputs, name=None):
 
 # ---------------------------------------------------------------- permutations
 
+def _inverse_perm(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
 def _transpose_kernel(x, perm):
-    inv = tuple(np.argsort(perm))
-    return x.transpose(perm), lambda g: (g.transpose(inv),)
+    return x.transpose(perm), lambda g: (g.transpose(_inverse_perm(perm)),)
 
 
 _transpose_kernel.op_name = "transpose"
 _transpose_kernel.saves = ()
-_transpose_kernel.hi = lambda i, g, perm: (transpose(g[0], list(np.argsort(perm))),)
+_transpose_kernel.hi = lambda i, g, perm: (transpose(g[0], _inverse_perm(perm)),)
 
 
 def transpose(x, perm, name=None):
