@@ -24,11 +24,9 @@ OPTIONAL_DEPS = {"cupy", "cupyx", "ipywidgets", "matplotlib", "soundfile", "cv2"
 
 
 def _public():
-    if API_FILE.exists():
-        names = set(json.loads(API_FILE.read_text()))
-    else:
-        names = set()
-    return names | EXTRA_PUBLIC
+    if not API_FILE.exists():
+        pytest.skip(f"{API_FILE} not found (it lives in ../shared beside the checkout)")
+    return set(json.loads(API_FILE.read_text())) | EXTRA_PUBLIC
 
 
 DOMAINS = ("vision", "audio", "text", "geometric", "hub")
