@@ -52,6 +52,41 @@ from .framework.tensor import Tensor
 
 __version__ = "0.1.0"
 
+_DOMAINS = ("vision", "audio", "text", "geometric", "hub")
+
+
+def _map_source_tree_domains():
+    """Running a script from a source checkout puts the repository root first on sys.path, so
+    this folder is imported directly, and the domain folders (vision/, hub/, ...) sit beside it
+    rather than inside it. Map them in as setup.py does for installs (a no-op when installed)."""
+    import importlib.abc
+    import importlib.util
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists(os.path.join(root, "setup.py")):
+        return
+
+    class _DomainFinder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            parts = name.split(".")
+            if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _DOMAINS:
+                return None
+            base = os.path.join(root, *parts[1:])
+            if os.path.isfile(os.path.join(base, "__init__.py")):
+                return importlib.util.spec_from_file_location(
+                    name, os.path.join(base, "__init__.py"), submodule_search_locations=[base])
+            if os.path.isfile(base + ".py"):
+                return importlib.util.spec_from_file_location(name, base + ".py")
+            return None
+
+    if not any(type(f).__name__ == "_DomainFinder" for f in sys.meta_path):
+        sys.meta_path.append(_DomainFinder())
+
+
+_map_source_tree_domains()
+
 globals().update(_tensor_lib.api_names())
 
 # Domains and heavier subpackages load on first attribute access.
