@@ -364,12 +364,14 @@ class RNNCellBase(Layer):
     @property
     def state_shape(self):
         """The shape(s) of the cell's states, without the batch axis."""
-        raise NotImplementedError("Please add implementaion for `state_shape` in the used cell.")
+        raise NotImplementedError(f"{type(self).__name__} must define the state_shape property "
+                                  "(the shape of each state without the batch axis)")
 
     @property
     def state_dtype(self):
         """The dtype(s) of the cell's states."""
-        raise NotImplementedError("Please add implementaion for `state_dtype` in the used cell.")
+        raise NotImplementedError(f"{type(self).__name__} must define the state_dtype property "
+                                  "(the dtype of each state)")
 
 
 def _shape_list(struct):
