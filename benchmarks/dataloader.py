@@ -2,7 +2,9 @@
 augments them (random resized crop to 224x224, horizontal flip, normalise, HWC->CHW), with
 num_workers 0 and 2, side by side with PyTorch's DataLoader on the same dataset.
 
-Run: python benchmarks/dataloader.py [--images 256] [--batch 32]
+Run: python benchmarks/dataloader.py [--images 256] [--batch 32] [--rounds 5]
+
+Each figure is the median of the timed epochs; the loaders take turns epoch by epoch.
 """
 
 from __future__ import annotations
@@ -60,22 +62,31 @@ class JpegDataset:
         return np.ascontiguousarray(a.transpose(2, 0, 1)), np.int64(i % 10)
 
 
-def _rate(make_loader, n_images, epochs=2):
-    loader = make_loader()
-    for _ in loader:  # warm-up epoch: worker start, page cache
-        pass
+def _epoch_rate(make_loader):
     t0 = time.perf_counter()
     seen = 0
-    for _ in range(epochs):
-        for x, _y in make_loader():
-            seen += x.shape[0]
+    for x, _y in make_loader():
+        seen += x.shape[0]
     return seen / (time.perf_counter() - t0)
+
+
+def _rates(makers, rounds=5):
+    """Median images/s per loader over ``rounds`` epochs, the loaders taking turns, so that
+    both see the same machine load (a warm-up epoch each first: page cache, imports)."""
+    for mk in makers:
+        _epoch_rate(mk)
+    runs = [[] for _ in makers]
+    for _ in range(rounds):
+        for r, mk in zip(runs, makers):
+            r.append(_epoch_rate(mk))
+    return [float(np.median(r)) for r in runs]
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--images", type=int, default=256)
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=5, help="timed epochs per loader")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
         paths = make_images(pathlib.Path(d), args.images)
@@ -95,13 +106,13 @@ def main(argv=None):
         except ImportError:
             print("torch not installed: pip install torch==2.13.0")
         for nw in (0, 2):
-            hl = _rate(lambda nw=nw: paddle_hl.io.DataLoader(
-                HlDataset(paths), batch_size=args.batch, num_workers=nw), args.images)
-            th = None
+            makers = [lambda nw=nw: paddle_hl.io.DataLoader(
+                HlDataset(paths), batch_size=args.batch, num_workers=nw)]
             if torch is not None:
-                th = _rate(lambda nw=nw: tud.DataLoader(
-                    TorchDataset(paths), batch_size=args.batch, num_workers=nw), args.images)
-            rows.append((nw, hl, th))
+                makers.append(lambda nw=nw: tud.DataLoader(
+                    TorchDataset(paths), batch_size=args.batch, num_workers=nw))
+            rates = _rates(makers, args.rounds)
+            rows.append((nw, rates[0], rates[1] if len(rates) > 1 else None))
     print(f"{'num_workers':>11}{'paddle_hl img/s':>17}{'torch img/s':>13}{'ratio':>8}")
     for nw, hl, th in rows:
         ratio = f"{hl / th:.2f}x" if th else "-"

@@ -298,12 +298,14 @@ class _MultiProcessIter:
 
         base_seed = int(_random.generator(CPUPlace()).integers(0, 2 ** 62))
         fetch = loader._fetcher()
+        table = ctx.RawArray("B", n * _worker.POOL_SLOTS) if loader.use_shared_memory else None
+        self._receiver = _worker.ShmReceiver(table)
         for wid in range(n):
             iq = ctx.Queue()
-            w = ctx.Process(target=_worker.worker_loop,
+            w = ctx.Process(target=_worker.worker_main,
                             args=(loader.dataset, fetch, iq, self._result_queue, self._done, wid,
                                   n, base_seed + wid, loader.worker_init_fn,
-                                  loader.use_shared_memory, loader._iterable),
+                                  loader.use_shared_memory, loader._iterable, table),
                             daemon=True)
             w.start()
             self._index_queues.append(iq)
@@ -312,7 +314,7 @@ class _MultiProcessIter:
         self._buffer = {}  # out-of-order payloads; shut-down unlinks what is left in it
         self._finalizer = weakref.finalize(self, _shutdown_workers, self._workers,
                                            self._index_queues, self._result_queue, self._done,
-                                           self._buffer)
+                                           self._buffer, self._receiver)
         self._reset()
 
     def _reset(self):
@@ -378,7 +380,8 @@ class _MultiProcessIter:
                 self._close()
                 payload.reraise()
             self._send()
-            batch = _worker.from_shm(payload) if self._loader.use_shared_memory else payload
+            batch = self._receiver.receive(payload) if self._loader.use_shared_memory else \
+                payload
             if self._loader.batch_sampler is None and not self._loader._iterable and \
                     self._loader.collate_fn is None:
                 return default_convert_fn(batch)
@@ -419,7 +422,7 @@ class _MultiProcessIter:
             pass
 
 
-def _shutdown_workers(workers, index_queues, result_queue, done, buffered):
+def _shutdown_workers(workers, index_queues, result_queue, done, buffered, receiver):
     """Stop the workers, then unlink every shared-memory batch nobody will read."""
     done.set()
     for q in index_queues:
@@ -434,10 +437,12 @@ def _shutdown_workers(workers, index_queues, result_queue, done, buffered):
         if w.is_alive():
             w.terminate()
             w.join(timeout=1)
-    _drain(result_queue)
+    # workers that exited normally flushed their queues: what is left is already in the pipe
+    _drain(result_queue, 0.05 if any(w.exitcode != 0 for w in workers) else 0.0)
     for payload in buffered.values():
         _worker.discard_shm(payload)
     buffered.clear()
+    receiver.close()
     for q in index_queues + [result_queue]:
         try:
             q.cancel_join_thread()
@@ -446,10 +451,10 @@ def _shutdown_workers(workers, index_queues, result_queue, done, buffered):
             pass
 
 
-def _drain(result_queue):
+def _drain(result_queue, wait):
     while True:
         try:
-            _, payload = result_queue.get(timeout=0.05)
+            _, payload = result_queue.get(timeout=wait) if wait else result_queue.get_nowait()
         except (queue.Empty, OSError, ValueError, EOFError):
             return
         _worker.discard_shm(payload)

@@ -231,6 +231,86 @@ def test_early_break_leaves_no_processes_or_shm():  # B106, B107
     assert _shm() - before == set()
 
 
+class Distinct(Dataset):
+    """Samples whose every value says which sample it is."""
+
+    def __len__(self):
+        return 96
+
+    def __getitem__(self, i):
+        return np.full([64, 64], i, dtype="float32"), i  # 16 KiB: a batch of 4 or more
+                                                         # goes through shared memory
+
+
+def _count_segments(monkeypatch):
+    """Count, in the main process, the batch arrays that came in a new segment vs a reused one."""
+    from paddle_hl.io import _worker
+
+    seen = {"new": 0, "reused": 0}
+    orig = _worker.ShmReceiver._map
+
+    def counting(self, h):
+        seen["new" if h.name is not None else "reused"] += 1
+        return orig(self, h)
+
+    monkeypatch.setattr(_worker.ShmReceiver, "_map", counting)
+    return seen
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="pooling needs /dev/shm")
+def test_freed_batches_go_back_to_their_worker(monkeypatch):
+    seen = _count_segments(monkeypatch)
+    before = _shm()
+    loader = DataLoader(Distinct(), batch_size=4, num_workers=2)
+    labels = []
+    for x, y in loader:  # each batch is dropped when the next one arrives
+        labels += y.numpy().tolist()
+        np.testing.assert_array_equal(x.numpy()[:, 0, 0], y.numpy())
+    assert labels == list(range(96))
+    # 24 batches of 32 KiB images (the labels travel inline); after the first few, the
+    # workers collate into the segments handed back to them
+    assert seen["new"] + seen["reused"] == 24
+    assert seen["reused"] >= 16, seen
+    del x, y
+    assert _shm() - before == set()
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="pooling needs /dev/shm")
+def test_batches_still_held_are_never_overwritten(monkeypatch):
+    """A segment returns to the pool only when the last array (or view) using it is freed."""
+    seen = _count_segments(monkeypatch)
+    loader = DataLoader(Distinct(), batch_size=4, num_workers=2, persistent_workers=True)
+    for _ in range(2):  # the pool outlives an epoch with persistent workers
+        kept, views = [], []
+        for k, (x, y) in enumerate(loader):
+            if k % 3 == 0:
+                kept.append((x, y))  # the Tensor itself
+            elif k % 3 == 1:
+                views.append((x.numpy()[1:], y.numpy().copy()))  # only a view of its array
+        for x, y in kept:
+            np.testing.assert_array_equal(x.numpy()[:, 5, 7], y.numpy())
+        for v, y in views:
+            np.testing.assert_array_equal(v[:, 3, 3], y[1:])
+        x.numpy()[:] = -1  # writing into a held batch is fine, and is not seen by the next
+        del kept, views, x, y
+    again = [b[0].numpy()[:, 0, 0].tolist() for b in loader]
+    assert again[0] == [0.0, 1.0, 2.0, 3.0]
+    assert seen["reused"] > 0
+    loader._persistent_iter._close()
+
+
+def test_batch_outlives_its_loader():
+    loader = DataLoader(Distinct(), batch_size=8, num_workers=2)
+    held = list(loader)
+    del loader
+    import gc
+
+    gc.collect()
+    for k, (x, y) in enumerate(held):
+        assert y.numpy().tolist() == list(range(8 * k, 8 * k + 8))
+        np.testing.assert_array_equal(x.numpy()[:, 63, 63], y.numpy())
+
+
 def test_workers_can_call_paddle_ops():  # B107
     got = _labels(DataLoader(UsesOps(6), batch_size=3, num_workers=2))
     assert got == [[0, 1, 2], [3, 4, 5]]
