@@ -1042,8 +1042,17 @@ def stack(x, axis=0, name=None):
         if v.shape != ts[0].shape:
             raise ValueError(f"stack: all inputs must have the same shape; x[{i}] has "
                              f"{v.shape}, x[0] has {ts[0].shape}")
-    ax = axis % nd
-    return concat([unsqueeze(v, ax) for v in ts], axis=ax)
+    return apply(_stack_kernel, *ts, axis=axis % nd)
+
+
+def _stack_kernel(*xs, axis):
+    xp = _xp(xs[0])
+    return xp.stack(xs, axis=axis), lambda g: tuple(xp.moveaxis(g, axis, 0))
+
+
+_stack_kernel.op_name = "stack"
+_stack_kernel.saves = ()
+_stack_kernel.hi = lambda i, g, axis: tuple(unbind(g[0], axis))
 
 
 def _split_kernel(x, sections, axis):
