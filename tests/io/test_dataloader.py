@@ -203,34 +203,6 @@ def test_dead_worker_raises():
         list(DataLoader(Dies(4), batch_size=1, num_workers=1))
 
 
-def _children():
-    import multiprocessing as mp
-
-    return [p for p in mp.active_children()]
-
-
-def _shm():
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
-
-
-def test_early_break_leaves_no_processes_or_shm():  # B106, B107
-    before = _shm()
-    for _ in range(2):
-        loader = DataLoader(Squares(40), batch_size=2, num_workers=2)
-        for i, _batch in enumerate(loader):
-            if i == 2:
-                break
-        del loader, _batch
-    import gc
-
-    gc.collect()
-    deadline = time.monotonic() + 5
-    while _children() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _children()
-    assert _shm() - before == set()
-
-
 class Distinct(Dataset):
     """Samples whose every value says which sample it is."""
 
@@ -240,6 +212,40 @@ class Distinct(Dataset):
     def __getitem__(self, i):
         return np.full([64, 64], i, dtype="float32"), i  # 16 KiB: a batch of 4 or more
                                                          # goes through shared memory
+
+
+def _children():
+    import multiprocessing as mp
+
+    return [p for p in mp.active_children()]
+
+
+def _shm(pids):
+    """The shared-memory segments that DataLoader workers with these pids made and left behind
+    (other test processes may be loading at the same time)."""
+    names = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
+    return {n for n in names if any(n.startswith(f"psm_hl_{p}_") for p in pids)}
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["inline", "shared_memory"])
+def test_early_break_leaves_no_processes_or_shm(big):  # B106, B107
+    pids = set()
+    for _ in range(2):
+        loader = DataLoader(Distinct() if big else Squares(40), batch_size=4, num_workers=2)
+        it = iter(loader)
+        pids |= {w.pid for w in it._workers}
+        for i, _batch in enumerate(it):
+            if i == 2:
+                break
+        del loader, it, _batch
+    import gc
+
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while _children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children()
+    assert _shm(pids) == set()
 
 
 def _count_segments(monkeypatch):
@@ -260,10 +266,10 @@ def _count_segments(monkeypatch):
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="pooling needs /dev/shm")
 def test_freed_batches_go_back_to_their_worker(monkeypatch):
     seen = _count_segments(monkeypatch)
-    before = _shm()
-    loader = DataLoader(Distinct(), batch_size=4, num_workers=2)
+    it = iter(DataLoader(Distinct(), batch_size=4, num_workers=2))
+    pids = {w.pid for w in it._workers}
     labels = []
-    for x, y in loader:  # each batch is dropped when the next one arrives
+    for x, y in it:  # each batch is dropped when the next one arrives
         labels += y.numpy().tolist()
         np.testing.assert_array_equal(x.numpy()[:, 0, 0], y.numpy())
     assert labels == list(range(96))
@@ -272,7 +278,7 @@ def test_freed_batches_go_back_to_their_worker(monkeypatch):
     assert seen["new"] + seen["reused"] == 24
     assert seen["reused"] >= 16, seen
     del x, y
-    assert _shm() - before == set()
+    assert _shm(pids) == set()
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="pooling needs /dev/shm")
