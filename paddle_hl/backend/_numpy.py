@@ -249,12 +249,23 @@ def col2im_flat(cols, padded_shape, ksize, dilation, out_size):
     return acc[:, :, :plane].reshape(c, n, *sp).swapaxes(0, 1)
 
 
-def depthwise_forward(xpad, w, stride, dilation, out_size):
-    """Depthwise conv (groups == C, one input channel per group): ``w`` is ``[C*m, 1, *k]``.
+# --------------------------------------------------------------------------- depthwise
+# NumPy runs the depthwise kernels block by block on phase planes (see _DwPlan); CuPy (and
+# the rare non-finite cases noted below) use the whole-array loop over kernel taps.
 
-    A grouped GEMM would run C tiny products of inner size prod(k); a multiply-add per kernel
-    offset over the whole batch is much faster. Returns ``[N, C*m, *out]``.
-    """
+# scratch bytes of the input planes of one block; the run accumulators are about as large
+# (measured on MobileNetV2's layers, batch 8: 1 MiB beat 256 KiB and 4 MiB)
+_DW_BLOCK_BYTES = 1 << 20
+# NumPy >= 2.3 copies the operands of a strided 2-D ufunc call into its buffers when their rows
+# are shorter than the ufunc buffer (8192 elements): 3-4x slower on the runs here, which are a
+# few hundred to a few thousand long. The kernels run with a buffer this small (inside
+# ``np.errstate``, which scopes it): none of their calls casts, so none needs a buffer
+_DW_BUFSIZE = 16
+
+
+def _whole_forward(xpad, w, stride, dilation, out_size):
+    """:func:`depthwise_forward` on the padded input, one strided multiply-add per tap over the
+    whole batch (CuPy's path, and the reference the blocked NumPy form matches)."""
     mod = for_array(xpad).xp
     n, c = xpad.shape[:2]
     m = w.shape[0] // c
@@ -270,8 +281,9 @@ def depthwise_forward(xpad, w, stride, dilation, out_size):
     return out.reshape(n, c * m, *out_size)
 
 
-def depthwise_input_grad(g, w, padded_shape, stride, dilation):
-    """Adjoint of :func:`depthwise_forward` w.r.t. its input: ``[N, C, *Sp]``."""
+def _whole_input_grad(g, w, padded_shape, stride, dilation):
+    """:func:`depthwise_input_grad` as one strided add per tap over the whole batch:
+    ``[N, C, *Sp]``."""
     mod = for_array(g).xp
     n, c = padded_shape[:2]
     m = w.shape[0] // c
@@ -287,8 +299,8 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation):
     return acc
 
 
-def depthwise_weight_grad(xpad, g, ksize, stride, dilation):
-    """Adjoint of :func:`depthwise_forward` w.r.t. its weight: ``[C*m, 1, *k]``."""
+def _whole_weight_grad(xpad, g, ksize, stride, dilation):
+    """:func:`depthwise_weight_grad` as one product and reduction per tap over the whole batch."""
     mod = for_array(xpad).xp
     n, c = xpad.shape[:2]
     out_size = g.shape[2:]
@@ -301,6 +313,268 @@ def depthwise_weight_grad(xpad, g, ksize, stride, dilation):
         xs = xpad[out_slices(off, stride, dilation, out_size)]
         gw[:, :, j] = (g5 * xs[:, :, None]).sum(axis=red)
     return gw.reshape(c * m, 1, *ksize)
+
+
+class _DwPlan:
+    """Geometry and blocking of a depthwise convolution in *phase-plane* form (NumPy).
+
+    The padded input plane is split into ``prod(stride)`` phase planes (phase ``p`` of dim
+    ``i`` holds padded rows ``p, p + s_i, p + 2 s_i, ...``) of shape ``Q`` (``Q_i =
+    ceil(padded_i / s_i)``). In phase coordinates every kernel tap reads its phase plane with
+    stride 1, shifted; so on the flattened planes, outputs laid out on a *wide* grid
+    ``[out_0, *Q[1:]]`` (as wide as the phase plane) read, for each tap, one contiguous run
+    of ``L = out_0 * prod(Q[1:])`` elements starting at the tap's offset. The wide grid's
+    extra columns (which read into the next row) are cropped (forward) or zero (backward).
+
+    Work goes in blocks of ``nb`` samples x ``cb`` channels, small enough for the cache: a
+    layer costs about one pass over its input and one over its output in memory, instead of
+    several full-size passes per tap. In a block the scratch is channel-major with the
+    samples inner, ``[cb, nph, nb, flat]`` (``flat`` >= each plane and its last run), so one
+    channel's runs for all the block's samples are ONE run of ``R = (nb - 1) * flat + L``:
+    a tap is one multiply and one add over a ``[cb, R]`` block, whose rows stay long on the
+    small planes of a network's late layers too (an inner-loop call per row is what costs
+    there). The garbage between samples is cropped or multiplied by zeros like the rest.
+    """
+
+    def __init__(self, n, c, size, pads, ksize, stride, dilation, out_size, itemsize):
+        nd = len(size)
+        q = [-(-(s + lo + hi) // st) for s, (lo, hi), st in zip(size, pads, stride)]
+        rq = [math.prod(q[i + 1:]) for i in range(nd)]
+        self.q, self.run = tuple(q), out_size[0] * rq[0]
+        phases = list(itertools.product(*[range(s) for s in stride]))
+        self.nph = len(phases)
+        self.taps = []
+        for off in kernel_offsets(ksize):
+            ph = tuple(o * d % s for o, d, s in zip(off, dilation, stride))
+            start = sum(o * d // s * r for o, d, s, r in zip(off, dilation, stride, rq))
+            self.taps.append((phases.index(ph), start))
+        self.flat = max(math.prod(q), max(st for _, st in self.taps) + self.run)
+        # where each phase plane's real (not padding) pixels come from in x
+        self.copies = []
+        for k, ph in enumerate(phases):
+            dst, src = [], []
+            for p, s, (lo, _), st in zip(ph, size, pads, stride):
+                u0 = max(0, -(-(lo - p) // st))
+                r0 = u0 * st + p - lo
+                cnt = len(range(r0, s, st))
+                dst.append(slice(u0, u0 + cnt))
+                src.append(slice(r0, r0 + (cnt - 1) * st + 1 if cnt > 0 else r0, st))
+            if all(sl.stop > sl.start for sl in dst):
+                self.copies.append((k, tuple(dst), tuple(src)))
+        self.crop = (slice(None),) * 3 + tuple(slice(0, o) for o in out_size[1:])
+        self.wide = (out_size[0], *q[1:])
+        per = self.nph * self.flat
+        budget = max(1, _DW_BLOCK_BYTES // itemsize)
+        nb = min(n, max(1, budget // per))
+        self.nb = -(-n // -(-n // nb))  # equal chunks
+        cb = min(c, max(1, budget // (self.nb * per)))
+        self.cb = -(-c // -(-c // cb))
+
+    def blocks(self, n, c):
+        """``(n0, n1, c0, c1, R)`` per block; ``R`` is the block's run length."""
+        for n0 in range(0, n, self.nb):
+            n1 = min(n, n0 + self.nb)
+            for c0 in range(0, c, self.cb):
+                yield n0, n1, c0, min(c, c0 + self.cb), (n1 - n0 - 1) * self.flat + self.run
+
+    def planes(self, dtype):
+        """Zeroed input-plane scratch ``[cb, nph, nb * flat]``."""
+        return np.zeros((self.cb, self.nph, self.nb * self.flat), dtype=dtype)
+
+    def runs(self, dtype, zero=False):
+        """Run scratch ``[cb, nb * flat]`` (each sample's wide grid at a multiple of flat)."""
+        return (np.zeros if zero else np.empty)((self.cb, self.nb * self.flat), dtype=dtype)
+
+    def _grid(self, a, bn, bc):
+        """``[bc, (nph,) bn, flat]`` view of the first ``bc`` channels and ``bn`` samples of
+        the scratch ``a`` (``[cb, (nph,) nb * flat]``)."""
+        return a[:bc, ..., :bn * self.flat].reshape(
+            (bc,) + a.shape[1:-1] + (bn, self.flat))
+
+    def outputs(self, a, bn, bc):
+        """The ``[bn, bc, *out]`` outputs of run scratch ``a`` (a view)."""
+        g = self._grid(a, bn, bc)[..., :self.run].reshape((bc, bn) + self.wide)
+        return g[self.crop].swapaxes(0, 1)
+
+    def phase_planes(self, a, bn, bc):
+        """``[bn, bc, nph, *Q]`` view of input-plane scratch ``a``."""
+        g = self._grid(a, bn, bc)[..., :math.prod(self.q)].reshape(
+            (bc, self.nph, bn) + self.q)
+        return g.transpose(2, 0, 1, *range(3, 3 + len(self.q)))
+
+    def load(self, a, xb):
+        """Copy a block ``[bn, bc, *size]`` of x into the input-plane scratch ``a``."""
+        pl = self.phase_planes(a, *xb.shape[:2])
+        for k, dst, src in self.copies:
+            pl[(slice(None), slice(None), k) + dst] = xb[(slice(None),) * 2 + src]
+
+    def store(self, dxb, a):
+        """Copy input-plane scratch ``a`` back to a block ``[bn, bc, *size]`` (padding
+        dropped; every pixel of x lies in exactly one phase plane)."""
+        pl = self.phase_planes(a, *dxb.shape[:2])
+        for k, dst, src in self.copies:
+            dxb[(slice(None),) * 2 + src] = pl[(slice(None), slice(None), k) + dst]
+
+
+def _dw_out(shape, dtype, cl):
+    """An uninitialised logical ``[N, C, *S]`` array, channels last in memory with ``cl``."""
+    if cl:
+        return np.moveaxis(np.empty((shape[0], *shape[2:], shape[1]), dtype=dtype), -1, 1)
+    return np.empty(shape, dtype=dtype)
+
+
+def _dw_weights(w, c, dt):
+    """``[m, K, C]``: each tap's channel weights as a contiguous vector."""
+    m = w.shape[0] // c
+    return np.ascontiguousarray(w.reshape(c, m, -1).transpose(1, 2, 0), dtype=dt)
+
+
+def _unpadded(padded_shape, pads):
+    return tuple(p - lo - hi for p, (lo, hi) in zip(padded_shape[2:], pads))
+
+
+def depthwise_forward(x, w, stride, dilation, out_size, pads=None, out_cl=False):
+    """Depthwise conv (groups == C, one input channel per group): ``w`` is ``[C*m, 1, *k]``.
+
+    A grouped GEMM would run C tiny products of inner size prod(k); a multiply-add per kernel
+    tap is much faster. On NumPy the taps run block by block on phase planes (:class:`_DwPlan`),
+    so the data stays in cache; on CuPy one strided multiply-add per tap covers the batch.
+
+    Args:
+        x: ``[N, C, *S]`` (any layout): the padded input, or the input to pad by ``pads``
+            (``(lo, hi)`` per spatial dim) when given.
+        w: ``[C*m, 1, *k]``.
+        stride, dilation, out_size: per spatial dim.
+        pads: see ``x``.
+        out_cl: lay the result out channels last in memory (NumPy; a logical view).
+
+    Returns:
+        ``[N, C*m, *out]``.
+    """
+    if not isinstance(x, np.ndarray) or x.size == 0:
+        return _whole_forward(x if pads is None else pad(x, pads), w, stride, dilation,
+                              out_size)
+    n, c = x.shape[:2]
+    size = x.shape[2:]
+    pads = ((0, 0),) * len(size) if pads is None else pads
+    m = w.shape[0] // c
+    dt = x.dtype
+    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
+    wt = _dw_weights(w, c, dt)
+    xs = plan.planes(dt)
+    acc, tmp = plan.runs(dt), plan.runs(dt)
+    out = _dw_out((n, c * m, *out_size), dt, out_cl)
+    out5 = out.reshape(n, c, m, *out_size)
+    with np.errstate(all="ignore"):  # the wide grid's garbage columns may overflow
+        np.setbufsize(_DW_BUFSIZE)
+        for n0, n1, c0, c1, r in plan.blocks(n, c):
+            bn, bc = n1 - n0, c1 - c0
+            plan.load(xs, x[n0:n1, c0:c1])
+            a, t = acc[:bc, :r], tmp[:bc, :r]
+            for j in range(m):
+                for i, (ph, st) in enumerate(plan.taps):
+                    src = xs[:bc, ph, st:st + r]
+                    wi = wt[j, i, c0:c1, None]
+                    if i == 0:
+                        np.multiply(src, wi, out=a)
+                    else:
+                        np.multiply(src, wi, out=t)
+                        a += t
+                np.copyto(out5[n0:n1, c0:c1, j], plan.outputs(acc, bn, bc))
+    return out
+
+
+def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads=None, out_cl=False):
+    """Adjoint of :func:`depthwise_forward` w.r.t. its input.
+
+    Args:
+        g: ``[N, C*m, *out]`` (any layout), the output gradient.
+        w: ``[C*m, 1, *k]``.
+        padded_shape: ``[N, C, *Sp]``, the padded input's shape.
+        stride, dilation: per spatial dim.
+        pads: when given, the padding included in ``padded_shape``: the result is cropped to
+            the unpadded input.
+        out_cl: lay the result out channels last in memory (NumPy; a logical view).
+
+    Returns:
+        ``[N, C, *Sp]``, or ``[N, C, *S]`` with ``pads``.
+    """
+    if not isinstance(g, np.ndarray) or g.size == 0 or not np.isfinite(w).all():
+        # the blocked form multiplies w by the zeros of the wide grid's extra columns and adds
+        # them to real pixels: exact only for finite weights
+        acc = _whole_input_grad(g, w, padded_shape, stride, dilation)
+        return acc if pads is None else crop(acc, pads, _unpadded(padded_shape, pads))
+    n, c = padded_shape[:2]
+    pads = ((0, 0),) * (len(padded_shape) - 2) if pads is None else pads
+    size = _unpadded(padded_shape, pads)
+    m = w.shape[0] // c
+    out_size = g.shape[2:]
+    dt = g.dtype
+    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
+    wt = _dw_weights(w, c, dt)
+    gs = plan.runs(dt, zero=True)  # the wide grid: zero in the extra columns, never written
+    tmp = plan.runs(dt)
+    acc = plan.planes(dt)
+    g5 = g.reshape(n, c, m, *out_size)
+    dx = _dw_out((n, c, *size), dt, out_cl)
+    with np.errstate(all="ignore"):  # the wide grid's garbage columns may overflow
+        np.setbufsize(_DW_BUFSIZE)
+        for n0, n1, c0, c1, r in plan.blocks(n, c):
+            bn, bc = n1 - n0, c1 - c0
+            a, t, gb = acc[:bc], tmp[:bc, :r], gs[:bc, :r]
+            a.fill(0)
+            for j in range(m):
+                np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
+                for i, (ph, st) in enumerate(plan.taps):
+                    np.multiply(gb, wt[j, i, c0:c1, None], out=t)
+                    a[:, ph, st:st + r] += t
+            plan.store(dx[n0:n1, c0:c1], acc)
+    return dx
+
+
+def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
+    """Adjoint of :func:`depthwise_forward` w.r.t. its weight: ``[C*m, 1, *k]``.
+
+    Args:
+        x: ``[N, C, *S]`` (any layout): the padded input, or the input to pad by ``pads``.
+        g: ``[N, C*m, *out]`` (any layout), the output gradient.
+        ksize, stride, dilation: per spatial dim.
+        pads: see ``x``.
+
+    Returns:
+        ``[C*m, 1, *k]``.
+    """
+    if not isinstance(x, np.ndarray) or g.size == 0:
+        return _whole_weight_grad(x if pads is None else pad(x, pads), g, ksize, stride,
+                                  dilation)
+    n, c = x.shape[:2]
+    size = x.shape[2:]
+    pads0 = ((0, 0),) * len(size) if pads is None else pads
+    m = g.shape[1] // c
+    out_size = g.shape[2:]
+    dt = g.dtype
+    plan = _DwPlan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
+    xs = plan.planes(dt)
+    gs = plan.runs(dt, zero=True)
+    g5 = g.reshape(n, c, m, *out_size)
+    gw = np.zeros((m, len(plan.taps), c), dtype=dt)
+    with np.errstate(all="ignore"):  # non-finite sums are redone below
+        for n0, n1, c0, c1, r in plan.blocks(n, c):
+            bn, bc = n1 - n0, c1 - c0
+            plan.load(xs, x[n0:n1, c0:c1])
+            gb = gs[:bc, :r, None]
+            for j in range(m):
+                np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
+                for i, (ph, st) in enumerate(plan.taps):
+                    # one dot product per channel (BLAS): 3-4x faster than multiply and sum
+                    gw[j, i, c0:c1] += np.matmul(xs[:bc, ph, None, st:st + r], gb)[:, 0, 0]
+    gw = gw.transpose(2, 0, 1).reshape(c * m, 1, *ksize)
+    if not np.isfinite(gw).all():
+        # the wide grid's extra columns multiply zero by pixels that no output of that tap
+        # reads: a non-finite one there would turn a finite sum into NaN; redo it exactly
+        return _whole_weight_grad(x if pads is None else pad(x, pads), g, ksize, stride,
+                                  dilation)
+    return gw
 
 
 def _arg_dtype(ksize):

@@ -73,6 +73,23 @@ def test_conv2d_special_paths_parity(pd, wshape, kw, fmt):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_conv_several_blocks_parity(pd, stride):
+    # 130 channels of 40x40 at batch 3 with a 1 MiB block: three channel chunks, 130 not a
+    # multiple of the chunk; float32 as in a model, under no_grad and with gradients
+    x = _r(3, 130, 40, 40).astype("float32")
+    w, b = _r(130, 1, 3, 3).astype("float32"), _r(130).astype("float32")
+    check_parity(lambda lib, x, w, b: lib.nn.functional.conv2d(
+        x, w, b, stride=stride, padding=1, groups=130), [x, w, b], pd, rtol=1e-4, atol=1e-4)
+    with paddle.no_grad():
+        y = F.conv2d(paddle.to_tensor(x), paddle.to_tensor(w), paddle.to_tensor(b),
+                     stride=stride, padding=1, groups=130)
+    ref = pd.nn.functional.conv2d(pd.to_tensor(x), pd.to_tensor(w), pd.to_tensor(b),
+                                  stride=stride, padding=1, groups=130)
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parity
 @pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding="same"), dict(padding=[1, 2]),
                                 dict(dilation=2, groups=2), dict(data_format="NLC", padding=1)],
                          ids=str)

@@ -36,6 +36,46 @@ def test_batch_norm_parity(training, shape, fmt, dtype, pd):
     check_parity(f, [x, w, b], pd, rtol=1e-4 if dtype == "float32" else None)
 
 
+# eval-mode batch_norm computes x * scale + shift in one of three ways: per-channel vectors
+# expanded over short planes (N > 1, H*W < 512), a per-row broadcast on long planes (with NumPy's
+# ufunc buffer disabled), or the plain broadcast (N == 1, channels last)
+EVAL_BN_CASES = [((4, 6, 7, 7), "NCHW"), ((2, 5, 24, 24), "NCHW"), ((1, 4, 5, 6), "NCHW"),
+                 ((3, 4, 600), "NCL"), ((2, 5, 6, 4), "NHWC"), ((1, 3, 30, 20), "NCHW")]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape,fmt", EVAL_BN_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_eval_paths_parity(shape, fmt, dtype, affine, pd):
+    c = shape[-1] if fmt[-1] == "C" else shape[1]
+    x = randn(*shape, dtype=dtype) * 3 + 1
+    rm, rv = randn(c, dtype=dtype), rng.uniform(0.5, 2, c).astype(dtype)
+    params = [randn(c, dtype=dtype), randn(c, dtype=dtype)] if affine else []
+
+    def f(P, x, *wb):
+        w, b = wb if wb else (None, None)
+        return P.nn.functional.batch_norm(x, P.to_tensor(rm), P.to_tensor(rv), w, b,
+                                          training=False, data_format=fmt)
+
+    tol = 1e-5 if dtype == "float32" else None
+    check_parity(f, [x, *params], pd, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape,fmt", EVAL_BN_CASES)
+def test_batch_norm_eval_formula_and_bufsize(shape, fmt):
+    c = shape[-1] if fmt[-1] == "C" else shape[1]
+    x, w, b = randn(*shape), randn(c), randn(c)
+    rm, rv = randn(c), rng.uniform(0.5, 2, c)
+    before = np.getbufsize()
+    y = F.batch_norm(paddle.to_tensor(x), paddle.to_tensor(rm), paddle.to_tensor(rv),
+                     paddle.to_tensor(w), paddle.to_tensor(b), data_format=fmt).numpy()
+    assert np.getbufsize() == before
+    cs = (1, c) + (1,) * (len(shape) - 2) if fmt[-1] != "C" else (c,)
+    ref = (x - rm.reshape(cs)) / np.sqrt(rv.reshape(cs) + 1e-5) * w.reshape(cs) + b.reshape(cs)
+    np.testing.assert_allclose(y, ref, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("ugs", [True, False])
 def test_batch_norm_use_global_stats(ugs, pd):
