@@ -9,6 +9,7 @@ names and shapes travels through pickles.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import queue
@@ -82,11 +83,25 @@ class _Shm:
         self.owner, self.slot, self.nbytes = owner, slot, nbytes
 
 
+class _NoSpace(Exception):
+    """/dev/shm cannot hold another segment: the batch travels in the pickle instead."""
+
+
 def _create_segment(nbytes):
+    """A new named segment of ``nbytes`` and this process's mapping of it. The space is
+    reserved up front, so a full /dev/shm (a container's 64 MB default) is an error here, not
+    a SIGBUS when the pages are first written."""
     name = f"psm_hl_{os.getpid()}_{uuid.uuid4().hex[:12]}"
-    fd = os.open(os.path.join("/dev/shm", name), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    path = os.path.join("/dev/shm", name)
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
-        os.ftruncate(fd, nbytes)
+        try:
+            os.posix_fallocate(fd, 0, nbytes)
+        except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
+                os.unlink(path)
+                raise _NoSpace(path) from e
+            os.ftruncate(fd, nbytes)  # no fallocate on this filesystem
         mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | _POPULATE)
     finally:
         os.close(fd)
@@ -110,7 +125,10 @@ class ShmAllocator:
         nbytes = n * dtype.itemsize
         if nbytes < INLINE_BYTES or dtype.kind == "O":
             return np.empty(shape, dtype)
-        slot, mapping, name = self._segment(nbytes)
+        try:
+            slot, mapping, name = self._segment(nbytes)
+        except _NoSpace:
+            return np.empty(shape, dtype)
         arr = np.frombuffer(mapping, dtype=dtype, count=n).reshape(shape)
         self._made[id(arr)] = (arr, _Shm(name, tuple(shape), dtype.str, self._owner, slot,
                                          nbytes))
@@ -237,11 +255,18 @@ class ShmReceiver:
 
 
 def _to_shm(obj):
+    """A collated batch made transportable: its large arrays as shared-memory handles."""
+    if isinstance(obj, np.ndarray) and (obj.nbytes < INLINE_BYTES or obj.dtype.kind == "O"):
+        return obj
     if isinstance(obj, np.ndarray) and _allocator is not None:
         handle = _allocator.handle(obj)
         if handle is not None:  # collated straight into shared memory: nothing to copy
             return handle
-    if isinstance(obj, np.ndarray) and obj.nbytes >= INLINE_BYTES and obj.dtype.kind != "O":
+        out = _allocator(obj.shape, obj.dtype)  # e.g. a user collate_fn's output
+        out[...] = obj
+        handle = _allocator.handle(out)
+        return obj if handle is None else handle
+    if isinstance(obj, np.ndarray):  # no /dev/shm: Python's portable shared memory
         seg = shared_memory.SharedMemory(create=True, size=obj.nbytes)
         np.ndarray(obj.shape, obj.dtype, buffer=seg.buf)[...] = obj
         name = seg.name

@@ -305,6 +305,39 @@ def test_batches_still_held_are_never_overwritten(monkeypatch):
     loader._persistent_iter._close()
 
 
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs /dev/shm")
+def test_full_shared_memory_falls_back_to_pickled_batches(monkeypatch):
+    """A full /dev/shm (Docker's 64 MB) must not kill workers with SIGBUS: batches travel in the
+    pickle instead, and nothing is left behind."""
+    import errno
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)  # the forked workers inherit it
+    seen = _count_segments(monkeypatch)
+    it = iter(DataLoader(Distinct(), batch_size=8, num_workers=2))
+    pids = {w.pid for w in it._workers}
+    got = [(x.numpy()[:, 1, 2].tolist(), y.numpy().tolist()) for x, y in it]
+    assert [g[1] for g in got] == [list(range(k, k + 8)) for k in range(0, 96, 8)]
+    assert all(a == b for a, b in got)
+    assert seen == {"new": 0, "reused": 0}
+    assert _shm(pids) == set()
+
+
+def test_user_collate_output_travels_through_shared_memory(monkeypatch):
+    seen = _count_segments(monkeypatch)
+
+    def collate(samples):
+        return np.stack([s[0] for s in samples]) * 2, np.array([s[1] for s in samples])
+
+    got = [(x.numpy()[:, 0, 0], y.numpy()) for x, y in
+           DataLoader(Distinct(), batch_size=8, num_workers=2, collate_fn=collate)]
+    assert all((a == 2 * b).all() for a, b in got) and len(got) == 12
+    if os.path.isdir("/dev/shm"):
+        assert seen["new"] + seen["reused"] == 12
+
+
 def test_batch_outlives_its_loader():
     loader = DataLoader(Distinct(), batch_size=8, num_workers=2)
     held = list(loader)
