@@ -70,6 +70,13 @@ def norm_axes(axis, ndim: int, op: str, arg: str = "axis"):
 
 def shape_arg(shape, op: str, arg: str = "shape") -> list:
     """A shape given as a list/tuple of ints and 0-D tensors, an int, or a 1-D int Tensor."""
+    if type(shape) is list or type(shape) is tuple:
+        # the common case, plain ints: no per-element conversion
+        for s in shape:
+            if type(s) is not int:
+                break
+        else:
+            return list(shape)
     if isinstance(shape, Tensor):
         if not shape.dtype.is_integer:
             raise TypeError(f"{op}: '{arg}' as a Tensor must be integer, got {shape.dtype}")

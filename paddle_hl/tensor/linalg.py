@@ -181,32 +181,37 @@ def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
         >>> paddle.matmul(paddle.ones([2, 3]), paddle.ones([3, 4])).shape
         [2, 4]
     """
-    from .manipulation import reshape
-
-    x = tensor_arg(x, "matmul", "x")
-    y = tensor_arg(y, "matmul", "y")
-    if x.ndim == 0 or y.ndim == 0:
+    if type(x) is not Tensor:
+        x = tensor_arg(x, "matmul", "x")
+    if type(y) is not Tensor:
+        y = tensor_arg(y, "matmul", "y")
+    if x._data.ndim == 0 or y._data.ndim == 0:
         raise ValueError(f"matmul: inputs must be at least 1-D, got shapes {x.shape} and "
                          f"{y.shape}")
-    x, y = promote_pair(x, y, "matmul")
-    x1, y1 = x.ndim == 1, y.ndim == 1
+    if x._data.dtype != y._data.dtype:
+        x, y = promote_pair(x, y, "matmul")
+    x1, y1 = x._data.ndim == 1, y._data.ndim == 1
+    if x1 or y1:
+        from .manipulation import reshape  # noqa: PLC0415  (a 1-D operand only)
     if x1:
-        x = reshape(x, [1, x.shape[0]])
+        x = reshape(x, [1, x._data.shape[0]])
         transpose_x = False
     if y1:
-        y = reshape(y, [y.shape[0], 1])
+        y = reshape(y, [y._data.shape[0], 1])
         transpose_y = False
-    kx = x.shape[-2] if transpose_x else x.shape[-1]
-    ky = y.shape[-1] if transpose_y else y.shape[-2]
+    xs, ys = x._data.shape, y._data.shape
+    kx = xs[-2] if transpose_x else xs[-1]
+    ky = ys[-1] if transpose_y else ys[-2]
     if kx != ky:
         raise ValueError(f"matmul: the inner dims do not match: x has shape {x.shape}, y has "
                          f"shape {y.shape} (transpose_x={transpose_x}, "
                          f"transpose_y={transpose_y})")
-    try:
-        np.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
-    except ValueError:
-        raise ValueError(f"matmul: cannot broadcast the batch dims of x {x.shape} and y "
-                         f"{y.shape}") from None
+    if len(xs) > 2 and len(ys) > 2:  # batch dims on both sides: they must broadcast
+        try:
+            np.broadcast_shapes(xs[:-2], ys[:-2])
+        except ValueError:
+            raise ValueError(f"matmul: cannot broadcast the batch dims of x {x.shape} and y "
+                             f"{y.shape}") from None
     out = apply(_matmul_kernel, x, y, tx=bool(transpose_x), ty=bool(transpose_y))
     if x1 or y1:
         shape = out.shape

@@ -304,6 +304,19 @@ def _infer_shape(shape, size, op, src):
     return tuple(shape)
 
 
+def _positive_shape(shape, size):
+    """``shape`` as a tuple when it is a list/tuple of positive ints holding ``size`` elements
+    (then 0 and -1 need no resolving and the shape is valid), else None (the general path)."""
+    if type(shape) is not list and type(shape) is not tuple:
+        return None
+    n = 1
+    for s in shape:
+        if type(s) is not int or s <= 0:
+            return None
+        n *= s
+    return tuple(shape) if n == size else None
+
+
 def reshape(x, shape, name=None):
     """Return x with a new shape (a view when possible). ``0`` keeps a dim, ``-1`` infers one.
 
@@ -318,8 +331,11 @@ def reshape(x, shape, name=None):
         >>> paddle.reshape(paddle.arange(6), [2, -1]).shape
         [2, 3]
     """
-    x = tensor_arg(x, "reshape")
-    shp = _infer_shape(shape_arg(shape, "reshape"), x.size, "reshape", x._data.shape)
+    if type(x) is not Tensor:
+        x = tensor_arg(x, "reshape")
+    shp = _positive_shape(shape, x._data.size)
+    if shp is None:
+        shp = _infer_shape(shape_arg(shape, "reshape"), x.size, "reshape", x._data.shape)
     if shp == x._data.shape and x.stop_gradient:
         out = _wrap(x._data.view())
         return _view_of(out, x)
@@ -329,6 +345,11 @@ def reshape(x, shape, name=None):
 def _reshape_to(x: Tensor, shape) -> Tensor:
     """Reshape to a literal shape (a 0 is an empty dim here, not "keep the input's dim")."""
     shp = tuple(int(s) for s in shape)
+    return _reshape_tuple(x, shp)
+
+
+def _reshape_tuple(x: Tensor, shp: tuple) -> Tensor:
+    """:func:`_reshape_to` for a shape already given as a tuple of Python ints."""
     if shp == x._data.shape and x.stop_gradient:
         return _view_of(_wrap(x._data.view()), x)
     return _view_of(apply(_reshape_kernel, x, shape=shp), x)
@@ -458,7 +479,14 @@ def as_strided(x, shape, stride, offset=0, name=None):
 
 def unsqueeze(x, axis, name=None):
     """Insert size-1 dims at ``axis`` (int or list, positions in the output); a view."""
-    x = tensor_arg(x, "unsqueeze")
+    if type(x) is not Tensor:
+        x = tensor_arg(x, "unsqueeze")
+    if type(axis) is int:
+        src = x._data.shape
+        n = len(src) + 1
+        if -n <= axis < n:
+            a = axis % n
+            return _reshape_tuple(x, src[:a] + (1,) + src[a:])
     axes = [int(a) for a in _tuple_arg(axis)]
     shape = list(x._data.shape)
     for a in axes:
@@ -497,19 +525,20 @@ def squeeze_(x, axis=None, name=None):
 
 def flatten(x, start_axis=0, stop_axis=-1, name=None):
     """Flatten dims ``start_axis..stop_axis`` into one; a view."""
-    x = tensor_arg(x, "flatten")
-    if x.ndim == 0:
+    if type(x) is not Tensor:
+        x = tensor_arg(x, "flatten")
+    if x._data.ndim == 0:
         return _reshape_to(x, [1])
     s = norm_axis(start_axis, x.ndim, "flatten", "start_axis")
     e = norm_axis(stop_axis, x.ndim, "flatten", "stop_axis")
     if s > e:
         raise ValueError(f"flatten: start_axis ({start_axis}) must not be after stop_axis "
                          f"({stop_axis}) for shape {x.shape}")
-    shape = x.shape
+    shape = x._data.shape
     n = 1
     for d in shape[s:e + 1]:
         n *= d
-    return _reshape_to(x, shape[:s] + [n] + shape[e + 1:])
+    return _reshape_tuple(x, shape[:s] + (int(n),) + shape[e + 1:])
 
 
 def flatten_(x, start_axis=0, stop_axis=-1, name=None):
@@ -809,7 +838,10 @@ def diagonal(x, offset=0, axis1=0, axis2=1, name=None):
 def _expand_kernel(x, shape):
     xp = _xp(x)
     src = x.shape
-    out = xp.ascontiguousarray(xp.broadcast_to(x, shape))
+    # the shape was checked by the caller: a C-ordered copy broadcast into a fresh array is
+    # what ascontiguousarray(broadcast_to(...)) gives, without broadcast_to's Python layer
+    out = xp.empty(shape, dtype=x.dtype)
+    out[...] = x
     return out, lambda g: (_unbroadcast(g, src),)
 
 
@@ -825,11 +857,12 @@ _expand_kernel.hi = _expand_hi
 
 
 def _expand(x, shape, op):
-    x = tensor_arg(x, op)
+    if type(x) is not Tensor:
+        x = tensor_arg(x, op)
     shp = shape_arg(shape, op)
-    src = x.shape
+    src = x._data.shape
     if len(shp) < len(src):
-        raise ValueError(f"{op}: shape {shp} has fewer dims than x's shape {src}")
+        raise ValueError(f"{op}: shape {shp} has fewer dims than x's shape {list(src)}")
     off = len(shp) - len(src)
     out = []
     for i, s in enumerate(shp):
@@ -838,7 +871,7 @@ def _expand(x, shape, op):
         elif s < 0:
             raise ValueError(f"{op}: shape {shp} has invalid dim {s} at position {i}")
         if i >= off and src[i - off] not in (1, s):
-            raise ValueError(f"{op}: cannot expand x of shape {src} to {shp}: dim {i - off} "
+            raise ValueError(f"{op}: cannot expand x of shape {list(src)} to {shp}: dim {i - off} "
                              f"has size {src[i - off]}, expected 1 or {s}")
         out.append(s)
     return apply(_named(_expand_kernel, op), x, shape=tuple(out))
@@ -1000,6 +1033,14 @@ def _tensor_list(xs, op):
         return list(unbind(xs, 0)) if xs.ndim else [xs]
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TypeError(f"{op}: 'x' must be a non-empty list or tuple of Tensors")
+    if isinstance(xs[0], Tensor):
+        # the common case: Tensors of one dtype need no conversion
+        d0 = xs[0]._data.dtype
+        for v in xs:
+            if not isinstance(v, Tensor) or v._data.dtype != d0:
+                break
+        else:
+            return list(xs)
     ts = [tensor_arg(v, op, f"x[{i}]") for i, v in enumerate(xs)]
     d0 = ts[0]._data.dtype
     if any(v._data.dtype != d0 for v in ts):
@@ -1018,13 +1059,15 @@ def concat(x, axis=0, name=None):
         axis (int|Tensor): the axis to join along.
     """
     ts = _tensor_list(x, "concat")
-    nd = ts[0].ndim
+    s0 = ts[0]._data.shape
+    nd = len(s0)
     if nd == 0:
         raise ValueError("concat: 0-D tensors cannot be concatenated; use stack")
     ax = norm_axis(axis, nd, "concat")
+    pre, post = s0[:ax], s0[ax + 1:]
     for i, v in enumerate(ts):
-        if v.ndim != nd or any(a != b for j, (a, b) in enumerate(zip(v.shape, ts[0].shape))
-                               if j != ax):
+        s = v._data.shape
+        if len(s) != nd or s[:ax] != pre or s[ax + 1:] != post:
             raise ValueError(f"concat: x[{i}] has shape {v.shape}, which does not match x[0]'s "
                              f"shape {ts[0].shape} outside axis {ax}")
     return apply(_concat_kernel, *ts, axis=ax)
@@ -1033,13 +1076,14 @@ def concat(x, axis=0, name=None):
 def stack(x, axis=0, name=None):
     """Join tensors of equal shape along a new axis (any axis in ``[-(ndim+1), ndim]``)."""
     ts = _tensor_list(x, "stack")
-    nd = ts[0].ndim + 1
+    nd = ts[0]._data.ndim + 1
     if isinstance(axis, Tensor):
         axis = int(axis.item())
     if not -nd <= axis < nd:
         raise ValueError(f"stack: axis {axis} is out of range for a result of rank {nd}")
+    s0 = ts[0]._data.shape
     for i, v in enumerate(ts):
-        if v.shape != ts[0].shape:
+        if v._data.shape != s0:
             raise ValueError(f"stack: all inputs must have the same shape; x[{i}] has "
                              f"{v.shape}, x[0] has {ts[0].shape}")
     return apply(_stack_kernel, *ts, axis=axis % nd)
@@ -1057,9 +1101,13 @@ _stack_kernel.hi = lambda i, g, axis: tuple(unbind(g[0], axis))
 
 def _split_kernel(x, sections, axis):
     xp = _xp(x)
-    idx = np.cumsum(sections)[:-1].tolist()
-    outs = tuple(o.copy() for o in xp.split(x, idx, axis=axis))
-    return outs, lambda *gs: (xp.concatenate(gs, axis=axis),)
+    pre = (_pyslice(None),) * axis
+    outs = []
+    start = 0
+    for n in sections:
+        outs.append(x[pre + (_pyslice(start, start + n),)].copy())
+        start += n
+    return tuple(outs), lambda *gs: (xp.concatenate(gs, axis=axis),)
 
 
 _split_kernel.op_name = "split"
@@ -1069,13 +1117,13 @@ _split_kernel.hi = lambda i, g, sections, axis: (concat(list(g), axis=axis),)
 
 def _split(x, num_or_sections, axis, op):
     x = tensor_arg(x, op)
-    if x.ndim == 0:
+    if x._data.ndim == 0:
         raise ValueError(f"{op}: cannot split a 0-D tensor")
-    ax = norm_axis(axis, x.ndim, op)
-    n = x.shape[ax]
+    ax = norm_axis(axis, x._data.ndim, op)
+    n = x._data.shape[ax]
     if isinstance(num_or_sections, Tensor) and num_or_sections.ndim == 0:
         num_or_sections = int(num_or_sections.item())
-    if isinstance(num_or_sections, numbers.Integral):
+    if type(num_or_sections) is int or isinstance(num_or_sections, numbers.Integral):
         k = int(num_or_sections)
         if k <= 0:
             raise ValueError(f"{op}: the number of sections must be positive, got {k}")

@@ -41,7 +41,12 @@ def _int(v, op, arg):
     return int(v)
 
 
+_I64 = np.dtype(np.int64)
+
+
 def _index_dtype(dtype, op):
+    if type(dtype) is str and dtype == "int64":  # the default, without a dtype lookup
+        return _I64
     npd = _dt.to_np(dtype)
     if npd not in _INDEX_DTYPES:
         raise ValueError(f"{op}: dtype must be int32 or int64, got {_dt.from_np(npd)}")
@@ -313,11 +318,12 @@ def mode(x, axis=-1, keepdim=False, name=None):
 # ---------------------------------------------------------------- argmax / argmin
 
 def _arg_extreme(x, axis, keepdim, dtype, op, largest):
-    x = tensor_arg(x, op)
+    if type(x) is not Tensor:
+        x = tensor_arg(x, op)
     npd = _index_dtype(dtype, op)
-    if x.size == 0:
-        raise ValueError(f"{op}: x must not be empty, got shape {x.shape}")
     a = x._data
+    if a.size == 0:
+        raise ValueError(f"{op}: x must not be empty, got shape {x.shape}")
     xp = _xp(a)
     if a.dtype == _dt.BFLOAT16_NP:
         a = a.astype(np.float32)
@@ -327,24 +333,22 @@ def _arg_extreme(x, axis, keepdim, dtype, op, largest):
         if keepdim:
             res = res.reshape([1] * x.ndim)
         return _wrap(xp.asarray(res).astype(npd))
-    ax = norm_axis(axis, x.ndim, op)
-    if x.ndim == 0:
+    ax = norm_axis(axis, a.ndim, op)
+    if a.ndim == 0:
         return _wrap(xp.zeros((), dtype=npd))
     res = _nan_skipping_arg(xp, a, ax, largest)
     if keepdim:
         res = xp.expand_dims(res, ax)
-    return _wrap(xp.asarray(res).astype(npd))
+    return _wrap(xp.asarray(res).astype(npd, copy=False))
 
 
 def _nan_skipping_arg(xp, a, ax, largest):
     """arg max/min where NaN never wins (Paddle's comparison-based kernels skip it)."""
-    f = xp.argmax if largest else xp.argmin
-    if a.dtype.kind not in "fc":
-        return xp.asarray(f(a, axis=ax))
-    nan = xp.isnan(a)
-    if not bool(nan.any()):
-        return xp.asarray(f(a, axis=ax))
-    return xp.asarray(f(xp.where(nan, -np.inf if largest else np.inf, a), axis=ax))
+    # array methods (NumPy and CuPy) rather than xp.argmax: no dispatch layer per call
+    if a.dtype.kind not in "fc" or not bool(xp.isnan(a).any()):
+        return xp.asarray(a.argmax(axis=ax) if largest else a.argmin(axis=ax))
+    b = xp.where(xp.isnan(a), -np.inf if largest else np.inf, a)
+    return xp.asarray(b.argmax(axis=ax) if largest else b.argmin(axis=ax))
 
 
 def argmax(x, axis=None, keepdim=False, dtype="int64", name=None) -> Tensor:

@@ -28,6 +28,8 @@ __all__ = []
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
+# element counts that a float of each itemsize holds exactly (the mean fast path needs it)
+_EXACT_COUNT = {2: 1 << 11, 4: 1 << 24, 8: 1 << 53}
 
 
 def _xp(a):
@@ -55,8 +57,16 @@ def _axis_arg(axis):
 
 def _prep(x, axis, op):
     """Common argument handling: a Tensor, its sorted reduce axes, and the empty-input check."""
-    x = tensor_arg(x, op)
-    axes = norm_axes(_axis_arg(axis), x.ndim, op)
+    if type(x) is not Tensor:
+        x = tensor_arg(x, op)
+    nd = x._data.ndim
+    if axis is None:
+        axes = tuple(range(nd))
+    elif type(axis) is int and -nd <= axis < nd:
+        # the common single-axis case, without norm_axes' general handling
+        axes = (axis % nd,)
+    else:
+        axes = norm_axes(_axis_arg(axis), nd, op)
     if x._data.size == 0:
         raise ValueError(f"{op}: the input has shape {x.shape} and no elements; Paddle's "
                          "reductions need a non-empty tensor")
@@ -96,9 +106,10 @@ def _unsq_t(g, axes, keepdim, shape):
 
 def _out(a, dtype):
     """A reduction result as an array of ``dtype`` (NumPy hands back scalars for 0-D)."""
-    xp = _xp(a)
-    if not isinstance(a, xp.ndarray):
-        a = xp.asarray(a)
+    if type(a) is not np.ndarray:
+        xp = _xp(a)
+        if not isinstance(a, xp.ndarray):
+            a = xp.asarray(a)
     return a.astype(dtype, copy=False)
 
 
@@ -106,11 +117,12 @@ def _out(a, dtype):
 
 def _sum_kernel(x, axis, keepdim, dtype):
     xp = _xp(x)
+    # the array method (NumPy and CuPy) skips np.sum's dispatch layer (_wrapreduction)
     if x.dtype in _dt.LOW_FLOATS:
-        out = _out(xp.sum(x.astype(np.float32), axis=_np_axis(axis, x.ndim),
-                          keepdims=keepdim), x.dtype)
+        out = _out(x.astype(np.float32).sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim),
+                   x.dtype)
     else:
-        out = _out(xp.sum(x, axis=_np_axis(axis, x.ndim), keepdims=keepdim, dtype=dtype),
+        out = _out(x.sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim, dtype=dtype),
                    dtype or x.dtype)
     shape = x.shape
 
@@ -212,9 +224,15 @@ def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
 
 def _mean_kernel(x, axis, keepdim):
     xp = _xp(x)
-    out = _out(xp.mean(_acc(x), axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
     shape = x.shape
     n = _count(shape, axis)
+    a = _acc(x)
+    if a.dtype.kind == "f" and n <= _EXACT_COUNT.get(a.dtype.itemsize, 0):
+        # sum / n in a's dtype equals np.mean (which divides in float64 and rounds back: a
+        # double rounding that is exact for a quotient) and skips its Python layers
+        out = _out(a.sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim) / n, x.dtype)
+    else:
+        out = _out(xp.mean(a, axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
 
     def bw(g):
         g = _unsq(g, axis, keepdim, xp)
@@ -384,7 +402,8 @@ def _extreme(name, fn, split):
 
     def kernel(x, axis, keepdim):
         xp = _xp(x)
-        out = _out(getattr(xp, fn)(x, axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
+        # the array method (x.max / x.min) skips np.max's dispatch layer; same NaN handling
+        out = _out(getattr(x, fn)(axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
 
         def bw(g):
             g = _unsq(g, axis, keepdim, xp)
