@@ -468,3 +468,23 @@ def test_layer_bad_input_names_function():
         nn.PReLU(3)(paddle.rand([2, 4, 5]))
     with pytest.raises(TypeError, match="relu"):
         nn.ReLU()(paddle.to_tensor([1, 2]))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("n", [5, 3 * 8192 + 7])  # the small path and the row-blocked one
+def test_relu_on_nan_and_inf_is_quiet(dtype, n):
+    """relu runs without an errstate scope: NaN and inf must still raise no warning."""
+    import warnings
+
+    a = np.linspace(-3, 3, n).astype(dtype)
+    a[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    x = paddle.to_tensor(a, stop_gradient=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = F.relu(x)
+        y.sum().backward()
+        (F.relu(x) * paddle.to_tensor(np.full(n, np.nan, dtype))).sum().backward()
+    out = y.numpy()
+    assert out[:4].tolist() == [0.0, np.inf, 0.0, 0.0] and not np.signbit(out[3])
+    np.testing.assert_array_equal(out[4:], np.maximum(a[4:], 0))
+    assert np.isnan(x.grad.numpy()).all()  # a NaN upstream gradient stays NaN, as in Paddle
