@@ -10,6 +10,7 @@ be accumulated. ``backend/_cupy.py`` provides the same names for CuPy arrays.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import math
@@ -258,9 +259,23 @@ def col2im_flat(cols, padded_shape, ksize, dilation, out_size):
 _DW_BLOCK_BYTES = 1 << 20
 # NumPy >= 2.3 copies the operands of a strided 2-D ufunc call into its buffers when their rows
 # are shorter than the ufunc buffer (8192 elements): 3-4x slower on the runs here, which are a
-# few hundred to a few thousand long. The kernels run with a buffer this small (inside
-# ``np.errstate``, which scopes it): none of their calls casts, so none needs a buffer
+# few hundred to a few thousand long. The kernels run with a buffer this small (see
+# :func:`small_ufunc_buffer`): none of their calls casts, so none needs a buffer
 _DW_BUFSIZE = 16
+
+
+@contextlib.contextmanager
+def small_ufunc_buffer(size=_DW_BUFSIZE):
+    """Run a block with NumPy's ufunc buffer set to ``size`` elements and FP warnings off, then
+    put both back. The buffer size is saved and restored explicitly: NumPy 1.x's errstate does
+    not scope it (NumPy 2's context variables would)."""
+    old = np.getbufsize()
+    try:
+        with np.errstate(all="ignore"):
+            np.setbufsize(size)
+            yield
+    finally:
+        np.setbufsize(old)
 
 
 def _whole_forward(xpad, w, stride, dilation, out_size):
@@ -465,8 +480,7 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads=None, out_cl=False)
     acc, tmp = plan.runs(dt), plan.runs(dt)
     out = _dw_out((n, c * m, *out_size), dt, out_cl)
     out5 = out.reshape(n, c, m, *out_size)
-    with np.errstate(all="ignore"):  # the wide grid's garbage columns may overflow
-        np.setbufsize(_DW_BUFSIZE)
+    with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
         for n0, n1, c0, c1, r in plan.blocks(n, c):
             bn, bc = n1 - n0, c1 - c0
             plan.load(xs, x[n0:n1, c0:c1])
@@ -517,8 +531,7 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads=None, out_cl
     acc = plan.planes(dt)
     g5 = g.reshape(n, c, m, *out_size)
     dx = _dw_out((n, c, *size), dt, out_cl)
-    with np.errstate(all="ignore"):  # the wide grid's garbage columns may overflow
-        np.setbufsize(_DW_BUFSIZE)
+    with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
         for n0, n1, c0, c1, r in plan.blocks(n, c):
             bn, bc = n1 - n0, c1 - c0
             a, t, gb = acc[:bc], tmp[:bc, :r], gs[:bc, :r]

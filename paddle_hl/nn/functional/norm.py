@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...backend import _numpy as _kernels
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
@@ -194,9 +195,10 @@ def _normalize(x, w, b, view, raxes, pshape, eps):
 # Per-channel scale and shift of a [N, C, S] view (NumPy). A scalar broadcast per row of S
 # costs an inner-loop call per row, and NumPy >= 2.3 also copies strided operands through its
 # ufunc buffer (8192 elements) when rows are shorter than it: 1.5x slower on 28x28 and 56x56
-# planes. Rows at least this long run with a buffer too small to be used (scoped by
-# np.errstate); shorter ones (a CNN's 7x7 and 14x14 planes) take scale and shift expanded to
-# one [C*S] row each, so the batch is N long contiguous rows (1.3x-2.5x faster from N = 2)
+# planes. Rows at least this long run with a buffer too small to be used (the backend's
+# small_ufunc_buffer); shorter ones (a CNN's 7x7 and 14x14 planes) take scale and shift
+# expanded to one [C*S] row each, so the batch is N long contiguous rows (1.3x-2.5x faster
+# from N = 2)
 _UNBUFFERED_ROW = 512
 
 
@@ -211,8 +213,7 @@ def _affine_apply(xp, xv, scale, shift):
         out = xp.multiply(xv, scale)
         out += shift
         return out
-    with np.errstate():
-        np.setbufsize(16)
+    with _kernels.small_ufunc_buffer():
         out = np.multiply(xv, scale)
         out += shift
     return out
