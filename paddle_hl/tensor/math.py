@@ -924,10 +924,10 @@ log1p, log1p_ = _unary("log1p", _uf("log1p"), lambda x, o: 1 / (1 + x), lambda x
                        doc="Elementwise ``log(1 + x)``, accurate for small x.")
 sqrt, sqrt_ = _unary("sqrt", _uf("sqrt"), lambda x, o: 0.5 / o, lambda x: 0.5 / sqrt(x),
                      out_only=True, doc="Elementwise square root.")
-rsqrt, rsqrt_ = _unary("rsqrt", lambda x: 1 / _xp(x).sqrt(x), lambda x, o: -0.5 * o * o * o,
-                       lambda x: -0.5 * rsqrt(x) ** 3, out_only=True,
+rsqrt, rsqrt_ = _unary("rsqrt", lambda x: x.dtype.type(1) / _xp(x).sqrt(x),
+                       lambda x, o: -0.5 * o * o * o, lambda x: -0.5 * rsqrt(x) ** 3, out_only=True,
                        doc="Elementwise reciprocal square root ``1 / sqrt(x)``.")
-reciprocal, reciprocal_ = _unary("reciprocal", lambda x: 1 / x, lambda x, o: -o * o,
+reciprocal, reciprocal_ = _unary("reciprocal", lambda x: x.dtype.type(1) / x, lambda x, o: -o * o,
                                  lambda x: -1 / (x * x), out_only=True,
                                  doc="Elementwise ``1 / x``.")
 square, square_ = _unary("square", _sq, lambda x, o: 2 * x, lambda x: 2 * x, lift=False,
