@@ -267,8 +267,8 @@ _DW_BUFSIZE = 16
 @contextlib.contextmanager
 def small_ufunc_buffer(size=_DW_BUFSIZE):
     """Run a block with NumPy's ufunc buffer set to ``size`` elements and FP warnings off, then
-    put both back. The buffer size is saved and restored explicitly: NumPy 1.x's errstate does
-    not scope it (NumPy 2's context variables would)."""
+    put both back (the buffer size is restored explicitly rather than relying on errstate
+    scoping it, which NumPy guarantees only through its context variables)."""
     old = np.getbufsize()
     try:
         with np.errstate(all="ignore"):
