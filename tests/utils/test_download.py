@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import sys
 import tarfile
 import zipfile
@@ -151,7 +152,9 @@ def test_one_failure_is_retried(file_server, tmp_path, fault):
 
 
 @pytest.mark.parametrize("fault,words", [
-    ("truncate", "IncompleteRead"), ("corrupt", "md5 mismatch"), ("drop", "aborted"),
+    # urllib3 2.x reports a short body itself (IncompleteRead); under urllib3 1.x the size check
+    # after the stream catches it ("truncated")
+    ("truncate", "IncompleteRead|truncated"), ("corrupt", "md5 mismatch"), ("drop", "aborted"),
     ("fail", "HTTP status 500")])
 def test_two_failures_raise_and_leave_nothing(file_server, tmp_path, fault, words):
     url = file_server.put("a.bin", PAYLOAD)
@@ -160,7 +163,7 @@ def test_two_failures_raise_and_leave_nothing(file_server, tmp_path, fault, word
     with pytest.raises(RuntimeError) as info:
         dl.get_path_from_url(url, str(root), _md5(PAYLOAD))
     msg = str(info.value)
-    assert url in msg and words in msg
+    assert url in msg and re.search(words, msg)
     assert str(root / "a.bin") in msg and "by hand" in msg
     assert file_server.hits("a.bin") == 2
     assert os.listdir(root) == []
