@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..framework.tensor import Tensor
+from . import _utils
 from .normal import Normal, _kl_normal_normal
 from .transform import ExpTransform
 from .transformed_distribution import TransformedDistribution
@@ -27,6 +28,8 @@ class LogNormal(TransformedDistribution):
     _display_params = ("loc", "scale")
 
     def __init__(self, loc, scale):
+        (loc, scale), _ = _utils.to_params("LogNormal", loc=loc, scale=scale)
+        _utils.check_positive(scale, "LogNormal", "scale")
         self._base_normal = Normal(loc, scale)
         self.loc = self._base_normal.loc
         self.scale = self._base_normal.scale
