@@ -21,7 +21,7 @@ def _first(t):
     return a.reshape(a.shape[0], -1)[:, 0] if a.ndim > 1 else a
 
 
-def _range(dist):
+def _range(dist, pad=0.1):
     """A plotting interval for the first batch element: central quantiles of draws."""
     from ..framework import random as _fr
 
@@ -36,9 +36,8 @@ def _range(dist):
         x = x[np.isfinite(x)]
         if x.size:
             lo, hi = np.quantile(x, [0.005, 0.995])
-            if hi > lo:
-                pad = 0.1 * (hi - lo)
-                return lo - pad, hi + pad
+            if hi > lo or pad == 0:
+                return lo - pad * (hi - lo), hi + pad * (hi - lo)
     m = float(_first(dist.mean.reshape([1] + list(dist.mean.shape)))[0])
     s = float(np.sqrt(_first(dist.variance.reshape([1] + list(dist.variance.shape)))[0]))
     return m - 4 * s, m + 4 * s
@@ -56,17 +55,17 @@ def _curve(dist):
     if dist.event_shape:
         raise NotImplementedError("no single-curve plot for a multivariate distribution")
     discrete = bool(getattr(dist, "_discrete", False))
-    lo, hi = _range(dist)
+    lo, hi = _range(dist, pad=0.0 if discrete else 0.1)
     if discrete:
-        x = np.arange(np.floor(max(lo, 0.0 if lo > -1 else lo)), np.ceil(hi) + 1)
-        if x.size > 200:
-            x = x[:200]
+        # the integers the draws cover (at most 200 bars)
+        x = np.arange(np.floor(lo), min(np.ceil(hi), np.floor(lo) + 199) + 1)
     else:
         x = np.linspace(lo, hi, _GRID)
     dtype = getattr(dist, "_dtype", np.float32)
     v = to_tensor(x.astype(dtype).reshape([-1] + [1] * len(dist.batch_shape)))
-    lp = dist.log_prob(v)
-    y = np.exp(_first(lp))
+    # points outside the support (a padded range below 0 for a Beta) have no density
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y = np.nan_to_num(np.exp(_first(dist.log_prob(v))), nan=0.0)
     return x, y, discrete
 
 
@@ -74,12 +73,14 @@ def plot_png(dist) -> bytes:
     """PNG bytes of the density (or mass) of ``dist``'s first batch element."""
     # a bare Figure renders through Agg without touching pyplot or the notebook's backend
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     x, y, discrete = _curve(dist)
     fig = Figure(figsize=(3.6, 2.2), dpi=90)
     ax = fig.add_subplot(1, 1, 1)
     if discrete:
         ax.bar(x, y, width=0.8, color="#4c72b0")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("mass")
     else:
         ax.plot(x, y, color="#4c72b0")
