@@ -90,6 +90,26 @@ class Beta(ExponentialFamily):
         y = _standard_gamma(xp.broadcast_to(self.beta._data, full), gen)
         return _wrap(x / (x + y))
 
+    def rsample(self, shape=()) -> Tensor:
+        """Reparameterised samples ``X / (X + Y)``, differentiable in alpha and beta.
+
+        The Gamma draws carry implicit gradients (``dx/dalpha = -dF/dalpha / f``); real Paddle
+        2.6 has no Beta.rsample.
+
+        Args:
+            shape (Sequence[int]): the sample shape.
+
+        Returns:
+            Tensor: shape ``shape + batch_shape``.
+        """
+        from .. import broadcast_to
+        from ._gamma import gamma_rsample
+
+        full = list(self._extend_shape(self._sample_shape(shape, "rsample")))
+        x = gamma_rsample(broadcast_to(self.alpha, full))
+        y = gamma_rsample(broadcast_to(self.beta, full))
+        return x / (x + y)
+
     def entropy(self) -> Tensor:
         """``ln B(a, b) - (a - 1) psi(a) - (b - 1) psi(b) + (a + b - 2) psi(a + b)``."""
         a, b = self.alpha, self.beta

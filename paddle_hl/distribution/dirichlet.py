@@ -86,6 +86,24 @@ class Dirichlet(ExponentialFamily):
                             _fr.generator(self.concentration.place))
         return _wrap(g / g.sum(axis=-1, keepdims=True))
 
+    def rsample(self, shape=()) -> Tensor:
+        """Reparameterised samples (normalised Gamma draws), differentiable in concentration.
+
+        The Gamma draws carry implicit gradients; real Paddle 2.6 has no Dirichlet.rsample.
+
+        Args:
+            shape (Sequence[int]): the sample shape.
+
+        Returns:
+            Tensor: shape ``shape + batch_shape + event_shape``.
+        """
+        from .. import broadcast_to
+        from ._gamma import gamma_rsample
+
+        full = list(self._extend_shape(self._sample_shape(shape, "rsample")))
+        g = gamma_rsample(broadcast_to(self.concentration, full))
+        return g / g.sum(axis=-1, keepdim=True)
+
     def entropy(self) -> Tensor:
         """``ln B(a) + (a0 - K) psi(a0) - sum (a_i - 1) psi(a_i)``."""
         a = self.concentration
