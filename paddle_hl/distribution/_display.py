@@ -53,7 +53,7 @@ def _curve(dist):
         p = p.reshape(-1, p.shape[-1])[0]
         return np.arange(p.size), p, True
     if dist.event_shape:
-        raise NotImplementedError("no single-curve plot for a multivariate distribution")
+        raise ValueError("no single-curve plot for a multivariate distribution")
     discrete = bool(getattr(dist, "_discrete", False))
     lo, hi = _range(dist, pad=0.0 if discrete else 0.1)
     if discrete:

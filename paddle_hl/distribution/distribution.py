@@ -96,6 +96,10 @@ class Distribution:
 
         return kl_divergence(self, other)
 
+    def _undefined(self, what: str):
+        """Raise for an abstract part a subclass must define (used by the abstract bases)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define {what}")
+
     def _extend_shape(self, sample_shape) -> tuple:
         return tuple(sample_shape) + self._batch_shape + self._event_shape
 

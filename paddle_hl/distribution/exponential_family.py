@@ -5,6 +5,13 @@ from __future__ import annotations
 from ..framework.tensor import Tensor
 from .distribution import Distribution
 
+
+class NoKLRuleError(NotImplementedError):
+    """kl_divergence has no rule for a pair of distribution types.
+
+    A NotImplementedError, as Paddle raises there, so ``except NotImplementedError`` catches it.
+    """
+
 __all__ = ["ExponentialFamily"]
 
 
@@ -25,16 +32,14 @@ class ExponentialFamily(Distribution):
 
     @property
     def _natural_parameters(self):
-        raise NotImplementedError(f"{type(self).__name__} does not define its natural "
-                                  "parameters")
+        self._undefined("its natural parameters")
 
     def _log_normalizer(self, *natural_parameters):
-        raise NotImplementedError(f"{type(self).__name__} does not define its log-normalizer")
+        self._undefined("its log-normalizer")
 
     @property
     def _mean_carrier_measure(self):
-        raise NotImplementedError(f"{type(self).__name__} does not define its mean carrier "
-                                  "measure")
+        self._undefined("its mean carrier measure")
 
     def _log_normalizer_and_grads(self, params=None):
         """A(theta) and its gradients at detached copies of the natural parameters."""
@@ -71,7 +76,7 @@ class ExponentialFamily(Distribution):
 def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
     """Bregman divergence of the log-normalizer: A(tq) - A(tp) - (tq - tp) . grad A(tp)."""
     if type(p) is not type(q):
-        raise NotImplementedError(
+        raise NoKLRuleError(
             f"kl_divergence: no rule for two different exponential families "
             f"({type(p).__name__}, {type(q).__name__}); register one with register_kl")
     nat_p, lp, grads = p._log_normalizer_and_grads()

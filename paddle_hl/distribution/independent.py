@@ -88,7 +88,7 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     from .kl import kl_divergence
 
     if p.reinterpreted_batch_rank != q.reinterpreted_batch_rank:
-        raise NotImplementedError(
+        raise ValueError(
             "kl_divergence: Independent distributions with different reinterpreted_batch_rank "
             f"({p.reinterpreted_batch_rank} and {q.reinterpreted_batch_rank})")
     return _utils.sum_rightmost(kl_divergence(p.base, q.base), p.reinterpreted_batch_rank)

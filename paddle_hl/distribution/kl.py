@@ -12,7 +12,7 @@ from .categorical import Categorical, _kl_categorical_categorical
 from .cauchy import Cauchy, _kl_cauchy_cauchy
 from .dirichlet import Dirichlet, _kl_dirichlet_dirichlet
 from .distribution import Distribution
-from .exponential_family import ExponentialFamily, _kl_expfamily_expfamily
+from .exponential_family import ExponentialFamily, NoKLRuleError, _kl_expfamily_expfamily
 from .geometric import Geometric, _kl_geometric_geometric
 from .laplace import Laplace, _kl_laplace_laplace
 from .lognormal import LogNormal, _kl_lognormal_lognormal
@@ -87,7 +87,7 @@ def kl_divergence(p, q) -> Tensor:
         Tensor: the divergence for each distribution of the batch.
 
     Raises:
-        NotImplementedError: no rule is registered for the pair of types.
+        NotImplementedError: no rule is registered for the pair of types (a NoKLRuleError).
 
     Example:
         >>> p = paddle.distribution.Normal(0.0, 1.0)
@@ -100,7 +100,7 @@ def kl_divergence(p, q) -> Tensor:
                             f"{type(d).__name__}")
     fn = _dispatch(type(p), type(q))
     if fn is None:
-        raise NotImplementedError(
+        raise NoKLRuleError(
             f"kl_divergence: no KL divergence rule is registered for ({type(p).__name__}, "
             f"{type(q).__name__}); register one with paddle.distribution.register_kl")
     return fn(p, q)
