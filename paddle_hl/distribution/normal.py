@@ -40,6 +40,14 @@ def _normal_log_prob(v, loc, scale):
     return out, backward
 
 
+def _normal_log_prob_hi(i, g):
+    v, loc, scale = i
+    z = (v - loc) / scale
+    gz = g[0] * z / scale
+    return -gz, gz, g[0] * (z * z - 1) / scale
+
+
+_normal_log_prob.hi = _normal_log_prob_hi
 _normal_log_prob.broadcast = True
 _normal_log_prob.saves = ()
 _normal_log_prob.op_name = "normal_log_prob"
@@ -55,6 +63,7 @@ def _normal_rsample(loc, scale, eps):
     return out, backward
 
 
+_normal_rsample.hi = lambda i, g: (g[0], g[0] * i[2], None)
 _normal_rsample.broadcast = True
 _normal_rsample.saves = ()
 _normal_rsample.op_name = "normal_rsample"

@@ -266,3 +266,23 @@ def test_beta_and_dirichlet_rsample_gradients_of_the_mean():
                                atol=2e-3)
     s = D.Dirichlet(_t([1.0, 2.0, 3.0])).rsample([N // 2]).numpy()
     assert stats.kstest(s[:, 0], stats.beta(1.0, 5.0).cdf).pvalue > 1e-3
+
+
+def test_normal_second_order_gradients():
+    # d2/dloc2 of log N(v; loc, s) is -1/s^2; d2/ds2 is 1/s^2 - 3 (v - loc)^2 / s^4
+    loc, scale = _t([0.5, -1.0]), _t([1.5, 0.7])
+    loc.stop_gradient = scale.stop_gradient = False
+    v = _t([0.1, 0.3])
+    lp = D.Normal(loc, scale).log_prob(v).sum()
+    gl, gs = paddle_hl.grad(lp, [loc, scale], create_graph=True)
+    (hl,) = paddle_hl.grad(gl.sum(), [loc], retain_graph=True)
+    (hs,) = paddle_hl.grad(gs.sum(), [scale])
+    s, d = scale.numpy(), v.numpy() - loc.numpy()
+    np.testing.assert_allclose(hl.numpy(), -1 / s ** 2, rtol=1e-10)
+    np.testing.assert_allclose(hs.numpy(), 1 / s ** 2 - 3 * d ** 2 / s ** 4, rtol=1e-10)
+    paddle_hl.seed(1)
+    r = D.Normal(loc, scale).rsample([3])
+    (g,) = paddle_hl.grad((r * r).sum(), [scale], create_graph=True)
+    (h,) = paddle_hl.grad(g.sum(), [scale])
+    eps = (r.numpy() - loc.numpy()) / s
+    np.testing.assert_allclose(h.numpy(), 2 * (eps ** 2).sum(0), rtol=1e-10)
