@@ -49,3 +49,27 @@ def test_text_fallback(monkeypatch):
     # a multivariate law has no single curve: text only
     assert D.Dirichlet(paddle_hl.to_tensor([1.0, 2.0]))._repr_png_() is None
     assert "event_shape=[2]" in repr(D.Dirichlet(paddle_hl.to_tensor([1.0, 2.0])))
+
+
+@pytest.mark.slow
+def test_displays_as_png_in_a_real_kernel():
+    """A distribution as the last expression of a cell shows its plot in Jupyter."""
+    import base64
+    import pathlib
+
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("matplotlib")
+    root = pathlib.Path(__file__).resolve().parents[2]  # the kernel imports this checkout
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import paddle_hl as paddle\n"
+        "paddle.distribution.Gumbel(paddle.to_tensor([0.0, 1.0]), 2.0)")]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(root)}}).execute()
+    outs = nb.cells[0].outputs
+    assert all(o.output_type != "error" for o in outs), outs
+    data = outs[-1]["data"]
+    assert base64.b64decode(data["image/png"])[:8] == PNG
+    assert data["text/plain"].startswith("Gumbel(loc=[0., 1.]")
