@@ -8,7 +8,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .exponential_family import ExponentialFamily
 
-__all__ = ["Bernoulli"]
+__all__ = []
 
 
 class Bernoulli(ExponentialFamily):

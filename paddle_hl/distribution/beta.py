@@ -10,7 +10,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .exponential_family import ExponentialFamily
 
-__all__ = ["Beta"]
+__all__ = []
 
 
 def _standard_gamma(conc, gen):

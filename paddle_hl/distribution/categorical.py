@@ -10,7 +10,7 @@ from ..framework.tensor import Tensor, _wrap, to_array
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Categorical"]
+__all__ = []
 
 
 class Categorical(Distribution):

@@ -9,7 +9,7 @@ from . import _utils
 from .beta import _standard_gamma
 from .exponential_family import ExponentialFamily
 
-__all__ = ["Dirichlet"]
+__all__ = []
 
 
 class Dirichlet(ExponentialFamily):

@@ -7,7 +7,7 @@ import numpy as np
 from ..framework.tensor import Tensor
 from . import _utils
 
-__all__ = ["Distribution"]
+__all__ = []
 
 
 class Distribution:

@@ -12,7 +12,7 @@ class NoKLRuleError(NotImplementedError):
     A NotImplementedError, as Paddle raises there, so ``except NotImplementedError`` catches it.
     """
 
-__all__ = ["ExponentialFamily"]
+__all__ = []
 
 
 class ExponentialFamily(Distribution):

@@ -7,7 +7,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Geometric"]
+__all__ = []
 
 
 class Geometric(Distribution):

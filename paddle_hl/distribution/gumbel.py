@@ -13,7 +13,7 @@ from .transform import AffineTransform, ExpTransform, Transform, Type
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
-__all__ = ["Gumbel"]
+__all__ = []
 
 _EULER = 0.57721566490153286061
 

@@ -8,7 +8,7 @@ from ..framework.tensor import Tensor
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Independent"]
+__all__ = []
 
 
 class Independent(Distribution):

@@ -19,7 +19,7 @@ from .lognormal import LogNormal, _kl_lognormal_lognormal
 from .normal import Normal, _kl_normal_normal
 from .uniform import Uniform, _kl_uniform_uniform
 
-__all__ = ["kl_divergence", "register_kl"]
+__all__ = []
 
 _REGISTER_TABLE: dict = {}
 

@@ -9,7 +9,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Laplace"]
+__all__ = []
 
 
 class Laplace(Distribution):

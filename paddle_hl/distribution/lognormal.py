@@ -8,7 +8,7 @@ from .normal import Normal, _kl_normal_normal
 from .transform import ExpTransform
 from .transformed_distribution import TransformedDistribution
 
-__all__ = ["LogNormal"]
+__all__ = []
 
 
 class LogNormal(TransformedDistribution):

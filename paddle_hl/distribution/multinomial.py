@@ -12,7 +12,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Multinomial"]
+__all__ = []
 
 
 class Multinomial(Distribution):

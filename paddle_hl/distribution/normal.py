@@ -11,7 +11,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Normal"]
+__all__ = []
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 

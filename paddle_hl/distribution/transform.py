@@ -17,9 +17,7 @@ import numpy as np
 from ..framework.tensor import Tensor
 from . import _utils
 
-__all__ = ["Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform",
-           "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
-           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform"]
+__all__ = []
 
 
 class Type(enum.Enum):

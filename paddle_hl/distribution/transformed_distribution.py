@@ -8,7 +8,7 @@ from .distribution import Distribution
 from .independent import Independent
 from .transform import ChainTransform, Transform
 
-__all__ = ["TransformedDistribution"]
+__all__ = []
 
 
 class TransformedDistribution(Distribution):

@@ -7,7 +7,7 @@ from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution
 
-__all__ = ["Uniform"]
+__all__ = []
 
 
 class Uniform(Distribution):
