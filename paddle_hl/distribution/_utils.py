@@ -21,8 +21,6 @@ def _np_dtype_of(x):
         d = x._data.dtype
     elif isinstance(x, np.ndarray) or backend.is_gpu_array(x):
         d = x.dtype
-    elif isinstance(x, np.generic):
-        d = x.dtype
     else:
         return None
     return d if d in _FLOATS else None
@@ -46,7 +44,8 @@ def to_param(x, op: str, arg: str, dtype=None) -> Tensor:
         except (TypeError, ValueError) as e:
             raise TypeError(f"{op}: '{arg}' must be a number, list, numpy array or Tensor, got "
                             f"{type(x).__name__} ({e})") from None
-        keeps = isinstance(x, (np.ndarray, np.generic)) or backend.is_gpu_array(x)
+        # arrays keep float32/float64; numbers (NumPy scalars too) and lists become float32
+        keeps = isinstance(x, np.ndarray) or backend.is_gpu_array(x)
         if not (keeps and arr.dtype in _FLOATS):
             arr = arr.astype(np.float32)
         t = _wrap(arr)

@@ -59,7 +59,8 @@ class LogNormal(TransformedDistribution):
         return self.prob(value)
 
     def cdf(self, value) -> Tensor:
-        """The cumulative distribution function."""
+        """The cumulative distribution function ``Phi((log value - loc) / scale)``."""
+        value = _utils.to_value(value, self.loc, "LogNormal.cdf")
         return self._base_normal.cdf(value.log())
 
     def kl_divergence(self, other) -> Tensor:

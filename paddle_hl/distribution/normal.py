@@ -20,18 +20,19 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # 1-D case instead of five separate ops, with gradients written out by hand.
 def _normal_log_prob(v, loc, scale):
     xp = backend.get_array_module(v)
-    z = v - loc
+    # asarray: 0-D operands give NumPy scalars, which cannot take in-place updates
+    z = xp.asarray(v - loc)
     z = xp.divide(z, scale, out=z) if z.shape == xp.broadcast_shapes(z.shape, scale.shape) \
-        else z / scale
-    out = z * z
+        else xp.asarray(z / scale)
+    out = xp.asarray(z * z)
     out *= -0.5
     out -= xp.log(scale)
     out -= out.dtype.type(_HALF_LOG_2PI)
 
     def backward(g):
-        gz = g * z
+        gz = xp.asarray(g * z)
         gz /= scale
-        gscale = z * z
+        gscale = xp.asarray(z * z)
         gscale -= 1
         gscale *= g
         gscale /= scale
@@ -54,11 +55,12 @@ _normal_log_prob.op_name = "normal_log_prob"
 
 
 def _normal_rsample(loc, scale, eps):
-    out = eps * scale
+    xp = backend.get_array_module(eps)
+    out = xp.asarray(eps * scale)
     out += loc
 
     def backward(g):
-        return g, g * eps, None
+        return g, xp.asarray(g * eps), None
 
     return out, backward
 
@@ -129,7 +131,8 @@ class Normal(Distribution):
             Tensor: shape ``shape + batch_shape``, the parameters' dtype.
         """
         eps = self._eps(self._sample_shape(shape), seed)
-        out = eps * self.scale._data
+        xp = backend.get_array_module(eps)
+        out = xp.asarray(eps * self.scale._data)
         out += self.loc._data
         return _wrap(out)
 

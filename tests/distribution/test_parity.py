@@ -199,3 +199,19 @@ def test_multinomial_entropy_exact():
     np.testing.assert_allclose(d.entropy().numpy(), ref, rtol=1e-10)
     np.testing.assert_allclose(d.log_prob(paddle_hl.to_tensor(np.array(support[3], float)))
                                .numpy(), np.log(pmf[3]), rtol=1e-10)
+
+
+@pytest.mark.parity
+def test_zero_d_values_and_numpy_scalars(pd):
+    for name in ("Normal", "Cauchy", "Laplace", "Gumbel", "LogNormal"):
+        ours = getattr(paddle_hl.distribution, name)(np.float64(0.5), 2.0)
+        theirs = getattr(pd.distribution, name)(np.float64(0.5), 2.0)
+        a = ours.log_prob(paddle_hl.to_tensor(1.0))
+        b = theirs.log_prob(pd.to_tensor(1.0))
+        assert a.shape == [] and a.dtype == paddle_hl.float32
+        _cmp(a, b, "float32", name)
+        assert ours.sample().shape == [] and ours.rsample().shape == []
+    loc = paddle_hl.to_tensor(0.5, stop_gradient=False)
+    d = paddle_hl.distribution.Normal(loc, 2.0)
+    d.log_prob(paddle_hl.to_tensor(1.0)).backward()
+    np.testing.assert_allclose(loc.grad.numpy(), 0.5 / 4, rtol=1e-6)
