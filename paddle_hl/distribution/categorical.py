@@ -70,12 +70,18 @@ class Categorical(Distribution):
         shape = self._sample_shape(shape)
         p = self._probs._data.astype(np.float64)
         xp = backend.get_array_module(p)
-        cdf = xp.cumsum(p, axis=-1)
-        full = shape + self.batch_shape
-        u = _fr.uniform_array(full, np.float64, place=self.logits.place)
-        # inverse CDF: the index is the number of cumulative probabilities below u
-        idx = (cdf < u[..., None] * cdf[..., -1:]).sum(axis=-1)
-        return _wrap(xp.minimum(idx, p.shape[-1] - 1).astype(np.int64))
+        k = p.shape[-1]
+        rows = p.reshape(-1, k)
+        cdf = xp.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        n = int(np.prod(shape)) if shape else 1
+        u = _fr.uniform_array((n, rows.shape[0]), np.float64, place=self.logits.place)
+        # inverse CDF for every row in one search: row r's CDF is shifted into [r, r + 1]
+        off = xp.arange(rows.shape[0], dtype=np.float64)
+        flat = xp.searchsorted((cdf + off[:, None]).ravel(), (u + off).ravel(), side="right")
+        idx = flat.reshape(u.shape) - xp.arange(rows.shape[0]) * k
+        idx = xp.clip(idx, 0, k - 1).astype(np.int64)
+        return _wrap(idx.reshape(shape + self.batch_shape))
 
     def _index(self, value):
         if not isinstance(value, Tensor):

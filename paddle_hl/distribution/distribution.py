@@ -100,6 +100,19 @@ class Distribution:
         """Raise for an abstract part a subclass must define (used by the abstract bases)."""
         raise NotImplementedError(f"{type(self).__name__} does not define {what}")
 
+    def _probs_to_logits(self, probs, is_binary=False) -> Tensor:
+        """Logits of probabilities: ``log p - log(1 - p)`` when binary, else ``log p``."""
+        e = float(np.finfo(probs._data.dtype).eps)
+        p = probs.clip(e, 1 - e) if is_binary else probs.clip(e, None)
+        return p.log() - (1 - p).log() if is_binary else p.log()
+
+    def _logits_to_probs(self, logits, is_binary=False) -> Tensor:
+        """Probabilities of logits: ``sigmoid`` when binary, else ``softmax`` over the last
+        axis."""
+        from ..nn.functional import sigmoid, softmax
+
+        return sigmoid(logits) if is_binary else softmax(logits, axis=-1)
+
     def _extend_shape(self, sample_shape) -> tuple:
         return tuple(sample_shape) + self._batch_shape + self._event_shape
 

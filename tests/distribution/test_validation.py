@@ -53,3 +53,14 @@ def test_probabilities_are_normalised_and_type_errors():
         D.Cauchy(0.0, 1.0).mean  # noqa: B018
     with pytest.raises(NotImplementedError, match="Categorical has no reparameterised"):
         D.Categorical(paddle_hl.to_tensor([1.0, 2.0])).rsample([2])
+
+
+def test_probs_logits_helpers():
+    d = D.Normal(0.0, 1.0)
+    p = paddle_hl.to_tensor([0.2, 0.5, 0.3])
+    np.testing.assert_allclose(d._probs_to_logits(p).numpy(), np.log([0.2, 0.5, 0.3]), rtol=1e-6)
+    np.testing.assert_allclose(d._logits_to_probs(d._probs_to_logits(p)).numpy(), p.numpy(),
+                               rtol=1e-6)
+    b = paddle_hl.to_tensor([0.2, 0.9])
+    np.testing.assert_allclose(d._logits_to_probs(d._probs_to_logits(b, True), True).numpy(),
+                               b.numpy(), rtol=1e-6)
