@@ -190,3 +190,27 @@ def test_transform_errors():
         D.StickBreakingTransform().forward(paddle_hl.to_tensor(1.0))
     with pytest.raises(TypeError, match="must be a Tensor"):
         D.ExpTransform().forward([1.0, 2.0])
+
+
+@pytest.mark.parity
+def test_abs_softmax_stack_forward_inverse_parity(pd):
+    x = X.astype("float32")
+    a, pa = D.AbsTransform(), pd.distribution.AbsTransform()
+    np.testing.assert_allclose(a.forward(paddle_hl.to_tensor(x)).numpy(),
+                               pa.forward(pd.to_tensor(x)).numpy())
+    for o, t in zip(a.inverse(paddle_hl.to_tensor(x)), pa.inverse(pd.to_tensor(x))):
+        np.testing.assert_allclose(o.numpy(), t.numpy())
+    s, ps = D.SoftmaxTransform(), pd.distribution.SoftmaxTransform()
+    np.testing.assert_allclose(s.forward(paddle_hl.to_tensor(x)).numpy(),
+                               ps.forward(pd.to_tensor(x)).numpy(), rtol=1e-6)
+    y = Y_SIMPLEX.astype("float32")
+    np.testing.assert_allclose(s.inverse(paddle_hl.to_tensor(y)).numpy(),
+                               ps.inverse(pd.to_tensor(y)).numpy(), rtol=1e-6)
+    assert s._domain.event_rank == ps._domain.event_rank == 1
+    st = D.StackTransform([D.ExpTransform(), D.AbsTransform()], 1)
+    pst = pd.distribution.StackTransform([pd.distribution.ExpTransform(),
+                                          pd.distribution.AbsTransform()], 1)
+    xs = np.array([[0.5, -1.0], [0.2, 0.3]], dtype="float32")
+    np.testing.assert_allclose(st.forward(paddle_hl.to_tensor(xs)).numpy(),
+                               pst.forward(pd.to_tensor(xs)).numpy(), rtol=1e-6)
+    assert st.forward_shape((2, 2)) == tuple(pst.forward_shape((2, 2)))
