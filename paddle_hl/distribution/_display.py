@@ -21,26 +21,36 @@ def _first(t):
     return a.reshape(a.shape[0], -1)[:, 0] if a.ndim > 1 else a
 
 
-def _range(dist, pad=0.1):
-    """A plotting interval for the first batch element: central quantiles of draws."""
-    from ..framework import random as _fr
-
-    nb = int(np.prod(dist.batch_shape)) if dist.batch_shape else 1
-    if nb <= 20000:
-        state = _fr.get_rng_state("cpu")
-        try:
-            draws = dist.sample([_DRAWS])
-        finally:
-            _fr.set_rng_state(state, "cpu")
-        x = np.asarray(draws.numpy(), dtype=np.float64).reshape(_DRAWS, -1)[:, 0]
-        x = x[np.isfinite(x)]
-        if x.size:
-            lo, hi = np.quantile(x, [0.005, 0.995])
-            if hi > lo or pad == 0:
-                return lo - pad * (hi - lo), hi + pad * (hi - lo)
+def _moment_range(dist):
     m = float(_first(dist.mean.reshape([1] + list(dist.mean.shape)))[0])
     s = float(np.sqrt(_first(dist.variance.reshape([1] + list(dist.variance.shape)))[0]))
     return m - 4 * s, m + 4 * s
+
+
+def _range(dist, pad=0.1):
+    """A plotting interval for the first batch element: central quantiles of draws (at most
+    about a million numbers drawn), or mean +- 4 standard deviations for large batches."""
+    from ..framework import random as _fr
+
+    nb = int(np.prod(dist.batch_shape)) if dist.batch_shape else 1
+    draws = min(_DRAWS, 1_000_000 // max(nb, 1))
+    if draws < 200:
+        try:
+            return _moment_range(dist)
+        except (NotImplementedError, ValueError):
+            draws = 200
+    state = _fr.get_rng_state("cpu")
+    try:
+        x = dist.sample([draws])
+    finally:
+        _fr.set_rng_state(state, "cpu")
+    x = np.asarray(x.numpy(), dtype=np.float64).reshape(draws, -1)[:, 0]
+    x = x[np.isfinite(x)]
+    if x.size:
+        lo, hi = np.quantile(x, [0.005, 0.995])
+        if hi > lo or pad == 0:
+            return lo - pad * (hi - lo), hi + pad * (hi - lo)
+    return _moment_range(dist)
 
 
 def _curve(dist):

@@ -73,3 +73,16 @@ def test_displays_as_png_in_a_real_kernel():
     data = outs[-1]["data"]
     assert base64.b64decode(data["image/png"])[:8] == PNG
     assert data["text/plain"].startswith("Gumbel(loc=[0., 1.]")
+
+
+def test_large_batches_plot_from_moments():
+    pytest.importorskip("matplotlib")
+    d = D.Normal(paddle_hl.zeros([20000]), 1.0)
+    from paddle_hl.distribution._display import _range
+
+    lo, hi = _range(d)
+    np.testing.assert_allclose([lo, hi], [-4.0, 4.0])
+    assert d._repr_png_()[:8] == PNG
+    # no mean to lean on: a few draws still give the range
+    lo, hi = _range(D.Cauchy(paddle_hl.zeros([20000]), 1.0))
+    assert lo < 0 < hi
