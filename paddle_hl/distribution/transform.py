@@ -574,7 +574,8 @@ class ChainTransform(Transform):
     def _domain(self):
         if not self.transforms:
             return _real(0)
-        rank = self.transforms[-1]._domain.event_rank
+        # walk back from the event rank the last part produces
+        rank = self.transforms[-1]._codomain.event_rank
         for t in reversed(self.transforms):
             rank += t._domain.event_rank - t._codomain.event_rank
             rank = max(rank, t._domain.event_rank)
@@ -584,7 +585,8 @@ class ChainTransform(Transform):
     def _codomain(self):
         if not self.transforms:
             return _real(0)
-        rank = self.transforms[0]._codomain.event_rank
+        # walk forward from the event rank the first part consumes
+        rank = self.transforms[0]._domain.event_rank
         for t in self.transforms:
             rank += t._codomain.event_rank - t._domain.event_rank
             rank = max(rank, t._codomain.event_rank)

@@ -214,3 +214,25 @@ def test_abs_softmax_stack_forward_inverse_parity(pd):
     np.testing.assert_allclose(st.forward(paddle_hl.to_tensor(xs)).numpy(),
                                pst.forward(pd.to_tensor(xs)).numpy(), rtol=1e-6)
     assert st.forward_shape((2, 2)) == tuple(pst.forward_shape((2, 2)))
+
+
+def test_transformed_distribution_event_axes():
+    base = D.Normal(paddle_hl.zeros([2, 3]), paddle_hl.ones([2, 3]))
+    ref = float(D.Normal(0.0, 1.0).log_prob(paddle_hl.to_tensor(0.5)))
+    # a reshape of the event: base's last batch axis becomes part of the event
+    td = D.TransformedDistribution(base, [D.ReshapeTransform((3,), (3, 1))])
+    assert (td.batch_shape, td.event_shape) == ((2,), (3, 1))
+    lp = td.log_prob(paddle_hl.full([2, 3, 1], 0.5))
+    np.testing.assert_allclose(lp.numpy(), [3 * ref] * 2, rtol=1e-6)
+    assert td.sample([4]).shape == [4, 2, 3, 1]
+    # an elementwise transform made independent over one axis
+    td = D.TransformedDistribution(base, [D.IndependentTransform(D.ExpTransform(), 1)])
+    assert (td.batch_shape, td.event_shape) == ((2,), (3,))
+    lp = td.log_prob(paddle_hl.full([2, 3], 0.5))
+    np.testing.assert_allclose(lp.numpy(), [3 * (float(D.Normal(0.0, 1.0).log_prob(
+        paddle_hl.to_tensor(np.log(0.5)))) - np.log(0.5))] * 2, rtol=1e-6)
+    # the chain's event ranks: from 1 (stick breaking) through an elementwise map
+    ch = D.ChainTransform([D.StickBreakingTransform(), D.ExpTransform()])
+    assert (ch._domain.event_rank, ch._codomain.event_rank) == (1, 1)
+    ch = D.ChainTransform([D.ExpTransform(), D.ReshapeTransform((2, 3), (6,))])
+    assert (ch._domain.event_rank, ch._codomain.event_rank) == (2, 1)
