@@ -12,6 +12,18 @@ import paddle_hl
 D = paddle_hl.distribution
 
 
+@pytest.fixture
+def kl_table():
+    """Rules registered by a test are removed after it."""
+    from paddle_hl.distribution import kl
+
+    saved = dict(kl._REGISTER_TABLE)
+    yield
+    kl._REGISTER_TABLE.clear()
+    kl._REGISTER_TABLE.update(saved)
+    kl._dispatch.cache_clear()
+
+
 def _pairs(lib, dtype):
     d = lib.distribution
 
@@ -110,7 +122,7 @@ def test_no_rule_is_a_clear_error():
         D.register_kl(int, D.Normal)
 
 
-def test_register_kl_most_specific_rule_wins():
+def test_register_kl_most_specific_rule_wins(kl_table):
     class MyNormal(D.Normal):
         pass
 
@@ -139,7 +151,7 @@ def test_register_kl_most_specific_rule_wins():
     assert calls == ["mine-normal", "mine2-mine"]
 
 
-def test_register_kl_ambiguity_warns():
+def test_register_kl_ambiguity_warns(kl_table):
     class A(D.Normal):
         pass
 
