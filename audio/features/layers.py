@@ -178,6 +178,7 @@ class MelSpectrogram(nn.Layer):
             type(self).__name__, sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype))
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        _check_input(x, type(self).__name__)
         spect = self._spectrogram(x)
         fbank = self.fbank_matrix
         if fbank.dtype != spect.dtype:
@@ -231,6 +232,7 @@ class LogMelSpectrogram(nn.Layer):
         self.top_db = top_db
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        _check_input(x, type(self).__name__)
         mel = self._melspectrogram(x)
         return power_to_db(mel, ref_value=self.ref_value, amin=self.amin, top_db=self.top_db)
 
@@ -275,6 +277,7 @@ class MFCC(nn.Layer):
                                                       dtype=dtype))
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        _check_input(x, type(self).__name__)
         log_mel = self._log_melspectrogram(x)  # [N, n_mels, T]
         dct = self.dct_matrix
         if dct.dtype != log_mel.dtype:
