@@ -9,9 +9,9 @@ import wave
 
 import numpy as np
 import pytest
+from paddle_hl.audio import backends
 
 import paddle_hl as paddle
-from paddle_hl.audio import backends
 
 sf = pytest.importorskip("soundfile")
 

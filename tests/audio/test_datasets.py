@@ -13,10 +13,10 @@ import zipfile
 
 import numpy as np
 import pytest
-
-import paddle_hl as paddle
 from paddle_hl.audio import datasets
 from paddle_hl.audio._display import AudioSample
+
+import paddle_hl as paddle
 from tests.http_server import serve_directory
 
 sf = pytest.importorskip("soundfile")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import paddle_hl as paddle
 from paddle_hl.audio import features as Fe
 from paddle_hl.audio import functional as F
+
+import paddle_hl as paddle
 
 CASES = [
     ("Spectrogram", {}),

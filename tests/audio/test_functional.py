@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from paddle_hl.audio import functional as F
 
 import paddle_hl as paddle
-from paddle_hl.audio import functional as F
 
 WINDOWS = ["hamming", "hann", "triang", "bohman", "blackman", "cosine", "tukey", "taylor",
            ("tukey", 0.3), ("tukey", 0.0), ("tukey", 1.0), ("gaussian", 2.0),
