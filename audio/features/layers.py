@@ -15,8 +15,14 @@ from paddle_hl import nn
 
 from ..functional import create_dct, get_window, power_to_db
 from ..functional.functional import _fbank_np
+from ._spectrum import power_spectrum_frames
 
 __all__ = ["Spectrogram", "MelSpectrogram", "LogMelSpectrogram", "MFCC"]
+
+
+#: Use the fused CPU power spectrum (``_spectrum.py``); False takes the general
+#: ``paddle.signal.stft`` path everywhere (the tests compare the two).
+_FUSED_CPU = True
 
 
 class _ArgError(ValueError, AssertionError):
@@ -94,26 +100,59 @@ class Spectrogram(nn.Layer):
         self.register_buffer("fft_window", get_window(window, self.win_length, fftbins=True,
                                                       dtype=dtype))
 
-    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        _check_input(x, type(self).__name__)
+    def _check_length(self, x):
         if self.center and self.pad_mode == "reflect" and x.shape[-1] <= self.n_fft // 2:
             raise _ArgError(f"{type(self).__name__}: reflect padding needs more than "
                             f"n_fft // 2 = {self.n_fft // 2} samples, got {x.shape[-1]}")
         if not self.center and x.shape[-1] < self.n_fft:
             raise _ArgError(f"{type(self).__name__}: x has {x.shape[-1]} samples, fewer than "
                             f"n_fft = {self.n_fft} (center=False)")
+
+    def _power_spectrum(self, x):
+        """|STFT(x)|^2 of the batch x [N, T]; returns (tensor, frames_major).
+
+        On CPU the fused kernel gives [N, frames, bins] (frames_major=True); elsewhere
+        ``paddle.signal.stft`` gives [N, bins, frames].
+        """
+        window = self.fft_window
+        if _FUSED_CPU and x.place.is_cpu_place() and window.place.is_cpu_place():
+            if x.dtype != window.dtype:  # float32 with float64 computes in float64
+                x = x.astype("float64")
+                window = window.astype("float64")
+            if self.win_length < self.n_fft:
+                left = (self.n_fft - self.win_length) // 2
+                window = paddle.nn.functional.pad(
+                    window, [left, self.n_fft - self.win_length - left], data_format="NCL")
+            return power_spectrum_frames(x, window, self.n_fft, self.hop_length, self.center,
+                                         self.pad_mode), True
         stft = paddle.signal.stft(x, n_fft=self.n_fft, hop_length=self.hop_length,
-                                  win_length=self.win_length, window=self.fft_window,
+                                  win_length=self.win_length, window=window,
                                   center=self.center, pad_mode=self.pad_mode)
-        # |X|^2 from the real and imaginary parts: smooth everywhere (|X| has no gradient at
-        # 0), and other powers are (|X|^2)^(p/2)
+        # |X|^2 from the real and imaginary parts: smooth everywhere (|X| has no gradient
+        # at 0), and other powers are (|X|^2)^(p/2)
         re, im = paddle.real(stft), paddle.imag(stft)
-        power_spec = re * re + im * im
+        return re * re + im * im, False
+
+    def _magnitude(self, power_spec):
         if self.power == 2.0:
             return power_spec
         if self.power == 1.0:
             return paddle.sqrt(power_spec)
         return paddle.pow(power_spec, self.power / 2.0)
+
+    def _spectrum(self, x):
+        """|STFT(x)|^power of the batch x [N, T]; returns (tensor, frames_major)."""
+        self._check_length(x)
+        power_spec, frames_major = self._power_spectrum(x)
+        return self._magnitude(power_spec), frames_major
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        _check_input(x, type(self).__name__)
+        single = x.ndim == 1
+        spec, frames_major = self._spectrum(x.unsqueeze(0) if single else x)
+        if frames_major:
+            spec = spec.transpose([0, 2, 1])
+        return spec.squeeze(0) if single else spec
 
 
 def _fbank_buffer(layer, sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype):
@@ -179,11 +218,17 @@ class MelSpectrogram(nn.Layer):
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
         _check_input(x, type(self).__name__)
-        spect = self._spectrogram(x)
+        single = x.ndim == 1
+        spec, frames_major = self._spectrogram._spectrum(x.unsqueeze(0) if single else x)
         fbank = self.fbank_matrix
-        if fbank.dtype != spect.dtype:
-            fbank = fbank.astype(spect.dtype)
-        return paddle.matmul(fbank, spect)
+        if fbank.dtype != spec.dtype:
+            fbank = fbank.astype(spec.dtype)
+        if frames_major:
+            # [N, F, bins] @ [bins, n_mels]: one large product, then [N, n_mels, F]
+            mel = paddle.matmul(spec, fbank, transpose_y=True).transpose([0, 2, 1])
+        else:
+            mel = paddle.matmul(fbank, spec)
+        return mel.squeeze(0) if single else mel
 
 
 class LogMelSpectrogram(nn.Layer):

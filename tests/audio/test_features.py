@@ -195,6 +195,40 @@ def test_bad_arguments_raise(cls, kwargs, match):
         cls(**kwargs)
 
 
+@pytest.mark.parametrize("scipy_fft", [True, False])
+@pytest.mark.parametrize("kw", [
+    dict(n_fft=256, hop_length=64),
+    dict(n_fft=255, hop_length=100, win_length=200, pad_mode="constant"),
+    dict(n_fft=128, hop_length=128, center=False, power=1.0),
+    dict(n_fft=64, hop_length=16, power=0.5, window="hamming")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_cpu_path_equals_the_stft_path(monkeypatch, scipy_fft, kw, dtype):
+    """The fused CPU kernel (with SciPy's FFT or NumPy's) and the general paddle.signal.stft
+    path give the same features and the same waveform gradients."""
+    from paddle_hl.audio.features import _spectrum, layers
+
+    if not scipy_fft:
+        monkeypatch.setattr(_spectrum, "_SCIPY_FFT", False)
+    layer = Fe.Spectrogram(**kw, dtype=dtype)
+    mel = Fe.MelSpectrogram(sr=8000, n_mels=16, f_min=0.0, **kw, dtype=dtype)
+    x0 = np.random.randn(3, 1000).astype(dtype)
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(layers, "_FUSED_CPU", fused)
+        out = []
+        for lay in (layer, mel):
+            x = paddle.to_tensor(x0, stop_gradient=False)
+            y = lay(x)
+            (y * paddle.to_tensor(np.cos(np.arange(y.size)).reshape(y.shape).astype(dtype))
+             ).sum().backward()
+            out += [y.numpy(), x.grad.numpy()]
+            assert y.dtype == getattr(paddle, dtype) and x.grad.dtype == getattr(paddle, dtype)
+        results.append(out)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol * np.abs(b).max())
+
+
 def test_layers_train_eval_and_state_dict_round_trip():
     a = Fe.MFCC(sr=16000, n_mfcc=13)
     b = Fe.MFCC(sr=16000, n_mfcc=13)
