@@ -163,9 +163,12 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--libs", default="paddle_hl,torchaudio,librosa,paddle")
     args = ap.parse_args(argv)
-    if args.threads:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = str(args.threads)
+    thread_vars = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    if args.threads and any(os.environ.get(v) != str(args.threads) for v in thread_vars):
+        # BLAS and OpenMP read these when they load (NumPy is already imported here): start
+        # again with them set
+        os.environ.update({v: str(args.threads) for v in thread_vars})
+        os.execv(sys.executable, [sys.executable, __file__, *sys.argv[1:]])
     libs = args.libs.split(",")
     x_np = _clips()
     cases, versions = {}, []
