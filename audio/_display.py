@@ -55,9 +55,7 @@ def _log_spectrogram(mono: np.ndarray, sr: int) -> np.ndarray:
 
 def _png_base64(image: np.ndarray, title: str, extent=None, ylabel="", xlabel="") -> str | None:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
+        # a bare Figure renders to PNG without pyplot, so the user's backend is left alone
         from matplotlib.figure import Figure
     except ImportError:
         return None
