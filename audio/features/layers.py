@@ -37,7 +37,7 @@ def _check_int(v, layer, arg, allow_none=False):
     return int(v)
 
 
-def _check_input(x, layer):
+def _check_input(x, layer, n_fft):
     if not isinstance(x, paddle.Tensor):
         raise TypeError(f"{layer}: x must be a Tensor of shape [N, T] or [T], got "
                         f"{type(x).__name__}")
@@ -46,6 +46,10 @@ def _check_input(x, layer):
                         f"got shape {x.shape} (rank {x.ndim})")
     if x.dtype not in (paddle.float32, paddle.float64):
         raise TypeError(f"{layer}: x must be float32 or float64, got {x.dtype}")
+    # as paddle.signal.stft (and Paddle): at least one full frame of the unpadded signal
+    if x.shape[-1] < n_fft:
+        raise _ArgError(f"{layer}: x has {x.shape[-1]} samples, fewer than n_fft = {n_fft}; "
+                        "use a smaller n_fft or a longer signal")
 
 
 class Spectrogram(nn.Layer):
@@ -100,14 +104,6 @@ class Spectrogram(nn.Layer):
         self.register_buffer("fft_window", get_window(window, self.win_length, fftbins=True,
                                                       dtype=dtype))
 
-    def _check_length(self, x):
-        if self.center and self.pad_mode == "reflect" and x.shape[-1] <= self.n_fft // 2:
-            raise _ArgError(f"{type(self).__name__}: reflect padding needs more than "
-                            f"n_fft // 2 = {self.n_fft // 2} samples, got {x.shape[-1]}")
-        if not self.center and x.shape[-1] < self.n_fft:
-            raise _ArgError(f"{type(self).__name__}: x has {x.shape[-1]} samples, fewer than "
-                            f"n_fft = {self.n_fft} (center=False)")
-
     def _power_spectrum(self, x):
         """|STFT(x)|^2 of the batch x [N, T]; returns (tensor, frames_major).
 
@@ -142,12 +138,11 @@ class Spectrogram(nn.Layer):
 
     def _spectrum(self, x):
         """|STFT(x)|^power of the batch x [N, T]; returns (tensor, frames_major)."""
-        self._check_length(x)
         power_spec, frames_major = self._power_spectrum(x)
         return self._magnitude(power_spec), frames_major
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        _check_input(x, type(self).__name__)
+        _check_input(x, type(self).__name__, self.n_fft)
         single = x.ndim == 1
         spec, frames_major = self._spectrum(x.unsqueeze(0) if single else x)
         if frames_major:
@@ -217,7 +212,7 @@ class MelSpectrogram(nn.Layer):
             type(self).__name__, sr, n_fft, n_mels, f_min, f_max, htk, norm, dtype))
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        _check_input(x, type(self).__name__)
+        _check_input(x, type(self).__name__, self._spectrogram.n_fft)
         single = x.ndim == 1
         spec, frames_major = self._spectrogram._spectrum(x.unsqueeze(0) if single else x)
         fbank = self.fbank_matrix
@@ -277,7 +272,7 @@ class LogMelSpectrogram(nn.Layer):
         self.top_db = top_db
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        _check_input(x, type(self).__name__)
+        _check_input(x, type(self).__name__, self._melspectrogram._spectrogram.n_fft)
         mel = self._melspectrogram(x)
         return power_to_db(mel, ref_value=self.ref_value, amin=self.amin, top_db=self.top_db)
 
@@ -322,7 +317,8 @@ class MFCC(nn.Layer):
                                                       dtype=dtype))
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        _check_input(x, type(self).__name__)
+        _check_input(x, type(self).__name__,
+                     self._log_melspectrogram._melspectrogram._spectrogram.n_fft)
         log_mel = self._log_melspectrogram(x)  # [N, n_mels, T]
         dct = self.dct_matrix
         if dct.dtype != log_mel.dtype:

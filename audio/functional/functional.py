@@ -268,7 +268,7 @@ def power_to_db(spect: paddle.Tensor, ref_value: float = 1.0, amin: float = 1e-1
 
     Examples:
         >>> import paddle_hl as paddle
-        >>> x = paddle.to_tensor([1.0, 10.0, 100.0])
+        >>> x = paddle.to_tensor([1.0, 10.0, 100.0], dtype='float64')
         >>> paddle.audio.functional.power_to_db(x).numpy().tolist()
         [0.0, 10.0, 20.0]
     """
