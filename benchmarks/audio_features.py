@@ -9,8 +9,11 @@ order rotating each round), so that machine load hits them alike. Prints the med
 Settings: n_fft 512, hop 128, Hann window, 64 Slaney-normalised Slaney-scale mel bands from 50 Hz
 to 8 kHz, power 2, dB with amin 1e-10, 40 orthonormal DCT coefficients.
 
-Run: python benchmarks/audio_features.py [--rounds 20] [--threads N]
+Run: python benchmarks/audio_features.py [--rounds 20] [--threads N] [--numpy-fft]
      [--libs paddle_hl,torchaudio,librosa,paddle]
+
+paddle_hl's CPU features use SciPy's FFT when SciPy is installed; ``--numpy-fft`` measures the
+NumPy fallback.
 
 ``--threads N`` limits BLAS/OpenMP and torch's intra-op pool to N threads. The torchaudio wheel
 in some environments is built for a CUDA PyTorch and its C++ extension fails to load with a CPU
@@ -162,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--libs", default="paddle_hl,torchaudio,librosa,paddle")
+    ap.add_argument("--numpy-fft", action="store_true",
+                    help="paddle_hl uses NumPy's FFT even when SciPy is installed")
     args = ap.parse_args(argv)
     thread_vars = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     if args.threads and any(os.environ.get(v) != str(args.threads) for v in thread_vars):
@@ -182,6 +187,12 @@ def main(argv=None):
         versions.append(f"paddle {paddle.__version__}")
     if "paddle_hl" in libs:
         paddle_hl = _import_paddle_hl()
+        from paddle_hl.audio.features import _spectrum
+
+        if args.numpy_fft:
+            _spectrum._SCIPY_FFT = False
+        versions.append("paddle_hl FFT: " + ("scipy.fft" if _spectrum._fft_module() else
+                                              "numpy.fft"))
         cases.update(_paddle_cases(paddle_hl, x_np, "paddle_hl"))
         versions.append(f"paddle_hl from {pathlib.Path(paddle_hl.__file__).parent}")
     if "torchaudio" in libs:
