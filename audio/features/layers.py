@@ -1,9 +1,10 @@
 """Spectral features as layers (``paddle.audio.features``).
 
-Each layer is a chain of differentiable tensor ops on top of :func:`paddle_hl.signal.stft`, so the
-features run on the waveform's device (NumPy or CuPy), in float32 or float64, and a loss on them
-back-propagates to the waveform. The window, mel filter bank and DCT matrix are persistable
-buffers with Paddle's state_dict names.
+Each layer is a chain of differentiable tensor ops, so the features run on the waveform's device
+(NumPy or CuPy), in float32 or float64, and a loss on them back-propagates to the waveform. The
+power spectrum comes from :func:`paddle_hl.signal.stft`, except for CPU tensors, where a fused
+kernel (``_spectrum.py``) computes the same values and gradients several times faster. The
+window, mel filter bank and DCT matrix are persistable buffers with Paddle's state_dict names.
 """
 
 from __future__ import annotations
