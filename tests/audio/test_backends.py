@@ -213,3 +213,13 @@ def test_missing_soundfile_names_the_extra(tmp_path, monkeypatch):
     backends._current = "soundfile"
     with pytest.raises(ImportError, match=r"paddle_hl\[audio\]"):
         paddle.audio.info(path)
+
+
+@pytest.mark.parametrize("backend", ["wave_backend", "soundfile"])
+def test_integer_source_is_written_unscaled(tmp_path, backend):
+    backends.set_backend(backend)
+    raw = np.array([[0, 1, -1, 32767, -32768, 1234]], dtype=np.int16)
+    path = str(tmp_path / "i.wav")
+    paddle.audio.save(path, paddle.to_tensor(raw), 8000)
+    back, _ = paddle.audio.load(path, normalize=False)
+    np.testing.assert_array_equal(back.numpy(), raw)
