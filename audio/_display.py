@@ -18,7 +18,7 @@ import numpy as np
 
 import paddle_hl as paddle
 
-__all__ = ["display", "AudioDisplay", "AudioSample"]
+__all__ = []  # implementation module: the package exports the names
 
 
 def _as_array(x) -> np.ndarray:

@@ -162,5 +162,3 @@ def save(filepath: str, src, sample_rate: int, channels_first: bool = True,
     return _backend().save(filepath, src, sample_rate, channels_first=channels_first,
                            encoding=encoding, bits_per_sample=bits_per_sample)
 
-
-__all__ += ["AUDIO_EXTRA"]

@@ -10,7 +10,7 @@ import numpy as np
 
 import paddle_hl as paddle
 
-__all__ = ["AudioInfo"]
+__all__ = []  # implementation module: the package exports the names
 
 #: How to get the optional dependency that reads and writes FLAC, OGG and non-PCM16 WAV files.
 AUDIO_EXTRA = "pip install 'paddle_hl[audio]'  (or: pip install soundfile)"

@@ -21,7 +21,7 @@ from .backend import (
     to_tensor,
 )
 
-__all__ = ["info", "load", "save"]
+__all__ = []  # implementation module: the package exports the names
 
 # libsndfile subtype -> (encoding name, bits per sample)
 _SUBTYPES = {

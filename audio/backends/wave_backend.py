@@ -21,7 +21,7 @@ from .backend import (
     to_tensor,
 )
 
-__all__ = ["info", "load", "save"]
+__all__ = []  # implementation module: the package exports the names
 
 _INT_DTYPES = {1: np.uint8, 2: np.int16, 4: np.int32}
 

@@ -10,7 +10,7 @@ from .. import backends
 from .._display import AudioSample
 from ..features import MFCC, LogMelSpectrogram, MelSpectrogram, Spectrogram
 
-__all__ = ["AudioClassificationDataset", "FEAT_TYPES"]
+__all__ = []  # implementation module: the package exports the names
 
 #: feat_type -> feature layer (None: the raw waveform)
 FEAT_TYPES = {

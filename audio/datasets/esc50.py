@@ -10,7 +10,7 @@ from paddle_hl.utils import download
 
 from .dataset import AudioClassificationDataset
 
-__all__ = ["ESC50"]
+__all__ = []  # implementation module: the package exports the names
 
 
 class ESC50(AudioClassificationDataset):

@@ -9,7 +9,7 @@ from paddle_hl.utils import download
 
 from .dataset import AudioClassificationDataset
 
-__all__ = ["TESS"]
+__all__ = []  # implementation module: the package exports the names
 
 
 class TESS(AudioClassificationDataset):

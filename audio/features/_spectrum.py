@@ -22,6 +22,8 @@ import paddle_hl as paddle
 from paddle_hl.autograd import PyLayer
 from paddle_hl.utils.dlpack import from_dlpack
 
+__all__ = []
+
 _SCIPY_FFT = None
 
 

@@ -18,7 +18,7 @@ from ..functional import create_dct, get_window, power_to_db
 from ..functional.functional import _fbank_np
 from ._spectrum import power_spectrum_frames
 
-__all__ = ["Spectrogram", "MelSpectrogram", "LogMelSpectrogram", "MFCC"]
+__all__ = []  # implementation module: the package exports the names
 
 
 #: Use the fused CPU power spectrum (``_spectrum.py``); False takes the general

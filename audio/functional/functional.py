@@ -16,8 +16,7 @@ import numpy as np
 
 import paddle_hl as paddle
 
-__all__ = ["hz_to_mel", "mel_to_hz", "mel_frequencies", "fft_frequencies",
-           "compute_fbank_matrix", "power_to_db", "create_dct"]
+__all__ = []  # implementation module: the package exports the names
 
 
 class _ArgError(ValueError, AssertionError):

@@ -15,7 +15,7 @@ import numpy as np
 
 import paddle_hl as paddle
 
-__all__ = ["get_window"]
+__all__ = []  # implementation module: the package exports the names
 
 
 class _ArgError(ValueError, AssertionError):
