@@ -81,8 +81,10 @@ def _map_source_tree_domains():
                 return importlib.util.spec_from_file_location(name, base + ".py")
             return None
 
+    # first on the path: the folders beside this paddle_hl win over an editable install of
+    # another checkout, whose finder would otherwise hand out that checkout's domains
     if not any(type(f).__name__ == "_DomainFinder" for f in sys.meta_path):
-        sys.meta_path.append(_DomainFinder())
+        sys.meta_path.insert(0, _DomainFinder())
 
 
 _map_source_tree_domains()

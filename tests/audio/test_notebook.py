@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from tests.audio.conftest import SHIM
 
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / \
     "03_audio_classification.ipynb"
@@ -25,8 +24,6 @@ def test_audio_classification_notebook_executes():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
         "the notebook is saved without outputs"
-    # the kernel imports paddle_hl.audio from this checkout (see tests/audio/conftest.py)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(SHIM))
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(NOTEBOOK.parent)}})
     client.execute()
