@@ -504,13 +504,14 @@ class Model:
                                    "saving. Please specify 'inputs' in Model initialization "
                                    "or input training data and perform a training for shape "
                                    "derivation.")
-        save(self.network.state_dict(), path + ".pdparams")
+        files = {".pdparams": self.network.state_dict()}
         if training and self._optimizer is not None:
             opt_state = self._optimizer.state_dict()
             if opt_state:
-                save(opt_state, path + ".pdopt")
+                files[".pdopt"] = opt_state
             if self._scaler is not None and self._scaler.is_enable():
-                save(self._scaler.state_dict(), path + ".pdscaler")
+                files[".pdscaler"] = self._scaler.state_dict()
+        _save_together(files, path)
 
     def load(self, path, skip_mismatch=False, reset_optimizer=False):
         """Load ``path.pdparams`` (and ``path.pdopt`` unless ``reset_optimizer``)."""
@@ -523,7 +524,8 @@ class Model:
         if not os.path.exists(path + ".pdparams"):
             raise ValueError(f"Model.load: {path}.pdparams does not exist")
         params = load(path + ".pdparams", keep_name_table=True)
-        saved_names = params.pop("StructuredToParameterName@@", {}) or {}
+        saved_names = dict(params.pop("StructuredToParameterName@@", {}) or {})
+        save_id = saved_names.pop(_SAVE_ID, None)
         own = self.network.state_dict()
         matched = {}
         for key, target in own.items():
@@ -548,7 +550,16 @@ class Model:
             reset_optimizer = True
         if not reset_optimizer and self._optimizer is not None and \
                 os.path.exists(path + ".pdopt"):
-            opt_state = _rename_accumulators(load(path + ".pdopt"), saved_names, own)
+            opt_state = load(path + ".pdopt", keep_name_table=True)
+            opt_names = opt_state.pop("StructuredToParameterName@@", None) or {}
+            opt_id = opt_names.get(_SAVE_ID) if isinstance(opt_names, dict) else None
+            if save_id != opt_id and (save_id is not None or opt_id is not None):
+                raise RuntimeError(
+                    f"Model.load: {path}.pdparams and {path}.pdopt come from different saves "
+                    f"(save ids {save_id} and {opt_id}), e.g. an interrupted Model.save or a "
+                    "later save with training=False; the optimizer state does not belong to "
+                    "these parameters. Pass reset_optimizer=True to load the parameters alone.")
+            opt_state = _rename_accumulators(opt_state, saved_names, own)
             self._optimizer.set_state_dict(opt_state)
         if self._scaler is not None and os.path.exists(path + ".pdscaler"):
             self._scaler.load_state_dict(load(path + ".pdscaler"))
@@ -566,6 +577,49 @@ class Model:
             if len(input_size) == 1:
                 input_size, dtype = input_size[0], dtype[0]
         return summary(self.network, input_size, dtypes=dtype)
+
+
+# Key of the save id in the name table of the files one Model.save writes. Real paddle.load
+# drops the whole name table unless asked to keep it, so Paddle never sees the id.
+_SAVE_ID = "paddle_hl_save_id@@"
+
+
+def _save_together(files, path):
+    """Write ``path + suffix`` for every (suffix, state dict) of ``files`` as one checkpoint:
+    all are pickled to temporaries first, then renamed into place one after the other. A save
+    id in each file's name table lets :meth:`Model.load` detect a pair from different saves (a
+    crash between two renames, or a stale ``.pdopt`` beside newer parameters)."""
+    import pickle
+    import uuid
+
+    from ..framework import io as _io
+
+    save_id = uuid.uuid4().hex
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    try:
+        for suffix, obj in files.items():
+            saved = _io._build_saved(obj)
+            names = saved.get(_io._NAME_TABLE)
+            if isinstance(names, dict):
+                names[_SAVE_ID] = save_id
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{suffix}.",
+                                       suffix=".tmp", dir=directory)
+            written.append((tmp, path + suffix))
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(saved, f, protocol=4)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, _io._file_mode())
+        # the parameters go last: a crash in between leaves old parameters with a new .pdopt,
+        # which Model.load reports through the differing save ids
+        for tmp, final in sorted(written, key=lambda w: w[1].endswith(".pdparams")):
+            os.replace(tmp, final)
+    finally:
+        for tmp, _ in written:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
 
 def _rename_accumulators(opt_state, saved_names, own):
