@@ -6,6 +6,7 @@ import inspect
 import math
 import numbers
 import os
+import re
 import tempfile
 import time
 import warnings
@@ -524,8 +525,7 @@ class Model:
         if not os.path.exists(path + ".pdparams"):
             raise ValueError(f"Model.load: {path}.pdparams does not exist")
         params = load(path + ".pdparams", keep_name_table=True)
-        saved_names = dict(params.pop("StructuredToParameterName@@", {}) or {})
-        save_id = saved_names.pop(_SAVE_ID, None)
+        saved_names = params.pop("StructuredToParameterName@@", {}) or {}
         own = self.network.state_dict()
         matched = {}
         for key, target in own.items():
@@ -550,16 +550,14 @@ class Model:
             reset_optimizer = True
         if not reset_optimizer and self._optimizer is not None and \
                 os.path.exists(path + ".pdopt"):
-            opt_state = load(path + ".pdopt", keep_name_table=True)
-            opt_names = opt_state.pop("StructuredToParameterName@@", None) or {}
-            opt_id = opt_names.get(_SAVE_ID) if isinstance(opt_names, dict) else None
+            save_id, opt_id = _save_id(path + ".pdparams"), _save_id(path + ".pdopt")
             if save_id != opt_id and (save_id is not None or opt_id is not None):
                 raise RuntimeError(
                     f"Model.load: {path}.pdparams and {path}.pdopt come from different saves "
                     f"(save ids {save_id} and {opt_id}), e.g. an interrupted Model.save or a "
                     "later save with training=False; the optimizer state does not belong to "
                     "these parameters. Pass reset_optimizer=True to load the parameters alone.")
-            opt_state = _rename_accumulators(opt_state, saved_names, own)
+            opt_state = _rename_accumulators(load(path + ".pdopt"), saved_names, own)
             self._optimizer.set_state_dict(opt_state)
         if self._scaler is not None and os.path.exists(path + ".pdscaler"):
             self._scaler.load_state_dict(load(path + ".pdscaler"))
@@ -579,36 +577,47 @@ class Model:
         return summary(self.network, input_size, dtypes=dtype)
 
 
-# Key of the save id in the name table of the files one Model.save writes. Real paddle.load
-# drops the whole name table unless asked to keep it, so Paddle never sees the id.
-_SAVE_ID = "paddle_hl_save_id@@"
+# The files of one Model.save end with this line and a shared id, after the pickle's STOP
+# opcode: pickle.load (Paddle's and paddle_hl's) stops before it, so the files stay exactly
+# what real paddle.load reads, and Model.load can tell whether two files belong together.
+_SAVE_ID = b"\n#paddle_hl save id "
+_SAVE_ID_RE = re.compile(rb"\n#paddle_hl save id ([0-9a-f]{32})\n\Z")
+
+
+def _save_id(path):
+    """The save id at the end of a file written by :func:`_save_together`, else None."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(os.path.getsize(path) - 64, 0))
+            m = _SAVE_ID_RE.search(f.read())
+    except OSError:
+        return None
+    return m.group(1).decode() if m else None
 
 
 def _save_together(files, path):
     """Write ``path + suffix`` for every (suffix, state dict) of ``files`` as one checkpoint:
     all are pickled to temporaries first, then renamed into place one after the other. A save
-    id in each file's name table lets :meth:`Model.load` detect a pair from different saves (a
+    id after each file's pickle lets :meth:`Model.load` detect a pair from different saves (a
     crash between two renames, or a stale ``.pdopt`` beside newer parameters)."""
     import pickle
     import uuid
 
     from ..framework import io as _io
 
-    save_id = uuid.uuid4().hex
+    save_id = uuid.uuid4().hex.encode()
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     written = []
     try:
         for suffix, obj in files.items():
             saved = _io._build_saved(obj)
-            names = saved.get(_io._NAME_TABLE)
-            if isinstance(names, dict):
-                names[_SAVE_ID] = save_id
             fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{suffix}.",
                                        suffix=".tmp", dir=directory)
             written.append((tmp, path + suffix))
             with os.fdopen(fd, "wb") as f:
                 pickle.dump(saved, f, protocol=4)
+                f.write(_SAVE_ID + save_id + b"\n")
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, _io._file_mode())
