@@ -23,6 +23,7 @@ to ``$PADDLE_HL_HOME/dataset`` (``DATA_HOME``); both are read from the environme
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -214,12 +215,27 @@ class _suppress_oserror:
         return typ is not None and issubclass(typ, OSError)
 
 
+@contextlib.contextmanager
 def _lock(path: str):
-    """An inter-process lock for fetching ``path`` (a hidden ``.lock`` file beside it)."""
+    """An inter-process lock for fetching ``path`` (a hidden ``.lock`` file beside it).
+
+    Where the lock file cannot be created (a read-only or another user's cache), the fetch goes
+    on without it: publishing by rename keeps concurrent fetches safe, only less economical.
+    """
     from filelock import FileLock
 
     directory, name = osp.split(path)
-    return FileLock(osp.join(directory, f".{name}.lock"))
+    lock = FileLock(osp.join(directory, f".{name}.lock"))
+    try:
+        lock.acquire()
+    except OSError as e:
+        logger.info("No lock for %s (%s); fetching without one", path, e)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _pid_alive(pid: int) -> bool:

@@ -211,3 +211,17 @@ def test_truncated_archive_from_server_raises_naming_it(server, tmp_path, name, 
     assert str(root / name) in msg and url in msg and "corrupt or truncated" in msg
     assert "removed from the cache" in msg
     assert not (root / name).exists()
+
+
+
+def test_cache_where_no_lock_can_be_created_still_works(server, tmp_path, monkeypatch):
+    import filelock
+
+    def refuse(self, *a, **k):  # a read-only cache, or one owned by another user
+        raise PermissionError(13, "Permission denied", self.lock_file)
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", refuse)
+    url = server.put("data.tar.gz", tar_gz(MEMBERS))
+    assert dl.get_path_from_url(url, str(tmp_path / "c")) == str(tmp_path / "c" / "data")
+    assert _count_files(tmp_path / "c" / "data") == N_FILES
+    assert not any(n.endswith(".lock") for n in os.listdir(tmp_path / "c"))  # none was taken
