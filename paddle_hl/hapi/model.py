@@ -490,9 +490,12 @@ class Model:
     # ------------------------------------------------------------------ persistence
     def save(self, path, training=True):
         """Write ``path.pdparams`` (and ``path.pdopt`` when the optimizer has state). With
-        ``training=False`` only the parameters are written, for inference."""
-        from ..framework.io import save
+        ``training=False`` only the parameters are written, for inference.
 
+        The files are written as one checkpoint: all to temporaries first, then renamed into
+        place, each ending with a shared save id after its pickle (real ``paddle.load`` reads
+        the files unchanged); :meth:`load` reports a ``.pdparams``/``.pdopt`` pair from
+        different saves instead of mixing them."""
         if not isinstance(path, str) or not path or os.path.basename(path) == "":
             raise ValueError(f"Model.save: path must be 'dirname/filename_prefix', got "
                              f"{path!r}")
@@ -515,7 +518,15 @@ class Model:
         _save_together(files, path)
 
     def load(self, path, skip_mismatch=False, reset_optimizer=False):
-        """Load ``path.pdparams`` (and ``path.pdopt`` unless ``reset_optimizer``)."""
+        """Load ``path.pdparams`` (and ``path.pdopt`` unless ``reset_optimizer``).
+
+        Raises:
+            ValueError: ``path.pdparams`` is missing, or a parameter is missing or of another
+                shape (unless ``skip_mismatch``).
+            RuntimeError: ``.pdparams`` and ``.pdopt`` come from different saves (an
+                interrupted save, or a later ``save(training=False)``); pass
+                ``reset_optimizer=True`` to load the parameters alone.
+        """
         from ..framework.io import load
 
         for suffix in (".pdparams", ".pdopt", ".pdmodel"):

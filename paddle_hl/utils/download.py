@@ -27,13 +27,13 @@ import contextlib
 import hashlib
 import logging
 import os
-import re
-import time
 import os.path as osp
 import posixpath
+import re
 import shutil
 import sys
 import tarfile
+import time
 import uuid
 import warnings
 import zipfile
