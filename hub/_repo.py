@@ -10,6 +10,7 @@ interrupted download never damages the copy already cached.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import os.path as osp
 import re
@@ -169,8 +170,35 @@ def any_cached(repo: RemoteRepo) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _fetch_lock(repo: RemoteRepo):
+    """One process at a time looks up and fetches ``repo`` (DataLoader workers, notebooks and
+    data-parallel ranks loading the same model): the others wait, then find it cached. An OS
+    lock on a hidden file in the hub dir, released by the OS if its holder is killed; where the
+    file cannot be created, the fetch goes on without it (the swap-in stays safe)."""
+    from filelock import FileLock
+
+    root = hub_dir()
+    lock = FileLock(osp.join(root, f".{repo.source}_{repo.owner}_{repo.repo}.lock"))
+    try:
+        os.makedirs(root, exist_ok=True)
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def resolve(repo: RemoteRepo, force_reload: bool) -> str:
     """The local folder of ``repo``: the cached copy, or a fresh download (``force_reload``)."""
+    with _fetch_lock(repo):
+        return _resolve(repo, force_reload)
+
+
+def _resolve(repo: RemoteRepo, force_reload: bool) -> str:
     if not force_reload:
         for branch in repo.branches():
             path = cached(repo, branch)

@@ -126,3 +126,21 @@ def test_cache_folder_without_provenance_is_refused(site, tmp_path, monkeypatch)
     assert out["version"] == 1 and not ran.exists()
     assert srv.hits("alice/models/archive/main.zip") == 1
     assert hub.load("alice/models", "tiny", trust_repo=True)["version"] == 1
+
+
+LOAD = """
+import paddle_hl
+print("OUT", paddle_hl.hub.load("alice/models", "tiny", trust_repo=True, scale=2))
+"""
+
+
+def test_processes_loading_one_new_repository_at_once(site, tmp_path):
+    from ._helpers import popen
+
+    srv, extra = site
+    procs = [popen(LOAD, **extra) for _ in range(3)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "OUT {'version': 1, 'branch': 'main', 'scale': 2}" in out
+    assert srv.hits("alice/models/archive/main.zip") == 1  # one fetched, the others waited
