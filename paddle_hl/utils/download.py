@@ -11,8 +11,9 @@ from the cache, with its path and URL named, and downloaded again.
 
 Several processes may fetch the same file into the same cache at once (DataLoader workers,
 notebooks, data-parallel ranks): one of them downloads and extracts it while holding a file lock
-(``filelock``) next to it, the others wait and then use the result. Extracted trees are staged
-beside their final place and renamed into it, so a reader never sees a half-written tree. The
+(``filelock``, in ``$PADDLE_HL_HOME/.locks``), the others wait and then use the result.
+Extracted trees are staged beside their final place and renamed into it, so a reader never sees
+a half-written tree. The
 partial ``.part`` files of downloads whose process died are removed by the next download into
 the same directory.
 
@@ -215,18 +216,28 @@ class _suppress_oserror:
         return typ is not None and issubclass(typ, OSError)
 
 
+def _lock_path(path: str) -> str:
+    """Where the lock for fetching ``path`` lives: ``$PADDLE_HL_HOME/.locks``, named after the
+    file and a hash of its absolute path. Not beside the file: a lock file stays after use (it
+    must, for the lock to stay correct), and users' dataset folders should hold only data."""
+    key = hashlib.sha1(osp.abspath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", osp.basename(path))[:80]
+    return osp.join(_cache_home(), ".locks", f"{name}.{key}.lock")
+
+
 @contextlib.contextmanager
 def _lock(path: str):
-    """An inter-process lock for fetching ``path`` (a hidden ``.lock`` file beside it).
+    """An inter-process lock (``filelock``) for fetching ``path``: processes of this machine
+    sharing the cache home fetch a given file one at a time.
 
-    Where the lock file cannot be created (a read-only or another user's cache), the fetch goes
-    on without it: publishing by rename keeps concurrent fetches safe, only less economical.
+    Where the lock file cannot be created (a read-only or another user's cache home), the fetch
+    goes on without it: publishing by rename keeps concurrent fetches safe, only less economical.
     """
     from filelock import FileLock
 
-    directory, name = osp.split(path)
-    lock = FileLock(osp.join(directory, f".{name}.lock"))
+    lock = FileLock(_lock_path(path))
     try:
+        os.makedirs(osp.dirname(lock.lock_file), exist_ok=True)
         lock.acquire()
     except OSError as e:
         logger.info("No lock for %s (%s); fetching without one", path, e)

@@ -32,6 +32,12 @@ print(path)
 """
 
 
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    # the locks live in the cache home; child processes inherit it through the environment
+    monkeypatch.setenv("PADDLE_HL_HOME", str(tmp_path / "home"))
+
+
 @pytest.fixture
 def server(tmp_path):
     with serve_directory(tmp_path / "www") as srv:
@@ -51,6 +57,8 @@ def test_concurrent_fetch_and_extract_of_one_archive(server, tmp_path):
         assert p.returncode == 0, err
         assert out.strip() == str(root / "data")
     assert server.hits("data.tar.gz") == 1  # one process downloaded, the others waited
+    assert os.path.isfile(dl._lock_path(str(root / "data.tar.gz")))
+    assert sorted(os.listdir(root)) == ["data", "data.tar.gz"]  # the cache holds only data
     assert _count_files(root / "data") == N_FILES
     assert [n for n in os.listdir(root) if n.endswith((".part", ".extract"))] == []
 
@@ -224,4 +232,4 @@ def test_cache_where_no_lock_can_be_created_still_works(server, tmp_path, monkey
     url = server.put("data.tar.gz", tar_gz(MEMBERS))
     assert dl.get_path_from_url(url, str(tmp_path / "c")) == str(tmp_path / "c" / "data")
     assert _count_files(tmp_path / "c" / "data") == N_FILES
-    assert not any(n.endswith(".lock") for n in os.listdir(tmp_path / "c"))  # none was taken
+    assert not os.path.exists(dl._lock_path(str(tmp_path / "c" / "data.tar.gz")))  # none taken

@@ -43,11 +43,6 @@ def _zip(members):
     return buf.getvalue()
 
 
-def _listing(root):
-    """What a directory holds, without the hidden lock files that coordinate processes."""
-    return [n for n in os.listdir(root) if not n.endswith(".lock")]
-
-
 def _leftovers(root):
     """Temporary download/extraction files left in ``root``."""
     if not os.path.isdir(root):
@@ -168,7 +163,7 @@ def test_two_failures_raise_and_leave_nothing(file_server, tmp_path, fault, word
     assert url in msg and words in msg
     assert str(root / "a.bin") in msg and "by hand" in msg
     assert file_server.hits("a.bin") == 2
-    assert _listing(root) == []
+    assert os.listdir(root) == []
 
 
 def test_truncated_download_detected_by_size_without_md5(file_server, tmp_path):
@@ -288,7 +283,7 @@ def test_decompress_false_returns_the_archive(file_server, tmp_path):
     url = file_server.put("m.tar.gz", data)
     path = dl.get_path_from_url(url, str(tmp_path / "c"), _md5(data), decompress=False)
     assert path == str(tmp_path / "c" / "m.tar.gz")
-    assert _listing(tmp_path / "c") == ["m.tar.gz"]
+    assert os.listdir(tmp_path / "c") == ["m.tar.gz"]
 
 
 def test_cached_archive_not_extracted_again_unless_forced(file_server, tmp_path):
@@ -334,7 +329,7 @@ def test_unsafe_tar_members_are_refused(file_server, tmp_path, kind):
     with pytest.raises(ValueError, match="refusing to extract"):
         dl.get_path_from_url(url, str(root))
     assert not (tmp_path / "deep" / "evil.txt").exists()
-    assert sorted(_listing(root)) == [f"evil-{kind}.tar"]
+    assert sorted(os.listdir(root)) == [f"evil-{kind}.tar"]
 
 
 def test_unsafe_zip_member_is_refused(file_server, tmp_path):
@@ -391,7 +386,7 @@ def test_parity_returned_paths(pd, file_server, tmp_path, name, members, dirs):
     theirs = pd_get(url, str(tmp_path / "theirs"), _md5(data))
     assert os.path.relpath(ours, tmp_path / "ours") == os.path.relpath(theirs,
                                                                        tmp_path / "theirs")
-    assert sorted(_listing(tmp_path / "ours")) == sorted(_listing(tmp_path / "theirs"))
+    assert sorted(os.listdir(tmp_path / "ours")) == sorted(os.listdir(tmp_path / "theirs"))
 
 
 @pytest.mark.parity
