@@ -13,9 +13,8 @@ Several processes may fetch the same file into the same cache at once (DataLoade
 notebooks, data-parallel ranks): one of them downloads and extracts it while holding a file lock
 (``filelock``, in ``$PADDLE_HL_HOME/.locks``), the others wait and then use the result.
 Extracted trees are staged beside their final place and renamed into it, so a reader never sees
-a half-written tree. The
-partial ``.part`` files of downloads whose process died are removed by the next download into
-the same directory.
+a half-written tree. The partial ``.part`` files of downloads whose process died are removed by
+the next download into the same directory.
 
 The cache root is ``~/.cache/paddle_hl``; set the environment variable ``PADDLE_HL_HOME`` to use
 another directory. Weights go to ``$PADDLE_HL_HOME/hapi/weights`` (``WEIGHTS_HOME``) and datasets
