@@ -68,8 +68,14 @@ def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
     """
     validate(trust_repo, fn)
     is_trusted = _key(repo) in trusted()
-    if trust_repo is None and not is_trusted and interactive():
+    default = trust_repo is None
+    if default and not is_trusted and interactive():
         trust_repo = "check"  # someone is there to answer: ask rather than warn
+    answer = None
+    if trust_repo is False or (trust_repo == "check" and not is_trusted):
+        answer = _ask(repo)
+        if answer is None and default:
+            trust_repo = None  # nobody can answer after all (a notebook run unattended)
     if trust_repo is None:
         if not is_trusted and not _repo.any_cached(repo):
             warnings.warn(
@@ -80,10 +86,9 @@ def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
                 UserWarning, stacklevel=3)
         return
     if trust_repo is False or (trust_repo == "check" and not is_trusted):
-        answer = _ask(repo)
         if answer in ("y", "yes"):
             pass
-        elif answer in ("n", "no", ""):
+        elif answer in ("n", "no", "", None):
             raise RuntimeError(f"hub.{fn}: untrusted repository {repo.name} ({repo.source}); "
                                "nothing was downloaded or run. Answer 'y' or pass "
                                "trust_repo=True to trust it.")
@@ -107,12 +112,12 @@ def interactive() -> bool:
         return False
 
 
-def _ask(repo: _repo.RemoteRepo) -> str:
+def _ask(repo: _repo.RemoteRepo) -> str | None:
     question = (f"The repository {repo.name} ({repo.source}) does not belong to the list of "
                 f"trusted repositories in {_list_path()}. Running its hubconf.py executes code "
                 "from the internet. Do you trust this repository and wish to add it to the "
                 "trusted list of repositories (y/N)? ")
     try:
         return input(question).strip().lower()
-    except EOFError:  # no terminal to ask on (a batch job): not trusted
-        return ""
+    except (EOFError, NotImplementedError):  # no terminal, or a kernel that allows no input
+        return None

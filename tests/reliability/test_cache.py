@@ -63,13 +63,12 @@ def test_concurrent_fetch_and_extract_of_one_archive(server, tmp_path):
     assert [n for n in os.listdir(root) if n.endswith((".part", ".extract"))] == []
 
 
-@pytest.mark.slow
 def test_readers_never_see_a_half_published_tree(server, tmp_path):
     url = server.put("data.tar.gz", tar_gz(MEMBERS))
     root = tmp_path / "cache"
     dl.get_path_from_url(url, str(root))
     # two processes keep re-downloading and re-publishing the tree (check_exist=False)
-    procs = [popen(FETCH, url, root, 0, 4) for _ in range(2)]
+    procs = [popen(FETCH, url, root, 0, 3) for _ in range(2)]
     seen, checked = set(), 0
     deadline = time.monotonic() + 120
     while any(p.poll() is None for p in procs) and time.monotonic() < deadline:

@@ -44,7 +44,9 @@ def _interactive(tmp_path, answer, extra_env):
 
     script = tmp_path / "session.py"
     script.write_text(LIST)
-    stdin = f"exec(open({str(script)!r}).read())\n{answer}\n"
+    stdin = f"exec(open({str(script)!r}).read())\n"
+    if answer is not None:
+        stdin += f"{answer}\n"
     return subprocess.run([sys.executable, "-q", "-i"], input=stdin, capture_output=True,
                           text=True, timeout=120, env=env(**extra_env),
                           cwd=str(tmp_path))
@@ -62,6 +64,16 @@ def test_interactive_session_is_asked_before_running_untrusted_code(site, tmp_pa
     res = _interactive(tmp_path, "", extra)
     assert "Do you trust" not in res.stdout + res.stderr
     assert "LIST" in res.stdout
+
+
+def test_interactive_session_that_cannot_answer_keeps_paddles_default(site, tmp_path):
+    # stdin ends right after the code (an unattended session): the question gets no answer, so
+    # the default is Paddle's, a warning, rather than a refusal
+    srv, extra = site
+    res = _interactive(tmp_path, None, extra)
+    assert "Do you trust this repository" in res.stdout + res.stderr  # it did ask
+    assert "LIST ['Net'" in res.stdout, res.stderr
+    assert "untrusted repository" in res.stderr
 
 
 def test_script_keeps_paddles_default(site, tmp_path):
