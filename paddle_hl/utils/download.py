@@ -24,8 +24,10 @@ to ``$PADDLE_HL_HOME/dataset`` (``DATA_HOME``); both are read from the environme
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import logging
+import lzma
 import os
 import os.path as osp
 import posixpath
@@ -61,7 +63,9 @@ _RATIO_FLOOR = 64 << 20
 _STALE_PART_AGE = 24 * 3600
 # "<file>.<pid>.<8 hex>.part" (downloads) and ".<dir>.<pid>.<8 hex>.extract" (staged trees)
 _PARTIAL_RE = re.compile(r"^(?P<stem>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.(?:part|extract)$")
-_CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
+# what reading a damaged archive raises (not OSError at large: a full disk is no corrupt file)
+_CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError, gzip.BadGzipFile,
+            lzma.LZMAError)
 
 
 class _ArgumentError(ValueError, AssertionError):
@@ -429,6 +433,11 @@ def _member_names(archive: str):
     if tarfile.is_tarfile(archive):
         with tarfile.open(archive, "r:*") as tf:
             members = tf.getmembers()
+            # Listing the members decompressed the whole stream except its tail; reading that
+            # too makes gzip/xz/bz2 verify their checksum, so corrupt data is caught here
+            # rather than extracted.
+            while tf.fileobj.read(_CHUNK):
+                pass
         _check_expansion(archive, sum(m.size for m in members if m.isfile()))
         names = []
         for m in members:

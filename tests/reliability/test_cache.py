@@ -234,3 +234,15 @@ def test_cache_where_no_lock_can_be_created_still_works(server, tmp_path, monkey
     assert dl.get_path_from_url(url, str(tmp_path / "c")) == str(tmp_path / "c" / "data")
     assert _count_files(tmp_path / "c" / "data") == N_FILES
     assert not os.path.exists(dl._lock_path(str(tmp_path / "c" / "data.tar.gz")))  # none taken
+
+
+def test_corrupt_tar_gz_is_caught_by_its_checksum(server, tmp_path):
+    # a flipped byte inside the compressed data: the tar headers may still parse, the gzip
+    # checksum does not
+    data = bytearray(tar_gz({f"t/f{i}": os.urandom(2000) for i in range(50)}))
+    data[len(data) // 2] ^= 0xFF
+    url = server.put("flip.tar.gz", bytes(data))
+    root = tmp_path / "cache"
+    with pytest.raises(RuntimeError, match=r"flip\.tar\.gz .*is corrupt or truncated"):
+        dl.get_path_from_url(url, str(root))
+    assert not (root / "t").exists() and not (root / "flip.tar.gz").exists()
