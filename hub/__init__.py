@@ -16,9 +16,18 @@ Remote repositories are downloaded once as an archive and cached in
 
 Loading a remote repository runs code from the internet. The extra keyword-only argument
 ``trust_repo`` decides whether that is fine, as in ``torch.hub``: ``None`` (the default, what
-Paddle code passes) warns the first time a repository is fetched, ``'check'`` asks unless the
-repository was trusted before, ``True`` trusts it and remembers that in
-``<hub dir>/trusted_list``, ``False`` always asks.
+Paddle code passes) keeps Paddle's behaviour in scripts (a warning the first time a repository
+is fetched) but, in an interactive session (Python prompt, IPython, Jupyter), asks before
+running code from a repository not trusted before; ``'check'`` asks unless the repository was
+trusted before, ``True`` trusts it and remembers that in ``<hub dir>/trusted_list``, ``False``
+always asks. A yes is remembered in the trusted list.
+
+Isolation: while a repository's ``hubconf.py`` and entrypoint run, modules already imported under
+the names of the repository's own modules (another repository's ``utils``, say) are set aside,
+and afterwards the repository's modules leave ``sys.modules`` and the others come back, so one
+repository never silently runs another's helpers. A cache folder that holds a ``hubconf.py``
+without the provenance file paddle_hl writes when it downloads a repository is refused (pass
+``force_reload=True`` to replace it with a fresh download).
 
 In a notebook, the results of ``list`` and ``help`` render as a table and a formatted docstring.
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import os.path as osp
 import sys
 
@@ -14,16 +15,51 @@ __all__ = []
 MODULE_NAME = "hubconf"
 
 
+def _top_level_names(repo_dir: str) -> set[str]:
+    """Names the repository's own modules and packages can be imported under."""
+    names = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(repo_dir):
+            path = osp.join(repo_dir, entry)
+            if entry.endswith(".py") and osp.isfile(path):
+                names.add(entry[:-3])
+            elif entry.isidentifier() and osp.isdir(path):
+                names.add(entry)  # a package, or a namespace package
+    names.discard("hubconf")  # handled by import_hubconf
+    # a folder that happens to share the name of a standard or core module is not isolated:
+    # a second copy of those would break the running process
+    keep = set(sys.builtin_module_names) | set(getattr(sys, "stdlib_module_names", ())) | {
+        "paddle_hl", "paddle", "numpy"}
+    return names - keep
+
+
+def _owns(name: str, tops: set[str]) -> bool:
+    return name.split(".", 1)[0] in tops
+
+
 @contextlib.contextmanager
 def repo_on_path(repo_dir: str):
-    """Put ``repo_dir`` first on ``sys.path`` so hubconf can import its sibling modules (also
-    lazily, inside an entrypoint), and take it off again afterwards."""
+    """Run with ``repo_dir`` first on ``sys.path`` and its modules isolated in ``sys.modules``.
+
+    hubconf can import its sibling modules (also lazily, inside an entrypoint). Modules already
+    loaded under the same names (another repository's ``utils``, say) are set aside while the
+    repository runs, so it imports its own; afterwards the modules it loaded are dropped and the
+    ones set aside come back, so the next repository never silently reuses this one's.
+    """
+    tops = _top_level_names(repo_dir)
+    aside = {n: m for n, m in sys.modules.items() if _owns(n, tops)}
+    for n in aside:
+        del sys.modules[n]
+    importlib.invalidate_caches()
     sys.path.insert(0, repo_dir)
     try:
         yield
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(repo_dir)
+        for n in [n for n in sys.modules if _owns(n, tops)]:
+            del sys.modules[n]
+        sys.modules.update(aside)
 
 
 def import_hubconf(repo_dir: str, fn: str):

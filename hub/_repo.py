@@ -10,6 +10,7 @@ interrupted download never damages the copy already cached.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import os.path as osp
 import re
@@ -135,25 +136,69 @@ def cache_dir(repo: RemoteRepo, branch: str) -> str:
     return osp.join(hub_dir(), f"{repo.owner}_{repo.repo}_{branch.replace('/', '_')}")
 
 
+class ForeignCacheError(RuntimeError):
+    """A cache folder holds a hubconf.py that paddle_hl did not download."""
+
+
 def cached(repo: RemoteRepo, branch: str) -> str | None:
-    """The cache folder of ``repo`` at ``branch`` when it holds a usable copy, else None."""
+    """The cache folder of ``repo`` at ``branch`` when it holds a usable copy, else None.
+
+    Raises:
+        ForeignCacheError: the folder has a ``hubconf.py`` but not the provenance marker that
+            :func:`fetch` writes: someone else put it there, and its code is not run.
+    """
     path = cache_dir(repo, branch)
     if not osp.isfile(osp.join(path, HUBCONF)):
         return None
     marker = osp.join(path, _MARKER)
-    if osp.isfile(marker):
-        with open(marker, encoding="utf-8") as f:
-            if f.read().strip() != repo.label(branch):
-                return None  # the same owner/repo from the other site
+    if not osp.isfile(marker):
+        raise ForeignCacheError(
+            f"hub: the cache folder {path} holds a {HUBCONF} that paddle_hl did not download "
+            f"(it lacks the provenance file {_MARKER}); its code is not run. Remove the folder, "
+            "or pass force_reload=True to replace it with a fresh download of "
+            f"{repo.name} ({repo.source}).")
+    with open(marker, encoding="utf-8") as f:
+        if f.read().strip() != repo.label(branch):
+            return None  # the same owner/repo from the other site
     return path
 
 
 def any_cached(repo: RemoteRepo) -> bool:
-    return any(cached(repo, b) for b in repo.branches())
+    try:
+        return any(cached(repo, b) for b in repo.branches())
+    except ForeignCacheError:
+        return False
+
+
+@contextlib.contextmanager
+def _fetch_lock(repo: RemoteRepo):
+    """One process at a time looks up and fetches ``repo`` (DataLoader workers, notebooks and
+    data-parallel ranks loading the same model): the others wait, then find it cached. An OS
+    lock on a hidden file in the hub dir, released by the OS if its holder is killed; where the
+    file cannot be created, the fetch goes on without it (the swap-in stays safe)."""
+    from filelock import FileLock
+
+    root = hub_dir()
+    lock = FileLock(osp.join(root, f".{repo.source}_{repo.owner}_{repo.repo}.lock"))
+    try:
+        os.makedirs(root, exist_ok=True)
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def resolve(repo: RemoteRepo, force_reload: bool) -> str:
     """The local folder of ``repo``: the cached copy, or a fresh download (``force_reload``)."""
+    with _fetch_lock(repo):
+        return _resolve(repo, force_reload)
+
+
+def _resolve(repo: RemoteRepo, force_reload: bool) -> str:
     if not force_reload:
         for branch in repo.branches():
             path = cached(repo, branch)

@@ -1,7 +1,10 @@
 """Trusting remote repositories before their code runs, as ``torch.hub``'s ``trust_repo``.
 
-- ``None`` (what Paddle code passes, as it does not know the argument): a warning naming the
-  repository the first time it is fetched (it is neither trusted nor cached yet).
+- ``None`` (what Paddle code passes, as it does not know the argument): in a script, a warning
+  naming the repository the first time it is fetched (it is neither trusted nor cached yet), as
+  Paddle runs it; in an interactive session (a Python prompt, IPython, Jupyter) a question
+  before running code from a repository not trusted before, as ``torch.hub`` plans to do. The
+  answer yes is remembered.
 - ``'check'``: ask on the terminal unless the repository is in the trusted list.
 - ``True``: trust it without asking and remember that.
 - ``False``: ask every time, trusted or not.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import os
 import os.path as osp
+import sys
 import warnings
 
 from . import _repo
@@ -64,6 +68,14 @@ def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
     """
     validate(trust_repo, fn)
     is_trusted = _key(repo) in trusted()
+    default = trust_repo is None
+    if default and not is_trusted and interactive():
+        trust_repo = "check"  # someone is there to answer: ask rather than warn
+    answer = None
+    if trust_repo is False or (trust_repo == "check" and not is_trusted):
+        answer = _ask(repo)
+        if answer is None and default:
+            trust_repo = None  # nobody can answer after all (a notebook run unattended)
     if trust_repo is None:
         if not is_trusted and not _repo.any_cached(repo):
             warnings.warn(
@@ -74,10 +86,9 @@ def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
                 UserWarning, stacklevel=3)
         return
     if trust_repo is False or (trust_repo == "check" and not is_trusted):
-        answer = _ask(repo)
         if answer in ("y", "yes"):
             pass
-        elif answer in ("n", "no", ""):
+        elif answer in ("n", "no", "", None):
             raise RuntimeError(f"hub.{fn}: untrusted repository {repo.name} ({repo.source}); "
                                "nothing was downloaded or run. Answer 'y' or pass "
                                "trust_repo=True to trust it.")
@@ -87,12 +98,26 @@ def check(repo: _repo.RemoteRepo, trust_repo, fn: str) -> None:
         _remember(repo)
 
 
-def _ask(repo: _repo.RemoteRepo) -> str:
+def interactive() -> bool:
+    """Whether a person can answer a question: a Python prompt (``python -i``, the REPL), or an
+    IPython/Jupyter session. Scripts, batch jobs and pipelines are not interactive."""
+    if hasattr(sys, "ps1") or sys.flags.interactive:
+        return True
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        return ipython.get_ipython() is not None
+    except Exception:  # a half-imported or unusual IPython: treat as a script
+        return False
+
+
+def _ask(repo: _repo.RemoteRepo) -> str | None:
     question = (f"The repository {repo.name} ({repo.source}) does not belong to the list of "
                 f"trusted repositories in {_list_path()}. Running its hubconf.py executes code "
                 "from the internet. Do you trust this repository and wish to add it to the "
                 "trusted list of repositories (y/N)? ")
     try:
         return input(question).strip().lower()
-    except EOFError:  # no terminal to ask on (a batch job): not trusted
-        return ""
+    except (EOFError, NotImplementedError):  # no terminal, or a kernel that allows no input
+        return None

@@ -151,15 +151,19 @@ class GradScaler:
                 continue
             a = g._data
             xp = backend.get_array_module(a)
-            if not bool(xp.isfinite(a).all()):
-                found = True
-            if a.dtype == np.float64:
-                a *= 1.0 / scale
-            elif a.dtype == _F32:
-                a *= np.float32(1.0) / np.float32(scale)
-            else:  # float16/bfloat16: unscale in float32, as Paddle's kernel does
-                a[...] = (a.astype(_F32) * (np.float32(1.0) / np.float32(scale))).astype(a.dtype)
+            # the check looks at the unscaled values: a scale of 0 (or one that makes
+            # 1/scale overflow) turns finite scaled gradients into NaN/inf here
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if a.dtype == np.float64:
+                    a *= 1.0 / scale if scale else np.inf
+                elif a.dtype == _F32:
+                    a *= np.float32(1.0) / np.float32(scale) if scale else np.float32(np.inf)
+                else:  # float16/bfloat16: unscale in float32, as Paddle's kernel does
+                    inv = np.float32(1.0) / np.float32(scale) if scale else np.float32(np.inf)
+                    a[...] = (a.astype(_F32) * inv).astype(a.dtype)
             g._ver.v += 1
+            if not found and not bool(xp.isfinite(a).all()):
+                found = True
         self._found_inf = found
         self._states[id(optimizer)] = OptimizerState.UNSCALED
 
@@ -266,7 +270,8 @@ class GradScaler:
             if self._decr_count == self._decr_every_n_nan_or_inf:
                 cur = self._scale_value()
                 print(f"Found inf or nan, current scale is: {cur}, decrease to: "
-                      f"{cur}*{float(self._decr_ratio)}")
+                      f"{cur}*{float(self._decr_ratio)}" + (" (kept at the minimum 1.0)"
+                                                            if cur * self._decr_ratio < 1 else ""))
                 self._rescale(self._decr_ratio)
                 self._decr_count = 0
         else:
@@ -277,8 +282,18 @@ class GradScaler:
                 self._incr_count = 0
 
     def _rescale(self, ratio):
+        # As Paddle's update_loss_scaling: a decreased scale never goes below 1 (a long run of
+        # overflowing steps would otherwise reach 0 and turn every later update into NaN), and
+        # an increase that would overflow float32 keeps the current scale.
         a = self._scale._data
-        self._scale = _wrap((a * np.float32(ratio)).astype(_F32))
+        with np.errstate(over="ignore"):
+            new = (a * np.float32(ratio)).astype(_F32)
+        xp = backend.get_array_module(new)
+        if ratio < 1.0:
+            new = xp.maximum(new, np.float32(1.0))
+        elif not bool(xp.isfinite(new).all()):
+            return
+        self._scale = _wrap(new)
 
     def _scale_value(self) -> float:
         return float(backend.to_numpy(self._scale._data).reshape(-1)[0])

@@ -353,11 +353,21 @@ class EarlyStopping(Callback):
         min_delta (float): the smallest change that counts as improvement.
         baseline (float, optional): the value to beat.
         save_best_model (bool): save the best model to ``save_dir/best_model``.
+        restore_best_weights (bool): keyword only, not in Paddle: at the end of training, put
+            the weights of the best evaluation back into the network (a copy kept in memory,
+            as Keras does), so the model left after ``fit`` is the best one rather than the
+            last. Default False, Paddle's behaviour.
+
+    Example:
+        >>> stop = paddle.callbacks.EarlyStopping(monitor="loss", patience=2,
+        ...                                       restore_best_weights=True)
+        >>> model.fit(train, eval_data=val, epochs=50, callbacks=[stop])  # doctest: +SKIP
     """
 
     def __init__(self, monitor="loss", mode="auto", patience=0, verbose=1, min_delta=0,
-                 baseline=None, save_best_model=True):
+                 baseline=None, save_best_model=True, *, restore_best_weights=False):
         super().__init__()
+        self.restore_best_weights = bool(restore_best_weights)
         self.monitor = monitor
         self.patience = patience
         self.verbose = verbose
@@ -394,6 +404,9 @@ class EarlyStopping(Callback):
         if self.monitor_op(current - self.min_delta, self.best_value):
             self.best_value = current
             self.wait_epoch = 0
+            if self.restore_best_weights:
+                self.best_weights = {k: v.numpy().copy()
+                                     for k, v in self.model.network.state_dict().items()}
             if self.save_best_model and self.save_dir is not None and _rank0():
                 path = os.path.join(self.save_dir, "best_model")
                 self.model.save(path)
@@ -407,6 +420,13 @@ class EarlyStopping(Callback):
                     print(f"Best checkpoint has been saved at "
                           f"{os.path.abspath(os.path.join(self.save_dir, 'best_model'))}")
         self.stopped_epoch += 1
+
+    def on_train_end(self, logs=None):
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print(f"Restoring the weights of the best evaluation ({self.monitor} = "
+                      f"{self.best_value}).")
+            self.model.network.set_state_dict(self.best_weights)
 
 
 class ReduceLROnPlateau(Callback):

@@ -6,6 +6,7 @@ import inspect
 import math
 import numbers
 import os
+import re
 import tempfile
 import time
 import warnings
@@ -489,9 +490,12 @@ class Model:
     # ------------------------------------------------------------------ persistence
     def save(self, path, training=True):
         """Write ``path.pdparams`` (and ``path.pdopt`` when the optimizer has state). With
-        ``training=False`` only the parameters are written, for inference."""
-        from ..framework.io import save
+        ``training=False`` only the parameters are written, for inference.
 
+        The files are written as one checkpoint: all to temporaries first, then renamed into
+        place, each ending with a shared save id after its pickle (real ``paddle.load`` reads
+        the files unchanged); :meth:`load` reports a ``.pdparams``/``.pdopt`` pair from
+        different saves instead of mixing them."""
         if not isinstance(path, str) or not path or os.path.basename(path) == "":
             raise ValueError(f"Model.save: path must be 'dirname/filename_prefix', got "
                              f"{path!r}")
@@ -504,16 +508,25 @@ class Model:
                                    "saving. Please specify 'inputs' in Model initialization "
                                    "or input training data and perform a training for shape "
                                    "derivation.")
-        save(self.network.state_dict(), path + ".pdparams")
+        files = {".pdparams": self.network.state_dict()}
         if training and self._optimizer is not None:
             opt_state = self._optimizer.state_dict()
             if opt_state:
-                save(opt_state, path + ".pdopt")
+                files[".pdopt"] = opt_state
             if self._scaler is not None and self._scaler.is_enable():
-                save(self._scaler.state_dict(), path + ".pdscaler")
+                files[".pdscaler"] = self._scaler.state_dict()
+        _save_together(files, path)
 
     def load(self, path, skip_mismatch=False, reset_optimizer=False):
-        """Load ``path.pdparams`` (and ``path.pdopt`` unless ``reset_optimizer``)."""
+        """Load ``path.pdparams`` (and ``path.pdopt`` unless ``reset_optimizer``).
+
+        Raises:
+            ValueError: ``path.pdparams`` is missing, or a parameter is missing or of another
+                shape (unless ``skip_mismatch``).
+            RuntimeError: ``.pdparams`` and ``.pdopt`` come from different saves (an
+                interrupted save, or a later ``save(training=False)``); pass
+                ``reset_optimizer=True`` to load the parameters alone.
+        """
         from ..framework.io import load
 
         for suffix in (".pdparams", ".pdopt", ".pdmodel"):
@@ -548,6 +561,13 @@ class Model:
             reset_optimizer = True
         if not reset_optimizer and self._optimizer is not None and \
                 os.path.exists(path + ".pdopt"):
+            save_id, opt_id = _save_id(path + ".pdparams"), _save_id(path + ".pdopt")
+            if save_id != opt_id and (save_id is not None or opt_id is not None):
+                raise RuntimeError(
+                    f"Model.load: {path}.pdparams and {path}.pdopt come from different saves "
+                    f"(save ids {save_id} and {opt_id}), e.g. an interrupted Model.save or a "
+                    "later save with training=False; the optimizer state does not belong to "
+                    "these parameters. Pass reset_optimizer=True to load the parameters alone.")
             opt_state = _rename_accumulators(load(path + ".pdopt"), saved_names, own)
             self._optimizer.set_state_dict(opt_state)
         if self._scaler is not None and os.path.exists(path + ".pdscaler"):
@@ -566,6 +586,60 @@ class Model:
             if len(input_size) == 1:
                 input_size, dtype = input_size[0], dtype[0]
         return summary(self.network, input_size, dtypes=dtype)
+
+
+# The files of one Model.save end with this line and a shared id, after the pickle's STOP
+# opcode: pickle.load (Paddle's and paddle_hl's) stops before it, so the files stay exactly
+# what real paddle.load reads, and Model.load can tell whether two files belong together.
+_SAVE_ID = b"\n#paddle_hl save id "
+_SAVE_ID_RE = re.compile(rb"\n#paddle_hl save id ([0-9a-f]{32})\n\Z")
+
+
+def _save_id(path):
+    """The save id at the end of a file written by :func:`_save_together`, else None."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(os.path.getsize(path) - 64, 0))
+            m = _SAVE_ID_RE.search(f.read())
+    except OSError:
+        return None
+    return m.group(1).decode() if m else None
+
+
+def _save_together(files, path):
+    """Write ``path + suffix`` for every (suffix, state dict) of ``files`` as one checkpoint:
+    all are pickled to temporaries first, then renamed into place one after the other. A save
+    id after each file's pickle lets :meth:`Model.load` detect a pair from different saves (a
+    crash between two renames, or a stale ``.pdopt`` beside newer parameters)."""
+    import pickle
+    import uuid
+
+    from ..framework import io as _io
+
+    save_id = uuid.uuid4().hex.encode()
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    try:
+        for suffix, obj in files.items():
+            saved = _io._build_saved(obj)
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{suffix}.",
+                                       suffix=".tmp", dir=directory)
+            written.append((tmp, path + suffix))
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(saved, f, protocol=4)
+                f.write(_SAVE_ID + save_id + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, _io._file_mode())
+        # the parameters go last: a crash in between leaves old parameters with a new .pdopt,
+        # which Model.load reports through the differing save ids
+        for tmp, final in sorted(written, key=lambda w: w[1].endswith(".pdparams")):
+            os.replace(tmp, final)
+    finally:
+        for tmp, _ in written:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
 
 def _rename_accumulators(opt_state, saved_names, own):

@@ -31,12 +31,27 @@ def _stack(arrays):
     return np.stack(arrays, out=out)
 
 
-def _collate_np(batch):
+def _check_shapes(arrays, path):
+    """Name the field, the entries and their shapes when samples cannot be stacked."""
+    s0 = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.shape != s0:
+            raise ValueError(
+                f"default_collate_fn: cannot stack field {path} of the batch: it has shape "
+                f"{list(s0)} at entry 0 and {list(a.shape)} at entry {i}; every sample in a "
+                "batch must have equal shapes (pad or resize them in the dataset, or pass a "
+                "collate_fn)")
+
+
+def _collate_np(batch, path="sample"):
     """Stack a list of samples into NumPy arrays, recursing into dicts and sequences."""
     first = batch[0]
     if isinstance(first, Tensor):
-        return _stack([b.numpy() for b in batch])
+        arrays = [b.numpy() for b in batch]
+        _check_shapes(arrays, path)
+        return _stack(arrays)
     if isinstance(first, np.ndarray):
+        _check_shapes(batch, path)
         return _stack(batch)
     if isinstance(first, (bool, np.bool_)):
         return np.asarray(batch, dtype=np.bool_)
@@ -46,13 +61,13 @@ def _collate_np(batch):
     if isinstance(first, (str, bytes)):
         return list(batch)
     if isinstance(first, Mapping):
-        return {k: _collate_np([b[k] for b in batch]) for k in first}
+        return {k: _collate_np([b[k] for b in batch], f"{path}[{k!r}]") for k in first}
     if isinstance(first, Sequence):
         n = len(first)
         if any(len(b) != n for b in batch):
             raise RuntimeError("default_collate_fn: every sample in a batch must have the same "
                                f"number of fields; got {[len(b) for b in batch]}")
-        return [_collate_np(list(f)) for f in zip(*batch)]
+        return [_collate_np(list(f), f"{path}[{i}]") for i, f in enumerate(zip(*batch))]
     raise TypeError(f"default_collate_fn: cannot batch samples of type {type(first).__name__};"
                     " expected numbers, numpy arrays, Tensors, str, dicts or sequences of them")
 

@@ -21,7 +21,10 @@ __all__ = []
 
 def _check_params(parameters, where):
     if parameters is None:
-        return None
+        # as Paddle in dygraph mode (paddle_hl always executes eagerly): an optimizer without
+        # parameters could never update anything, so say so when it is built
+        raise AttributeError(f"{where}: parameters argument given to the Optimizer should not "
+                             "be None in dygraph mode; pass parameters=model.parameters()")
     if isinstance(parameters, Tensor):
         raise TypeError(f"{where}: 'parameters' must be a list of Tensors or of param-group "
                         "dicts, not a single Tensor")

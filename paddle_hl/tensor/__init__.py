@@ -11,9 +11,12 @@ This module attaches the methods and Python operators once, at import.
 
 from __future__ import annotations
 
+import types
+
 from ..framework.registry import collect_api, family_modules
 from ..framework.tensor import Tensor
 from . import creation, linalg, manipulation, math, stat
+from ._helpers import OPERATOR
 
 __all__ = []
 
@@ -76,16 +79,39 @@ def _swap(fn):
     return reflected
 
 
+def _as_operator(fn):
+    """A copy of ``fn`` whose ``name`` argument defaults to ``_helpers.OPERATOR``.
+
+    Paddle's Python operators promote mixed float/int tensors (``x @ y``) where its functions
+    refuse them (``paddle.matmul(x, y)``). The functions tell the two apart by that default,
+    which costs nothing per call, unlike a wrapper around every operator.
+    """
+    code = fn.__code__
+    names = code.co_varnames[:code.co_argcount]
+    if "name" not in names or not fn.__defaults__:
+        return fn
+    defaults = list(fn.__defaults__)
+    defaults[names.index("name") - (code.co_argcount - len(defaults))] = OPERATOR
+    op = types.FunctionType(code, fn.__globals__, fn.__name__, tuple(defaults), fn.__closure__)
+    op.__kwdefaults__ = fn.__kwdefaults__
+    op.__qualname__, op.__doc__, op.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
+    return op
+
+
 def _attach_operators():
     from .manipulation import getitem, setitem
 
+    add, sub, mul = _as_operator(math.add), _as_operator(math.subtract), \
+        _as_operator(math.multiply)
+    div, pow_, mm = _as_operator(math.divide), _as_operator(math.pow), \
+        _as_operator(linalg.matmul)
     ops = {
-        "__add__": math.add, "__radd__": _swap(math.add),
-        "__sub__": math.subtract, "__rsub__": _swap(math.subtract),
-        "__mul__": math.multiply, "__rmul__": _swap(math.multiply),
-        "__truediv__": math.divide, "__rtruediv__": _swap(math.divide),
-        "__pow__": math.pow, "__rpow__": _swap(math.pow),
-        "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+        "__add__": add, "__radd__": _swap(add),
+        "__sub__": sub, "__rsub__": _swap(sub),
+        "__mul__": mul, "__rmul__": _swap(mul),
+        "__truediv__": div, "__rtruediv__": _swap(div),
+        "__pow__": pow_, "__rpow__": _swap(pow_),
+        "__matmul__": mm, "__rmatmul__": _swap(mm),
         "__neg__": math.neg,
         "__getitem__": getitem, "__setitem__": setitem,
     }
@@ -105,6 +131,7 @@ def _attach_operators():
     for dunder, (name, reflected) in optional.items():
         fn = api.get(name)
         if fn is not None:
+            fn = _as_operator(fn)
             ops[dunder] = _swap(fn) if reflected else fn
     for k, v in ops.items():
         setattr(Tensor, k, v)

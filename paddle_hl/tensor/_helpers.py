@@ -154,12 +154,60 @@ def as_float(x: Tensor) -> Tensor:
     return cast_to(x, _dt.default_np())
 
 
-def promote_pair(x, y, op: str):
-    """Apply Paddle's binary-op dtype rules; returns (x, y) with scalars left as Python scalars."""
+class _Operator:
+    """The ``name`` default of the functions behind Tensor's Python operators (see
+    ``tensor._as_operator``): ``x @ y`` promotes mixed float/int dtypes as Paddle's operators
+    do, while ``paddle.matmul(x, y)`` rejects them as Paddle's functions do."""
+
+    def __repr__(self):
+        return "<operator>"
+
+
+OPERATOR = _Operator()
+
+
+class MixedDtypeError(TypeError, ValueError):
+    """A float (or complex) tensor met an integer or bool one in an op that Paddle refuses to
+    mix them in. Paddle raises ValueError here, Python's convention is TypeError: it is both."""
+
+
+def check_kinds(dx, dy, op: str, names=("x", "y")) -> None:
+    """Raise :class:`MixedDtypeError` when exactly one of two dtypes is float/complex."""
+    if _dt.is_inexact_np(dx) != _dt.is_inexact_np(dy):
+        a, b = _dt.from_np(dx).name, _dt.from_np(dy).name
+        target = a if _dt.is_inexact_np(dx) else b
+        other = names[1] if _dt.is_inexact_np(dx) else names[0]
+        raise MixedDtypeError(
+            f"{op}: the dtypes of '{names[0]}' ({a}) and '{names[1]}' ({b}) do not match; "
+            f"{op} does not mix float and integer inputs. Cast one of them first, e.g. "
+            f"{other}.astype('{target}')")
+
+
+def check_tensor_kinds(tensors, op: str, arg: str = "x") -> None:
+    """:func:`check_kinds` over a list of tensors (``concat``, ``stack``): names the entries."""
+    first = None
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            continue
+        if first is None:
+            first = (i, t._data.dtype)
+        elif t._data.dtype != first[1]:
+            check_kinds(first[1], t._data.dtype, op, (f"{arg}[{first[0]}]", f"{arg}[{i}]"))
+
+
+def promote_pair(x, y, op: str, strict: bool = False):
+    """Apply Paddle's binary-op dtype rules; returns (x, y) with scalars left as Python scalars.
+
+    With ``strict`` a float/complex tensor meeting an integer/bool tensor raises
+    :class:`MixedDtypeError` (Paddle's functions refuse that mix); the check runs only when
+    the dtypes differ, so it costs nothing on the common path.
+    """
     tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
     if tx and ty:
         dx, dy = x._data.dtype, y._data.dtype
         if dx != dy:
+            if strict:
+                check_kinds(dx, dy, op)
             t = result_type(dx, dy)
             x, y = cast_to(x, t), cast_to(y, t)
         return x, y
@@ -168,7 +216,7 @@ def promote_pair(x, y, op: str):
     if ty:
         return _scalar_for(x, y, op, "x"), y
     x = tensor_arg(x, op, "x")
-    return promote_pair(x, y, op)
+    return promote_pair(x, y, op, strict)
 
 
 def result_type(dx, dy):

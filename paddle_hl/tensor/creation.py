@@ -56,6 +56,14 @@ def _scalar(v, op, arg):
     return v
 
 
+def _finite(v, op, arg):
+    """``v`` (a Python number) unless it is NaN or infinite: a bound or step that is not finite
+    has no meaningful sequence, and would otherwise fail deep inside with an unrelated error."""
+    if not isinstance(v, numbers.Integral) and not np.isfinite(v):
+        raise ValueError(f"{op}: '{arg}' must be a finite number, got {v}")
+    return v
+
+
 def _int_arg(v, op, arg):
     v = _scalar(v, op, arg)
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -343,9 +351,9 @@ def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
         >>> paddle.arange(0, 1, 0.3).shape
         [4]
     """
-    start = _scalar(start, "arange", "start")
-    end = None if end is None else _scalar(end, "arange", "end")
-    step = _scalar(step, "arange", "step")
+    start = _finite(_scalar(start, "arange", "start"), "arange", "start")
+    end = None if end is None else _finite(_scalar(end, "arange", "end"), "arange", "end")
+    step = _finite(_scalar(step, "arange", "step"), "arange", "step")
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -417,8 +425,8 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: 1-D tensor of ``num`` values.
     """
-    start = _scalar(start, "linspace", "start")
-    stop = _scalar(stop, "linspace", "stop")
+    start = _finite(_scalar(start, "linspace", "start"), "linspace", "start")
+    stop = _finite(_scalar(stop, "linspace", "stop"), "linspace", "stop")
     n = _num_arg(num, "linspace")
     npd = _np_dtype(dtype)
     vals = _linspace64(_xp_place(), start, stop, n)
@@ -438,9 +446,9 @@ def logspace(start, stop, num, base=10.0, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: 1-D tensor of ``num`` values.
     """
-    start = _scalar(start, "logspace", "start")
-    stop = _scalar(stop, "logspace", "stop")
-    base = _scalar(base, "logspace", "base")
+    start = _finite(_scalar(start, "logspace", "start"), "logspace", "start")
+    stop = _finite(_scalar(stop, "logspace", "stop"), "logspace", "stop")
+    base = _finite(_scalar(base, "logspace", "base"), "logspace", "base")
     n = _num_arg(num, "logspace")
     npd = _np_dtype(dtype)
     xp = _xp_place()

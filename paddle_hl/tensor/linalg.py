@@ -18,7 +18,7 @@ from .. import backend
 from ..framework import dtype as _dt
 from ..framework.op import _unbroadcast, apply
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import norm_axis, promote_pair, tensor_arg
+from ._helpers import OPERATOR, norm_axis, promote_pair, tensor_arg
 
 __all__ = []
 
@@ -94,7 +94,7 @@ def _matrix_arg(x, op, arg="x", square=False, complex_ok=True):
 
 def _same_float(x, y, op):
     """Two float tensors promoted to one dtype."""
-    return promote_pair(x, y, op)
+    return promote_pair(x, y, op, True)
 
 
 # --------------------------------------------------------------------------- conj (private op)
@@ -189,7 +189,7 @@ def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
         raise ValueError(f"matmul: inputs must be at least 1-D, got shapes {x.shape} and "
                          f"{y.shape}")
     if x._data.dtype != y._data.dtype:
-        x, y = promote_pair(x, y, "matmul")
+        x, y = promote_pair(x, y, "matmul", name is not OPERATOR)
     x1, y1 = x._data.ndim == 1, y._data.ndim == 1
     if x1 or y1:
         from .manipulation import reshape  # noqa: PLC0415  (a 1-D operand only)
@@ -322,7 +322,7 @@ def dot(x, y, name=None):
     if x.ndim not in (1, 2) or x.shape != y.shape:
         raise ValueError(f"dot: x and y must be 1-D or 2-D tensors of the same shape, got "
                          f"shapes {x.shape} and {y.shape}")
-    x, y = promote_pair(x, y, "dot")
+    x, y = promote_pair(x, y, "dot", True)
     return apply(_dot_kernel, x, y)
 
 
@@ -432,7 +432,7 @@ def tensordot(x, y, axes=2, name=None):
 
     x = tensor_arg(x, "tensordot", "x")
     y = tensor_arg(y, "tensordot", "y")
-    x, y = promote_pair(x, y, "tensordot")
+    x, y = promote_pair(x, y, "tensordot", True)
     xa, ya = _tensordot_axes(axes, x.shape, y.shape)
     xf = [i for i in range(x.ndim) if i not in xa]
     yf = [i for i in range(y.ndim) if i not in ya]
@@ -502,7 +502,7 @@ def kron(x, y, name=None):
     """
     x = tensor_arg(x, "kron", "x")
     y = tensor_arg(y, "kron", "y")
-    x, y = promote_pair(x, y, "kron")
+    x, y = promote_pair(x, y, "kron", True)
     return apply(_kron_kernel, x, y)
 
 
@@ -547,7 +547,7 @@ def cross(x, y, axis=9, name=None):
         if x.shape[axis] != 3:
             raise ValueError(f"cross: dim {axis} of x and y must have size 3, got shape "
                              f"{x.shape}")
-    x, y = promote_pair(x, y, "cross")
+    x, y = promote_pair(x, y, "cross", True)
     return apply(_cross_kernel, x, y, axis=axis)
 
 
@@ -850,7 +850,7 @@ def einsum(equation, *operands):
     if len({t._data.dtype for t in ts}) > 1:
         first = ts[0]
         for k in range(1, len(ts)):
-            first, ts[k] = promote_pair(first, ts[k], "einsum")
+            first, ts[k] = promote_pair(first, ts[k], "einsum", True)
         ts = [promote_pair(t, first, "einsum")[0] for t in ts]
     ts = [reshape(t, s) if s is not None else t for t, s in zip(ts, squeeze)]
     return apply(_einsum_kernel, *ts, subs=subs, out=out, sizes=tuple(sorted(sizes.items())))

@@ -15,7 +15,7 @@ from .. import backend
 from ..framework import dtype as _dt
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import tensor_arg
+from ._helpers import OPERATOR, check_kinds, tensor_arg
 
 __all__ = []
 
@@ -67,6 +67,13 @@ def _binary_args(x, y, op):
 
 # ---------------------------------------------------------------- comparisons
 
+def _check_kinds(x, y, op):
+    """Paddle's functions refuse a float tensor against an integer/bool one (the Python
+    operators promote instead: see ``_helpers.OPERATOR``)."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and x._data.dtype != y._data.dtype:
+        check_kinds(x._data.dtype, y._data.dtype, op)
+
+
 def _cmp_kernel_for(name, ufunc):
     def kernel(x, y):
         xp = _xp(x)
@@ -81,6 +88,8 @@ def _comparison(name, ufunc, ordered):
     kernel = _cmp_kernel_for(name, ufunc)
 
     def public(x, y, name=None):
+        if name is not OPERATOR:
+            _check_kinds(x, y, kernel.op_name)
         x, y = _binary_args(x, y, kernel.op_name)
         if ordered:
             for v in (x, y):
@@ -151,6 +160,7 @@ def equal_all(x, y, name=None):
     """
     x = tensor_arg(x, "equal_all", "x")
     y = tensor_arg(y, "equal_all", "y")
+    _check_kinds(x, y, "equal_all")
     xp = _xp(x._data)
     if x.shape != y.shape:
         return _wrap(xp.asarray(False))
@@ -287,6 +297,7 @@ def _logical_kernel_for(name, ufunc):
     kernel = _ufunc_kernel(name, ufunc)
 
     def public(x, y, out=None, name=None):
+        _check_kinds(x, y, kernel.op_name)
         x, y = _binary_args(x, y, kernel.op_name)
         return _write_out(out, apply(kernel, x, y), kernel.op_name)
 

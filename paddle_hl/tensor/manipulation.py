@@ -21,7 +21,15 @@ from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.op import _unbroadcast, apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, norm_axes, norm_axis, result_type, shape_arg, tensor_arg
+from ._helpers import (
+    cast_to,
+    check_tensor_kinds,
+    norm_axes,
+    norm_axis,
+    result_type,
+    shape_arg,
+    tensor_arg,
+)
 
 __all__ = []
 
@@ -917,6 +925,7 @@ def broadcast_tensors(input, name=None):  # noqa: A002
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError("broadcast_tensors: 'input' must be a non-empty list of Tensors")
     ts = [tensor_arg(v, "broadcast_tensors", f"input[{i}]") for i, v in enumerate(input)]
+    check_tensor_kinds(ts, "broadcast_tensors", "input")
     try:
         shp = list(np.broadcast_shapes(*[tuple(v.shape) for v in ts]))
     except ValueError:
@@ -1044,6 +1053,7 @@ def _tensor_list(xs, op):
     ts = [tensor_arg(v, op, f"x[{i}]") for i, v in enumerate(xs)]
     d0 = ts[0]._data.dtype
     if any(v._data.dtype != d0 for v in ts):
+        check_tensor_kinds(ts, op)
         common = d0
         for v in ts[1:]:
             common = result_type(common, v._data.dtype)

@@ -21,8 +21,10 @@ from ..framework import state
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
+    OPERATOR,
     as_float,
     cast_to,
+    check_kinds,
     norm_axis,
     promote_pair,
     tensor_arg,
@@ -93,9 +95,10 @@ def _zeros_hi(i, g, **_):
 
 # ---------------------------------------------------------------- binary elementwise
 
-def _prep(x, y, op):
-    """Dtype rules for a binary op; a Python float lifts an int/bool tensor to float."""
-    x, y = promote_pair(x, y, op)
+def _prep(x, y, op, strict=False):
+    """Dtype rules for a binary op; a Python float lifts an int/bool tensor to float.
+    ``strict``: a float tensor meeting an integer one raises (see ``promote_pair``)."""
+    x, y = promote_pair(x, y, op, strict)
     if isinstance(x, Tensor):
         if type(y) is float and x._data.dtype.kind in "biu":
             x = as_float(x)
@@ -113,9 +116,9 @@ def _prep(x, y, op):
     return x, y
 
 
-def _tensors(x, y, op):
+def _tensors(x, y, op, strict=False):
     """Both operands as Tensors of one dtype (a Python scalar takes the other's dtype)."""
-    x, y = _prep(x, y, op)
+    x, y = _prep(x, y, op, strict)
     if not isinstance(x, Tensor):
         x = _wrap(_scalar_array(x, y, op))
     elif not isinstance(y, Tensor):
@@ -348,8 +351,8 @@ _fmax = _fminmax("fmax", "fmax", _fmax_mask)
 _fmin = _fminmax("fmin", "fmin", _fmin_mask)
 
 
-def _binary_public(kernel, x, y, op):
-    x, y = _prep(x, y, op)
+def _binary_public(kernel, x, y, op, strict=False):
+    x, y = _prep(x, y, op, strict)
     if not isinstance(x, Tensor):
         x = _wrap(_scalar_array(x, y, op))
     elif not isinstance(y, Tensor):
@@ -374,7 +377,7 @@ def add(x, y, name=None):
     """
     if type(y) is float and isinstance(x, Tensor) and x._data.dtype.kind == "f":
         return apply(_add, x, y)
-    return _binary_public(_add, x, y, "add")
+    return _binary_public(_add, x, y, "add", name is not OPERATOR)
 
 
 def subtract(x, y, name=None):
@@ -387,7 +390,7 @@ def subtract(x, y, name=None):
     Returns:
         Tensor: the difference.
     """
-    return _binary_public(_sub, x, y, "subtract")
+    return _binary_public(_sub, x, y, "subtract", name is not OPERATOR)
 
 
 def multiply(x, y, name=None):
@@ -406,7 +409,7 @@ def multiply(x, y, name=None):
     if isinstance(y, Tensor) and not isinstance(x, (Tensor, complex)):
         y, x = _prep(y, x, "multiply")
         return apply(_mul_scalar, y, x)
-    return _binary_public(_mul, x, y, "multiply")
+    return _binary_public(_mul, x, y, "multiply", name is not OPERATOR)
 
 
 def divide(x, y, name=None):
@@ -422,6 +425,9 @@ def divide(x, y, name=None):
     Example:
         >>> paddle.to_tensor([327]) / paddle.to_tensor([80])   # float32 [4.0875]
     """
+    if name is not OPERATOR and isinstance(x, Tensor) and isinstance(y, Tensor) and \
+            x._data.dtype != y._data.dtype:
+        check_kinds(x._data.dtype, y._data.dtype, "divide")
     x, y = _prep(x, y, "divide")
     if isinstance(x, Tensor) and x._data.dtype.kind in "biu":
         x = as_float(x)
@@ -449,7 +455,7 @@ def pow(x, y, name=None):  # noqa: A001
         Tensor: the power. Integer bases to negative integer powers truncate toward zero.
     """
     x = tensor_arg(x, "pow", "x")
-    x, y = _prep(x, y, "pow")
+    x, y = _prep(x, y, "pow", name is not OPERATOR)
     if isinstance(y, Tensor):
         if x._data.shape != y._data.shape:
             _bcast_check(x, y, "pow")
@@ -466,7 +472,7 @@ def maximum(x, y, name=None):
     Returns:
         Tensor: the larger value; where x == y the gradient goes to y, as in Paddle.
     """
-    return _binary_public(_maximum, x, y, "maximum")
+    return _binary_public(_maximum, x, y, "maximum", True)
 
 
 def minimum(x, y, name=None):
@@ -479,7 +485,7 @@ def minimum(x, y, name=None):
     Returns:
         Tensor: the smaller value; where x == y the gradient goes to y, as in Paddle.
     """
-    return _binary_public(_minimum, x, y, "minimum")
+    return _binary_public(_minimum, x, y, "minimum", True)
 
 
 def fmax(x, y, name=None):
@@ -492,7 +498,7 @@ def fmax(x, y, name=None):
     Returns:
         Tensor: the larger value.
     """
-    return _binary_public(_fmax, x, y, "fmax")
+    return _binary_public(_fmax, x, y, "fmax", True)
 
 
 def fmin(x, y, name=None):
@@ -505,7 +511,7 @@ def fmin(x, y, name=None):
     Returns:
         Tensor: the smaller value.
     """
-    return _binary_public(_fmin, x, y, "fmin")
+    return _binary_public(_fmin, x, y, "fmin", True)
 
 
 # ---- floor division, remainder, gcd / lcm
@@ -563,7 +569,7 @@ def floor_divide(x, y, name=None):
     Returns:
         Tensor: the floored quotient, in the promoted dtype. Not differentiable.
     """
-    return _binary_public(_floordiv, x, y, "floor_divide")
+    return _binary_public(_floordiv, x, y, "floor_divide", name is not OPERATOR)
 
 
 def remainder(x, y, name=None):
@@ -576,7 +582,7 @@ def remainder(x, y, name=None):
     Returns:
         Tensor: the remainder. ``floor_mod`` and ``mod`` are the same op.
     """
-    return _binary_public(_remainder, x, y, "remainder")
+    return _binary_public(_remainder, x, y, "remainder", name is not OPERATOR)
 
 
 floor_mod = remainder
@@ -712,9 +718,9 @@ _heaviside.broadcast = True
 _heaviside.hi = _heaviside_hi
 
 
-def _float_binary(kernel, x, y, op, int_to=None):
+def _float_binary(kernel, x, y, op, int_to=None, strict=False):
     """Float-only binary op: integer inputs compute in ``int_to`` (default: default dtype)."""
-    x, y = _tensors(x, y, op)
+    x, y = _tensors(x, y, op, strict)
     if x._data.dtype.kind in "biu":
         target = int_to or _dt.default_np()
         x, y = cast_to(x, target), cast_to(y, target)
@@ -732,7 +738,7 @@ def atan2(x, y, name=None):
     Returns:
         Tensor: angles in ``[-pi, pi]``.
     """
-    x, y = _tensors(x, y, "atan2")
+    x, y = _tensors(x, y, "atan2", True)
     if x._data.dtype.kind in "biu":
         # Paddle computes integer atan2 in float32 and returns it as float64
         out = _float_binary(_atan2, x, y, "atan2", int_to=np.dtype(np.float32))
@@ -763,7 +769,7 @@ def logaddexp(x, y, name=None):
     Returns:
         Tensor: the log of the sum of exponentials.
     """
-    return _float_binary(_logaddexp, x, y, "logaddexp")
+    return _float_binary(_logaddexp, x, y, "logaddexp", strict=True)
 
 
 def nextafter(x, y, name=None):
@@ -776,7 +782,7 @@ def nextafter(x, y, name=None):
     Returns:
         Tensor: x's neighbour toward y.
     """
-    x, y = _tensors(x, y, "nextafter")
+    x, y = _tensors(x, y, "nextafter", True)
     _require_float(x, "nextafter", "x")
     return _binary_public(_nextafter, x, y, "nextafter")
 
@@ -791,7 +797,7 @@ def heaviside(x, y, name=None):
     Returns:
         Tensor: the step function, in the promoted dtype.
     """
-    return _binary_public(_heaviside, x, y, "heaviside")
+    return _binary_public(_heaviside, x, y, "heaviside", True)
 
 
 def _ldexp(x, y):
@@ -2401,8 +2407,9 @@ def _addmm_args(input, x, y, op):  # noqa: A002
     except ValueError:
         raise ValueError(f"{op}: input of shape {inp.shape} cannot be broadcast to the result "
                          f"shape {list(out_shape)}") from None
-    x, y = promote_pair(x, y, op)
+    x, y = promote_pair(x, y, op, True)
     if inp._data.dtype != x._data.dtype:
+        check_kinds(inp._data.dtype, x._data.dtype, op, ("input", "x"))
         inp = cast_to(inp, x._data.dtype)
     return inp, x, y
 
@@ -2455,7 +2462,7 @@ _lerp_k.hi = lambda i, g: (g[0] * _cj(1 - i[2]), g[0] * _cj(i[2]), g[0] * _cj(i[
 
 
 def _lerp_args(x, y, weight, op):
-    x, y = _tensors(x, y, op)
+    x, y = _tensors(x, y, op, True)
     if x._data.dtype.kind in "biu":
         x, y = as_float(x), as_float(y)
     if isinstance(weight, Tensor):

@@ -17,7 +17,7 @@ from ..framework import dtype as _dt
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.random import generator, local_generator
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, norm_axis, result_type, tensor_arg
+from ._helpers import cast_to, check_kinds, norm_axis, result_type, tensor_arg
 
 __all__ = []
 
@@ -530,6 +530,8 @@ def where(condition, x=None, y=None, name=None):
         return nonzero(condition, as_tuple=True)
     if x is None or y is None:
         raise ValueError("where: x and y must both be given, or both be None")
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and x._data.dtype != y._data.dtype:
+        check_kinds(x._data.dtype, y._data.dtype, "where")
     cond, x, y = _where_operands(condition, x, y, "where")
     return apply(_where_kernel, cond, x, y)
 

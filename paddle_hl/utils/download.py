@@ -4,7 +4,17 @@ Files are streamed with ``requests`` into a temporary file next to their final p
 against the announced size (``Content-Length``) and the expected md5, and only then renamed into
 the cache, so an interrupted or corrupt download never shows up as a cached file. A failed attempt
 is retried once. Archives (tar, tar.gz, zip, ...) are extracted safely: members that would land
-outside the target directory, links that point outside it and device files are refused.
+outside the target directory, links that point outside it and device files are refused, and so
+is an archive whose expanded size or compression ratio is absurd (a "zip bomb"; see
+``MAX_EXTRACT_SIZE`` and ``MAX_COMPRESSION_RATIO``). A truncated or corrupt archive is removed
+from the cache, with its path and URL named, and downloaded again.
+
+Several processes may fetch the same file into the same cache at once (DataLoader workers,
+notebooks, data-parallel ranks): one of them downloads and extracts it while holding a file lock
+(``filelock``, in ``$PADDLE_HL_HOME/.locks``), the others wait and then use the result.
+Extracted trees are staged beside their final place and renamed into it, so a reader never sees
+a half-written tree. The partial ``.part`` files of downloads whose process died are removed by
+the next download into the same directory.
 
 The cache root is ``~/.cache/paddle_hl``; set the environment variable ``PADDLE_HL_HOME`` to use
 another directory. Weights go to ``$PADDLE_HL_HOME/hapi/weights`` (``WEIGHTS_HOME``) and datasets
@@ -13,16 +23,23 @@ to ``$PADDLE_HL_HOME/dataset`` (``DATA_HOME``); both are read from the environme
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import logging
+import lzma
 import os
 import os.path as osp
 import posixpath
+import re
 import shutil
 import sys
 import tarfile
+import time
 import uuid
+import warnings
 import zipfile
+import zlib
 
 __all__ = ["get_weights_path_from_url"]
 
@@ -34,6 +51,21 @@ DOWNLOAD_RETRY_LIMIT = 1
 TIMEOUT = (15, 120)
 _CHUNK = 1 << 16
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tbz2", ".txz", ".tar", ".zip")
+#: Largest total size (bytes) an archive may expand to; ``PADDLE_HL_MAX_EXTRACT_SIZE`` overrides.
+MAX_EXTRACT_SIZE = 64 << 30
+#: Largest ratio of expanded size to archive size, checked once the expanded size passes
+#: ``_RATIO_FLOOR`` (small files of zeros compress well and are harmless);
+#: ``PADDLE_HL_MAX_COMPRESSION_RATIO`` overrides.
+MAX_COMPRESSION_RATIO = 200
+_RATIO_FLOOR = 64 << 20
+#: A partial download older than this is removed even when its process cannot be checked
+#: (another host or container sharing the cache).
+_STALE_PART_AGE = 24 * 3600
+# "<file>.<pid>.<8 hex>.part" (downloads) and ".<dir>.<pid>.<8 hex>.extract" (staged trees)
+_PARTIAL_RE = re.compile(r"^(?P<stem>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.(?:part|extract)$")
+# what reading a damaged archive raises (not OSError at large: a full disk is no corrupt file)
+_CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError, gzip.BadGzipFile,
+            lzma.LZMAError)
 
 
 class _ArgumentError(ValueError, AssertionError):
@@ -129,15 +161,134 @@ def get_path_from_url(url: str, root_dir: str, md5sum: str | None = None,
                              f"{sorted(_DOWNLOAD_METHODS)}, but received {method!r}")
     root_dir = osp.expanduser(os.fspath(root_dir))
     fullpath = osp.join(root_dir, _url_basename(url))
-    fresh = False
-    if check_exist and osp.isfile(fullpath) and _md5check(fullpath, md5sum):
-        logger.info("Found %s", fullpath)
-    else:
-        fullpath = _download(url, root_dir, md5sum, method)
-        fresh = True
-    if decompress and (tarfile.is_tarfile(fullpath) or zipfile.is_zipfile(fullpath)):
-        fullpath = _decompress(fullpath, force=fresh or not check_exist)
-    return fullpath
+    os.makedirs(root_dir, exist_ok=True)
+    # One process at a time fetches and extracts this file; the others wait, then find it
+    # cached. The lock is an OS lock on an open file, so a killed holder releases it.
+    with _lock(fullpath):
+        _clean_stale_partials(root_dir)
+        fresh = False
+        if check_exist and osp.isfile(fullpath) and _md5check(fullpath, md5sum):
+            logger.info("Found %s", fullpath)
+        else:
+            fullpath = _download(url, root_dir, md5sum, method)
+            fresh = True
+        if not decompress:
+            return fullpath
+        try:
+            return _decompress_checked(fullpath, url, force=fresh or not check_exist)
+        except _CorruptArchive as e:
+            if fresh:
+                raise RuntimeError(str(e)) from e.__cause__
+            # a cached copy went bad (interrupted copy by hand, disk trouble): fetch it again
+            warnings.warn(f"{e}; downloading it again", RuntimeWarning, stacklevel=2)
+            fullpath = _download(url, root_dir, md5sum, method)
+            try:
+                return _decompress_checked(fullpath, url, force=True)
+            except _CorruptArchive as e2:
+                raise RuntimeError(str(e2)) from e2.__cause__
+
+
+class _CorruptArchive(Exception):
+    """A downloaded archive could not be read; the message names it, its URL and what next."""
+
+
+def _decompress_checked(fullpath: str, url: str, force: bool) -> str:
+    """Extract ``fullpath`` when it is an archive; a corrupt one is removed from the cache."""
+    named_archive = fullpath.lower().endswith(_ARCHIVE_SUFFIXES)
+    try:
+        is_archive = tarfile.is_tarfile(fullpath) or zipfile.is_zipfile(fullpath)
+        if not is_archive:
+            if named_archive:  # e.g. a zip cut short has no central directory left
+                raise zipfile.BadZipFile("not a readable tar or zip file (truncated?)")
+            return fullpath
+        return _decompress(fullpath, force=force)
+    except _CORRUPT as e:
+        with _suppress_oserror():
+            os.remove(fullpath)
+        raise _CorruptArchive(
+            f"the archive {fullpath} downloaded from {url} is corrupt or truncated "
+            f"({type(e).__name__}: {e or 'unexpected end of data'}); it was removed from the "
+            "cache and will be downloaded again") from e
+
+
+class _suppress_oserror:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        return typ is not None and issubclass(typ, OSError)
+
+
+def _lock_path(path: str) -> str:
+    """Where the lock for fetching ``path`` lives: ``$PADDLE_HL_HOME/.locks``, named after the
+    file and a hash of its absolute path. Not beside the file: a lock file stays after use (it
+    must, for the lock to stay correct), and users' dataset folders should hold only data."""
+    key = hashlib.sha1(osp.abspath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", osp.basename(path))[:80]
+    return osp.join(_cache_home(), ".locks", f"{name}.{key}.lock")
+
+
+@contextlib.contextmanager
+def _lock(path: str):
+    """An inter-process lock (``filelock``) for fetching ``path``: processes of this machine
+    sharing the cache home fetch a given file one at a time.
+
+    Where the lock file cannot be created (a read-only or another user's cache home), the fetch
+    goes on without it: publishing by rename keeps concurrent fetches safe, only less economical.
+    """
+    from filelock import FileLock
+
+    lock = FileLock(_lock_path(path))
+    try:
+        os.makedirs(osp.dirname(lock.lock_file), exist_ok=True)
+        lock.acquire()
+    except OSError as e:
+        logger.info("No lock for %s (%s); fetching without one", path, e)
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists, owned by someone else (or cannot tell): leave it
+    return True
+
+
+def _clean_stale_partials(directory: str) -> None:
+    """Remove the partial downloads and staged trees left in ``directory`` by processes that
+    died (killed mid-download), or that are older than a day."""
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        m = _PARTIAL_RE.match(entry)
+        if m is None:
+            continue
+        path = osp.join(directory, entry)
+        try:
+            old = now - os.lstat(path).st_mtime > _STALE_PART_AGE
+        except OSError:
+            continue
+        if _pid_alive(int(m.group("pid"))) and not old:
+            continue
+        logger.info("Removing %s, left by an interrupted download", path)
+        if osp.isdir(path) and not osp.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with _suppress_oserror():
+                os.remove(path)
 
 
 def _url_basename(url: str) -> str:
@@ -282,6 +433,12 @@ def _member_names(archive: str):
     if tarfile.is_tarfile(archive):
         with tarfile.open(archive, "r:*") as tf:
             members = tf.getmembers()
+            # Listing the members decompressed the whole stream except its tail; reading that
+            # too makes gzip/xz/bz2 verify their checksum, so corrupt data is caught here
+            # rather than extracted.
+            while tf.fileobj.read(_CHUNK):
+                pass
+        _check_expansion(archive, sum(m.size for m in members if m.isfile()))
         names = []
         for m in members:
             name = _safe_name(m.name, archive)
@@ -295,9 +452,39 @@ def _member_names(archive: str):
         return "tar", names
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            raw = zf.namelist()
-        return "zip", [n for n in (_safe_name(r, archive) for r in raw) if n]
+            infos = zf.infolist()
+        # zipfile stops each member at its declared size (and checks its CRC), so the
+        # declared sizes bound what extraction writes
+        _check_expansion(archive, sum(i.file_size for i in infos))
+        return "zip", [n for n in (_safe_name(i.filename, archive) for i in infos) if n]
     raise _ArgumentError(f"{archive!r} is neither a tar nor a zip archive")
+
+
+def _limit(env: str, default):
+    value = os.environ.get(env)
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise _ArgumentError(f"${env}={value!r} is not a number") from None
+
+
+def _check_expansion(archive: str, expanded: int) -> None:
+    """Refuse an archive that would expand to an absurd size, or by an absurd ratio."""
+    max_size = _limit("PADDLE_HL_MAX_EXTRACT_SIZE", MAX_EXTRACT_SIZE)
+    max_ratio = _limit("PADDLE_HL_MAX_COMPRESSION_RATIO", MAX_COMPRESSION_RATIO)
+    packed = max(osp.getsize(archive), 1)
+    how = ("raise the limits with the environment variables PADDLE_HL_MAX_EXTRACT_SIZE "
+           "(bytes) and PADDLE_HL_MAX_COMPRESSION_RATIO, or the attributes of "
+           "paddle_hl.utils.download of the same names, if you trust this archive")
+    if expanded > max_size:
+        raise _ArgumentError(f"refusing to extract {archive!r}: it would expand to {expanded} "
+                             f"bytes, more than the limit of {int(max_size)} bytes; {how}")
+    if expanded > _RATIO_FLOOR and expanded / packed > max_ratio:
+        raise _ArgumentError(f"refusing to extract {archive!r}: {packed} bytes would expand to "
+                             f"{expanded} bytes (ratio {expanded / packed:.0f}, limit "
+                             f"{max_ratio:g}), which looks like a zip bomb; {how}")
 
 
 def _safe_name(name: str, archive: str) -> str:
@@ -371,6 +558,32 @@ def extract_archive(archive: str, dest_dir: str) -> str:
     return dest_dir
 
 
+def _publish(src: str, dst: str) -> None:
+    """Move the finished ``src`` to ``dst`` with renames only, so that a reader sees the old
+    entry, briefly nothing, or the new one, never a half-deleted or half-written tree. When
+    another process publishes ``dst`` at the same moment, its copy is kept."""
+    trash = None
+    if osp.lexists(dst):
+        trash = osp.join(osp.dirname(dst), f".{osp.basename(dst)}.{os.getpid()}."
+                                           f"{uuid.uuid4().hex[:8]}.extract")
+        try:
+            os.replace(dst, trash)
+        except FileNotFoundError:  # moved away by a concurrent publisher
+            trash = None
+    try:
+        os.replace(src, dst)
+    except OSError:
+        if not osp.lexists(dst):
+            raise
+        # a concurrent publisher put its (equivalent) copy there first: keep that one
+    if trash is not None:
+        if osp.isdir(trash) and not osp.islink(trash):
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            with _suppress_oserror():
+                os.remove(trash)
+
+
 def _extract(archive: str, kind: str, dest_dir: str) -> None:
     dest_dir = osp.abspath(dest_dir)
     if osp.lexists(dest_dir) and not osp.isdir(dest_dir):
@@ -397,15 +610,14 @@ def _extract(archive: str, kind: str, dest_dir: str) -> None:
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(tmp)
         if not osp.exists(dest_dir):
-            os.replace(tmp, dest_dir)
-            return
+            try:
+                os.replace(tmp, dest_dir)
+                return
+            except OSError:
+                if not osp.isdir(dest_dir):  # not another process publishing it first
+                    raise
         for entry in os.listdir(tmp):
-            dst = osp.join(dest_dir, entry)
-            if osp.isdir(dst) and not osp.islink(dst):
-                shutil.rmtree(dst)
-            elif osp.lexists(dst):
-                os.remove(dst)
-            os.replace(osp.join(tmp, entry), dst)
+            _publish(osp.join(tmp, entry), osp.join(dest_dir, entry))
     finally:
         if osp.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)

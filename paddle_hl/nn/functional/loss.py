@@ -84,6 +84,17 @@ def _same_shape(a, b, op, na, nb):
                          f"{a.shape} and {nb} {b.shape}")
 
 
+def _broadcastable(a, b, op, na="input", nb="label"):
+    """Report a shape mismatch in the loss's own terms rather than from an inner op."""
+    if a.shape != b.shape:
+        try:
+            np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        except ValueError:
+            raise ValueError(f"{op}: {na} {a.shape} and {nb} {b.shape} have incompatible "
+                             f"shapes; expected the same shape (or shapes that broadcast)") \
+                from None
+
+
 def _f32(v):
     """A Python float rounded through float32: Paddle builds these margins as float32
     constants, so float64 losses see the rounded value."""
@@ -213,6 +224,7 @@ def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean", name=None) -
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
     label = _like(label, input, op, "label")
+    _broadcastable(input, label, op)
     return _reduce(_m.square(_m.subtract(input, label)), reduction)
 
 
@@ -229,6 +241,7 @@ def square_error_cost(input: Tensor, label: Tensor) -> Tensor:
     op = "square_error_cost"
     input = _float_arg(input, op, "input")
     label = _like(label, input, op, "label")
+    _broadcastable(input, label, op)
     return _m.square(_m.subtract(input, label))
 
 
@@ -247,6 +260,7 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name=None) ->
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
     label = _like(label, input, op, "label")
+    _broadcastable(input, label, op)
     return _reduce(_m.abs(_m.subtract(input, label)), reduction)
 
 
@@ -304,6 +318,7 @@ def log_loss(input: Tensor, label: Tensor, epsilon: float = 1e-4, name=None) -> 
     input = _float_arg(input, op, "input")
     # the label is a constant here (Paddle's log_loss kernel gives it no gradient)
     label = _wrap(_like(label, input, op, "label")._data)
+    _broadcastable(input, label, op)
     pos = _m.multiply(label, _m.log(_m.add(input, epsilon)))
     neg = _m.multiply(_m.scale(label, -1.0, 1.0),
                       _m.log(_m.add(_m.scale(input, -1.0, 1.0), epsilon)))
@@ -335,6 +350,7 @@ def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full:
         raise ValueError(f"{op}: 'epsilon' must be positive, but received {epsilon}")
     input = _float_arg(input, op, "input")
     label = _like(label, input, op, "label")
+    _broadcastable(input, label, op)
     if log_input:
         loss = _m.subtract(_m.exp(input), _m.multiply(label, input))
     else:
@@ -436,11 +452,15 @@ def binary_cross_entropy(input: Tensor, label: Tensor, weight=None, reduction: s
     input = _float_arg(input, op, "input")
     label = _like(label, input, op, "label")
     _same_shape(input, label, op, "input", "label")
-    d = input._data
-    if d.size and bool(((d < 0) | (d > 1)).any()):
+    d, t = input._data, label._data
+    # min/max reductions: no temporaries, a small fraction of the logs' cost (NaN passes)
+    if d.size and (d.min() < 0 or d.max() > 1):
         raise ValueError(f"{op}: every value of 'input' must lie in [0, 1] (it is a "
                          "probability); apply sigmoid first or use "
                          "binary_cross_entropy_with_logits")
+    if t.size and (t.min() < 0 or t.max() > 1):
+        raise ValueError(f"{op}: every value of 'label' must lie in [0, 1] (a target "
+                         f"probability), got values in [{float(t.min())}, {float(t.max())}]")
     loss = apply(_bce_kernel, input, label)
     if weight is not None:
         loss = _m.multiply(loss, _like(weight, input, op, "weight"))
@@ -607,6 +627,8 @@ def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: flo
     input = _float_arg(input, op, "input")
     other = _like(other, input, op, "other")
     label = _like(label, input, op, "label")
+    _broadcastable(input, other, op, "input", "other")
+    _broadcastable(input, label, op)
     out = _m.add(_m.multiply(_m.neg(label), _m.subtract(input, other)), float(margin))
     return _reduce(_relu(out), reduction)
 
@@ -628,6 +650,7 @@ def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0,
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
     label = tensor_arg(label, op, "label")
+    _broadcastable(input, label, op)
     lab = label._data
     zero = _m.scale(input, 0.0)
     pos = _se.where(_wrap(lab == 1), input, zero)

@@ -224,6 +224,13 @@ class Unflatten(Layer):
         return f"axis={self.axis}, shape={self.shape}{_name_suffix(self.name)}"
 
 
+def _check_dropout_p(p, layer):
+    """Refuse a drop probability outside [0, 1] when the layer is built, not at its first
+    forward (a Tensor p is checked by the functional form)."""
+    if isinstance(p, numbers.Real) and not isinstance(p, bool) and not 0.0 <= p <= 1.0:
+        raise ValueError(f"{layer}: p must be between 0 and 1 (a drop probability), got {p}")
+
+
 class Dropout(Layer):
     """Dropout (see :func:`paddle.nn.functional.dropout`); identity-like in eval mode.
 
@@ -236,6 +243,7 @@ class Dropout(Layer):
 
     def __init__(self, p=0.5, axis=None, mode="upscale_in_train", name=None):
         super().__init__()
+        _check_dropout_p(p, "Dropout")
         self.p = p
         self.axis = axis
         self.mode = mode
@@ -256,6 +264,7 @@ class _ChannelDropout(Layer):
 
     def __init__(self, p, data_format, name):
         super().__init__()
+        _check_dropout_p(p, type(self).__name__)
         self.p = p
         self.data_format = data_format
         self.name = name
@@ -307,6 +316,7 @@ class AlphaDropout(Layer):
 
     def __init__(self, p=0.5, name=None):
         super().__init__()
+        _check_dropout_p(p, "AlphaDropout")
         self.p = p
         self.name = name
 
