@@ -89,26 +89,29 @@ class Segments:
             self._order = self._xp.argsort(self.ids, kind="stable")
         return self._order
 
-    def matrix(self, cols=None, ncols=None, dtype=np.float32):
-        """scipy CSR matrix [n, ncols] with a one at (ids[e], cols[e]) (cols defaults to e)."""
+    def matrix(self, cols=None, ncols=None, dtype=np.float32, data=None):
+        """scipy CSR matrix [n, ncols] holding ``data[e]`` (default 1) at (ids[e], cols[e]);
+        cols defaults to e. The last matrix built is kept for the backward."""
         sp = _scipy_sparse()
         dtype = np.dtype(dtype)
-        if self._mat is not None and self._mat[0] is cols and self._mat[1] == dtype:
-            return self._mat[2]
-        ones = np.ones(self.size, dtype=dtype)
+        m = self._mat
+        if m is not None and m[0] is cols and m[1] is data and m[2] == dtype:
+            return m[3]
+        vals = np.ones(self.size, dtype=dtype) if data is None else data.astype(dtype,
+                                                                                  copy=False)
         if cols is None:
             ncols = self.size
             if self.is_sorted:
                 # already in row order: the CSR arrays are the counts' prefix sums and arange
                 indptr = np.zeros(self.n + 1, dtype=np.int64)
                 np.cumsum(self.count, out=indptr[1:])
-                mat = sp.csr_matrix((ones, np.arange(self.size), indptr), shape=(self.n, ncols))
+                mat = sp.csr_matrix((vals, np.arange(self.size), indptr), shape=(self.n, ncols))
             else:
-                mat = sp.csr_matrix((ones, (self.ids, np.arange(self.size))),
+                mat = sp.csr_matrix((vals, (self.ids, np.arange(self.size))),
                                     shape=(self.n, ncols))
         else:
-            mat = sp.csr_matrix((ones, (self.ids, cols)), shape=(self.n, ncols))
-        self._mat = (cols, dtype, mat)
+            mat = sp.csr_matrix((vals, (self.ids, cols)), shape=(self.n, ncols))
+        self._mat = (cols, data, dtype, mat)
         return mat
 
     def buckets(self):
@@ -152,15 +155,36 @@ def segment_sum(m, seg: Segments):
     return _bucket_reduce(m, seg, "sum")
 
 
-def gather_sum(x, src, seg: Segments):
-    """``x[src]`` summed into the segments of ``seg`` (the destinations), without forming the
-    [E, F] message block when scipy is available."""
-    xp = xp_of(x)
-    if xp is np and _scipy_sparse() is not None:
+def _sparse_ok(a):
+    return xp_of(a) is np and _scipy_sparse() is not None
+
+
+def gather_sum(x, src, seg: Segments, weight=None):
+    """``weight[e] * x[src[e]]`` (weight 1 when None) summed into the destinations of ``seg``,
+    without forming the [E, F] message block when scipy is available."""
+    if _sparse_ok(x):
         cd = _compute_dtype(x.dtype)
-        mat = seg.matrix(cols=src, ncols=x.shape[0], dtype=cd)
+        mat = seg.matrix(cols=src, ncols=x.shape[0], dtype=cd, data=weight)
         return np.asarray(mat @ x.astype(cd, copy=False)).astype(x.dtype, copy=False)
-    return segment_sum(x[src], seg)
+    m = x[src]
+    if weight is not None:
+        m = m * weight.astype(m.dtype, copy=False)[:, None]
+    return segment_sum(m, seg)
+
+
+def gather_sum_adjoint(g, src, seg: Segments, n_in: int, weight=None):
+    """The adjoint of :func:`gather_sum`: ``weight[e] * g[dst[e]]`` summed into the sources.
+
+    With scipy it multiplies by the transpose of the forward's matrix (a free CSC view), so the
+    backward builds nothing."""
+    if _sparse_ok(g):
+        cd = _compute_dtype(g.dtype)
+        mat = seg.matrix(cols=src, ncols=n_in, dtype=cd, data=weight)
+        return np.asarray(mat.T @ g.astype(cd, copy=False)).astype(g.dtype, copy=False)
+    m = g[seg.ids]
+    if weight is not None:
+        m = m * weight.astype(m.dtype, copy=False)[:, None]
+    return segment_sum(m, Segments(src, n_in))
 
 
 def segment_extreme(m, seg: Segments, op: str):

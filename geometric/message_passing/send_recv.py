@@ -55,7 +55,7 @@ def _u_recv_linear(x, src, dst, reduce_op, n_out):
         if reduce_op == "mean":
             g = g * K.inverse_count(seg.count, g.dtype, 2)
         # the adjoint sends each destination's gradient back along the edges to the sources
-        return (K.gather_sum(g, dst, K.Segments(src, n_in)).reshape((n_in,) + tail),)
+        return (K.gather_sum_adjoint(g, src, seg, n_in).reshape((n_in,) + tail),)
 
     return out.reshape((n_out,) + tail), bw
 
@@ -151,8 +151,7 @@ def _align(x, y):
 
 
 def _message(xs, ys, message_op):
-    """The per-edge message and what its gradient needs: ``(msg, d_msg/d_xs, d_msg/d_ys)`` as
-    factors (None means 1, for add; sub negates the second)."""
+    """The per-edge message ``xs op ys`` (both already gathered and aligned)."""
     if message_op == "add":
         return xs + ys
     if message_op == "sub":
@@ -214,10 +213,19 @@ def _feature_shape(xa, ya, op):
                          f"{list(ya.shape[1:])} do not broadcast") from None
 
 
-def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out):
+def _edge_scalar(ya):
+    """y holds one value per edge (all its feature dims are 1)."""
+    return all(d == 1 for d in ya.shape[1:])
+
+
+def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out, need_x=True, need_y=True):
     """op(x[src], y) per edge, reduced into ``dst``."""
     xa, ya = _align(x, y)
     feat = _feature_shape(xa, ya, "send_ue_recv")
+    if (reduce_op in ("sum", "mean") and message_op in ("mul", "div") and _edge_scalar(ya)
+            and K._sparse_ok(x)):
+        return _ue_recv_weighted(x, xa, ya, y.shape, src, dst, message_op, reduce_op, n_out,
+                                 feat, need_x, need_y)
     xs = xa[src]
     msg = _message(xs, ya, message_op)
     msg = msg.reshape((msg.shape[0],) + feat) if msg.shape[1:] != feat else msg
@@ -238,10 +246,45 @@ def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out):
         gm = g[dst]
         if reduce_op in ("max", "min"):
             gm = gm * (msg == out[dst])
-        gx, gy = _message_grads(gm, xs, ya, message_op, True, True)
-        gx = _unbroadcast_feat(gx, xa.shape)
-        gx = K.segment_sum(_flat(gx), K.Segments(src, n_in)).reshape(xshape)
-        gy = _unbroadcast_feat(gy, ya.shape).reshape(yshape)
+        gx, gy = _message_grads(gm, xs, ya, message_op, need_x, need_y)
+        if gx is not None:
+            gx = _unbroadcast_feat(gx, xa.shape)
+            gx = K.segment_sum(_flat(gx), K.Segments(src, n_in)).reshape(xshape)
+        if gy is not None:
+            gy = _unbroadcast_feat(gy, ya.shape).reshape(yshape)
+        return gx, gy
+
+    return out, bw
+
+
+def _ue_recv_weighted(x, xa, ya, yshape, src, dst, message_op, reduce_op, n_out, feat, need_x,
+                      need_y):
+    """mul/div by one scalar per edge, then sum/mean: one weighted sparse product (the GCN
+    pattern), without the [E, F] message block; the backward multiplies by its transpose."""
+    w = ya.reshape(-1)
+    if message_op == "div":
+        w = _reciprocal(w)
+    seg = K.Segments(dst, n_out)
+    xf = _flat(xa)
+    out = K.gather_sum(xf, src, seg, weight=w)
+    if reduce_op == "mean":
+        out = K.divide_by_count(out, seg.count)
+    out = out.reshape((n_out,) + feat)
+    n_in, xshape = x.shape[0], x.shape
+
+    def bw(g):
+        g = _flat(g)
+        if reduce_op == "mean":
+            g = g * K.inverse_count(seg.count, g.dtype, 2)
+        gx = gy = None
+        if need_x:
+            gx = K.gather_sum_adjoint(g, src, seg, n_in, weight=w).reshape(xshape)
+        if need_y:
+            # d out / d w_e = x[src_e]: one dot product per edge
+            dw = np.einsum("ef,ef->e", g[dst], xf[src])
+            if message_op == "div":
+                dw = -dw * (w * w)
+            gy = dw.astype(g.dtype, copy=False).reshape(yshape)
         return gx, gy
 
     return out, bw
@@ -293,10 +336,10 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", 
     ck.check_range(src, x.shape[0], op, "src_index", "x's dim 0")
     n_out = ck.output_rows(dst, x.shape[0], out_size, op)
     return apply(_ue_recv, x, y, src=src, dst=dst, message_op=message_op, reduce_op=reduce_op,
-                 n_out=n_out)
+                 n_out=n_out, need_x=not x.stop_gradient, need_y=not y.stop_gradient)
 
 
-def _uv(x, y, src, dst, message_op):
+def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
     """op(x[src], y[dst]) per edge."""
     xa, ya = _align(x, y)
     feat = _feature_shape(xa, ya, "send_uv")
@@ -307,10 +350,14 @@ def _uv(x, y, src, dst, message_op):
     nx, ny, xshape, yshape = x.shape[0], y.shape[0], x.shape, y.shape
 
     def bw(g):
-        gx, gy = _message_grads(g, xs, ys, message_op, True, True)
-        gx = K.segment_sum(_flat(_unbroadcast_feat(gx, xa.shape)), K.Segments(src, nx))
-        gy = K.segment_sum(_flat(_unbroadcast_feat(gy, ya.shape)), K.Segments(dst, ny))
-        return gx.reshape(xshape), gy.reshape(yshape)
+        gx, gy = _message_grads(g, xs, ys, message_op, need_x, need_y)
+        if gx is not None:
+            gx = K.segment_sum(_flat(_unbroadcast_feat(gx, xa.shape)),
+                               K.Segments(src, nx)).reshape(xshape)
+        if gy is not None:
+            gy = K.segment_sum(_flat(_unbroadcast_feat(gy, ya.shape)),
+                               K.Segments(dst, ny)).reshape(yshape)
+        return gx, gy
 
     return out, bw
 
@@ -350,4 +397,5 @@ def send_uv(x, y, src_index, dst_index, message_op="add", name=None):
     ck.same_length(src, dst, op, "src_index", "dst_index")
     ck.check_range(src, x.shape[0], op, "src_index", "x's dim 0")
     ck.check_range(dst, y.shape[0], op, "dst_index", "y's dim 0")
-    return apply(_uv, x, y, src=src, dst=dst, message_op=message_op)
+    return apply(_uv, x, y, src=src, dst=dst, message_op=message_op,
+                 need_x=not x.stop_gradient, need_y=not y.stop_gradient)

@@ -267,3 +267,67 @@ class TestBadInput:
         with pytest.raises(TypeError, match="div' needs floating"):
             G.send_uv(self.x.astype("int32"), self.x.astype("int32"), self.src, self.dst,
                       "div")
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("message_op", ["mul", "div"])
+@pytest.mark.parametrize("reduce_op", ["sum", "mean"])
+@pytest.mark.parametrize("xf,yf", [((4,), (1,)), ((4,), ()), ((2, 3), (1,)), ((2, 3), (1, 1))])
+def test_per_edge_scalar_weights_parity(pd, message_op, reduce_op, xf, yf):
+    # the GCN pattern (one weight per edge) runs as a weighted sparse product
+    x, src, dst = graph(7, 22, xf, "float32", "int64", seed=15)
+    y = np.random.default_rng(16).uniform(0.5, 2.0, (22,) + yf).astype("float32")
+
+    def fn(lib, x, y):
+        return lib.geometric.send_ue_recv(x, y, _idx(lib, src), _idx(lib, dst), message_op,
+                                          reduce_op, out_size=9)
+
+    check_parity(fn, [x, y], pd)
+
+
+@pytest.mark.parametrize("message_op", ["mul", "div"])
+@pytest.mark.parametrize("reduce_op", ["sum", "mean"])
+def test_per_edge_scalar_weights_gradcheck(message_op, reduce_op):
+    x, src, dst = graph(6, 16, (3,), "float64", "int64", seed=17)
+    y = np.random.default_rng(18).uniform(0.5, 2.0, (16, 1))
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    gradcheck(lambda x, y: G.send_ue_recv(x, y, s, d, message_op, reduce_op), [x, y])
+
+
+@pytest.mark.parametrize("yf", [(1,), (3,)])
+def test_gradient_only_to_the_inputs_that_need_it(yf):
+    x, src, dst = graph(6, 16, (3,), "float64", "int64", seed=19)
+    y = np.random.default_rng(20).uniform(0.5, 2.0, (16,) + yf)
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    full = [paddle_hl.to_tensor(a, stop_gradient=False) for a in (x, y)]
+    G.send_ue_recv(*full, s, d, "mul", "sum").sum().backward()
+    for which in (0, 1):
+        ts = [paddle_hl.to_tensor(a, stop_gradient=i != which) for i, a in enumerate((x, y))]
+        G.send_ue_recv(*ts, s, d, "mul", "sum").sum().backward()
+        np.testing.assert_allclose(ts[which].grad.numpy(), full[which].grad.numpy())
+        assert ts[1 - which].grad is None
+        tv = [paddle_hl.to_tensor(a, stop_gradient=i != which)
+              for i, a in enumerate((x, y[:6]))]
+        G.send_uv(*tv, s, d, "mul").sum().backward()
+        assert tv[which].grad is not None and tv[1 - which].grad is None
+
+
+@pytest.mark.parametrize("reduce_op", ["sum", "mean", "max"])
+def test_numpy_fallback_for_edge_weights_and_segments(monkeypatch, reduce_op):
+    x, src, dst = graph(30, 200, (4,), "float64", "int64", seed=21)
+    y = np.random.default_rng(22).uniform(0.5, 2.0, (200, 1))
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    ids = paddle_hl.to_tensor(np.sort(dst))
+    seg_op = getattr(G, f"segment_{reduce_op}")
+
+    def run():
+        xt, yt = (paddle_hl.to_tensor(a, stop_gradient=False) for a in (x, y))
+        out = G.send_ue_recv(xt, yt, s, d, "mul", reduce_op)
+        sg = seg_op(paddle_hl.to_tensor(np.repeat(x, 7, axis=0)[:200]), ids)
+        (out.sum() + (out * out).sum()).backward()
+        return out.numpy(), xt.grad.numpy(), yt.grad.numpy(), sg.numpy()
+
+    ref = run()
+    monkeypatch.setattr(_kernels, "_SP", None)
+    for a, b in zip(run(), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
