@@ -86,7 +86,7 @@ class Segments:
     def order(self):
         """A stable permutation that sorts the rows by segment (None when already sorted)."""
         if self._order is None and not self.is_sorted:
-            self._order = self._xp.argsort(self.ids, kind="stable")
+            self._order = argsort_stable(self.ids)
         return self._order
 
     def matrix(self, cols=None, ncols=None, dtype=np.float32, data=None):
@@ -135,6 +135,13 @@ class Segments:
                 out.append((sel, pos if order is None else order[pos], valid))
             self._buckets = out
         return self._buckets
+
+
+def argsort_stable(a):
+    """A stable argsort on either backend (CuPy's sort is always stable and takes no kind)."""
+    if xp_of(a) is np:
+        return np.argsort(a, kind="stable")
+    return xp_of(a).argsort(a)
 
 
 def _compute_dtype(dt):

@@ -42,7 +42,7 @@ def _unique_ids(xp, x, nbrs):
     ids = xp.full(u.shape[0], -1, dtype=np.int64)
     ids[inv[:x.shape[0]]] = xp.arange(x.shape[0])
     fresh = xp.flatnonzero(ids < 0)
-    fresh = fresh[xp.argsort(first[fresh], kind="stable")]
+    fresh = fresh[K.argsort_stable(first[fresh])]
     ids[fresh] = x.shape[0] + xp.arange(fresh.shape[0])
     return ids[inv[x.shape[0]:]], ids[inv[:x.shape[0]]], u[fresh]
 

@@ -7,14 +7,14 @@ returned in their CSC order.
 
 Uniform sampling without replacement of k of a node's d neighbours (d > k):
 
-- d <= 4k: every neighbour gets a random key and the k smallest keys win (one lexsort over the
-  neighbours of all such nodes);
+- d <= 4k: every neighbour gets a random key and the k smallest keys win (one stable argsort
+  over the neighbours of all such nodes);
 - d > 4k: k positions are drawn with replacement and only the repeats are drawn again until none
   are left. Repeats are rare here (about k*k / 2d per node), so this ends in a few rounds and
   never touches the other d - k neighbours, which matters for hub nodes. The set drawn this
   way is uniform over all k-subsets, since the procedure treats every position alike.
 
-Weighted sampling uses the A-Res keys ``log(u) / w`` (the k largest win), which draws without
+Weighted sampling uses the A-Res keys ``u ** (1 / w)`` (the k largest win), which draws without
 replacement with probabilities proportional to the weights.
 """
 
@@ -56,11 +56,17 @@ def _ranges(xp, starts, lens):
 
 
 def _topk_by_keys(xp, starts, deg, k, keys):
-    """Per node, the positions of its ``k`` smallest keys, in CSC order; [nodes, k]."""
+    """Per node, the positions of its ``k`` smallest ``keys`` (values in [0, 1]), in CSC order;
+    [nodes, k].
+
+    One stable argsort of ``2 * node + key`` orders the neighbours by node, then by key (the
+    factor 2 keeps a key of exactly 1 inside its node's range); it is several times faster
+    than a two-key lexsort, and ties keep the CSC order.
+    """
     n = starts.shape[0]
     pos = _ranges(xp, starts, deg)
-    seg = xp.repeat(xp.arange(n), deg)
-    order = xp.lexsort(xp.stack([keys, seg]))  # by node, then by key
+    seg = xp.repeat(xp.arange(n, dtype=np.float64), deg)
+    order = K.argsort_stable(seg * 2.0 + keys)
     rank = xp.arange(pos.shape[0]) - xp.repeat(xp.cumsum(deg) - deg, deg)
     chosen = pos[order][rank < k].reshape(n, k)
     return xp.sort(chosen, axis=1)
@@ -95,10 +101,10 @@ def _weighted_positions(xp, gen, starts, deg, k, weight):
     pos = _ranges(xp, starts, deg)
     w = weight[pos].astype(np.float64)
     u = gen.random(pos.shape[0], dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        # A-Res: the largest log(u)/w win; a zero weight gives -inf (chosen only if needed)
-        keys = xp.where(w > 0, xp.log(u) / xp.where(w > 0, w, 1.0), -np.inf)
-    return _topk_by_keys(xp, starts, deg, k, -keys)
+    with np.errstate(divide="ignore", over="ignore"):
+        # A-Res: the largest u ** (1 / w) win; a zero weight gives 0 (chosen only if needed)
+        keys = xp.where(w > 0, u ** (1.0 / xp.where(w > 0, w, 1.0)), 0.0)
+    return _topk_by_keys(xp, starts, deg, k, 1.0 - keys)
 
 
 def _sample(row, colptr, nodes, sample_size, eids, draw, op):
@@ -316,7 +322,7 @@ def graph_khop_sampler(row, colptr, input_nodes, sample_sizes, sorted_eids=None,
 def _reindex_lookup(nodes):
     """A function mapping original ids to their position in ``nodes`` (unique ids)."""
     xp = K.xp_of(nodes)
-    order = xp.argsort(nodes, kind="stable")
+    order = K.argsort_stable(nodes)
     sorted_nodes = nodes[order]
 
     def lookup(v):
