@@ -14,7 +14,7 @@ from paddle_hl.framework.op import apply
 from . import _checks as ck
 from . import _kernels as K
 
-__all__ = ["segment_sum", "segment_mean", "segment_max", "segment_min"]
+__all__ = []  # the public names are exported by paddle_hl.geometric
 
 _DATA_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 

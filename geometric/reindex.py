@@ -15,7 +15,7 @@ from paddle_hl.framework.op import apply
 from . import _checks as ck
 from . import _kernels as K
 
-__all__ = ["reindex_graph", "reindex_heter_graph"]
+__all__ = []  # the public names are exported by paddle_hl.geometric
 
 _DENSE_LIMIT = 1 << 22
 

@@ -19,7 +19,7 @@ from paddle_hl.framework.op import apply
 from .. import _checks as ck
 from .. import _kernels as K
 
-__all__ = ["send_u_recv", "send_ue_recv", "send_uv"]
+__all__ = []  # the public names are exported by paddle_hl.geometric
 
 _REDUCE = ("sum", "mean", "max", "min")
 _MESSAGE = ("add", "sub", "mul", "div")

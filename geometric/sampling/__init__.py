@@ -3,4 +3,4 @@
 
 from .neighbors import graph_khop_sampler, sample_neighbors, weighted_sample_neighbors
 
-__all__ = ["sample_neighbors", "weighted_sample_neighbors"]
+__all__ = []  # the public names are exported by paddle_hl.geometric

@@ -29,7 +29,7 @@ from .. import _checks as ck
 from .. import _kernels as K
 from ..reindex import _reindex
 
-__all__ = ["sample_neighbors", "weighted_sample_neighbors"]
+__all__ = []  # the public names are exported by paddle_hl.geometric
 
 _WEIGHT_DTYPES = ("float32", "float64")
 
