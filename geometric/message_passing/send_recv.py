@@ -77,7 +77,7 @@ _u_recv_linear.hi = _u_recv_linear_hi
 
 def _u_recv_extreme(x, src, dst, reduce_op, n_out):
     """max / min of ``x[src]`` into ``dst``. Every message equal to its destination's result
-    receives that destination's whole gradient (ties share nothing, as in Paddle)."""
+    receives that destination's whole gradient (ties are not split, as in Paddle)."""
     seg = K.Segments(dst, n_out)
     msg = _flat(x)[src]
     out = K.segment_extreme(msg, seg, reduce_op)
