@@ -294,6 +294,64 @@ _ue_recv.op_name = "send_ue_recv"
 _ue_recv.saves = (1,)  # x is read through its gathered copy; y directly
 
 
+# -------------------------------------------------- higher-order rules (written with these ops)
+
+def _no_rule(op, message_op, reduce_op=None):
+    from paddle_hl.framework.engine import NoHigherOrderRuleError  # noqa: PLC0415
+
+    what = f"message_op='{message_op}'" + ("" if reduce_op is None else
+                                            f", reduce_op='{reduce_op}'")
+    raise NoHigherOrderRuleError(
+        f"paddle_hl: {op} with {what} has no higher-order gradient rule (add, sub and mul with "
+        "sum or mean have one), so create_graph=True cannot differentiate through its "
+        "gradient. Compute this gradient with create_graph=False.")
+
+
+def _aligned_t(x, y):
+    """Tensor-level :func:`_align` (differentiable reshapes)."""
+    xs, ys = _align(np.empty(x.shape, np.bool_), np.empty(y.shape, np.bool_))
+    return x.reshape(list(xs.shape)), y.reshape(list(ys.shape))
+
+
+def _sum_to(g, shape):
+    """Sum Tensor g ([rows, feat]) over the feature dims where ``shape`` has 1."""
+    axes = [i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1]
+    return paddle_hl.sum(g, axis=axes, keepdim=True) if axes else g
+
+
+def _edges_t(a):
+    return paddle_hl.to_tensor(a)
+
+
+def _ue_recv_hi(inputs, grads, src, dst, message_op, reduce_op, n_out, need_x=True,
+                need_y=True):
+    if reduce_op not in ("sum", "mean") or message_op == "div":
+        _no_rule("send_ue_recv", message_op, reduce_op)
+    x, y = inputs
+    g = grads[0]
+    if reduce_op == "mean":
+        inv = K.inverse_count(K.Segments(dst, n_out).count, g._data.dtype, g.ndim)
+        g = g * paddle_hl.to_tensor(inv)
+    xa, ya = _aligned_t(x, y)
+    s, d = _edges_t(src), _edges_t(dst)
+    n_in = x.shape[0]
+    if message_op == "mul":
+        # gx[s] = sum over edges s->t of g[t] * y_e;  gy_e = g[t] * x[s]
+        gx = send_ue_recv(g, ya, d, s, "mul", "sum", out_size=n_in)
+        gy = send_uv(g, xa, d, s, "mul")
+    else:
+        gx = send_u_recv(g, d, s, "sum", out_size=n_in)
+        gy = paddle_hl.gather(g, d)
+        if message_op == "sub":
+            gy = -gy
+    gx = _sum_to(gx, xa.shape).reshape(x.shape)
+    gy = _sum_to(gy, ya.shape).reshape(y.shape)
+    return gx, gy
+
+
+_ue_recv.hi = _ue_recv_hi
+
+
 def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None,
                  name=None):
     """Combine ``x[src_index]`` with the edge features ``y``, then reduce into ``dst_index``.
@@ -364,6 +422,30 @@ def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
 
 _uv.op_name = "send_uv"
 _uv.saves = ()  # backward reads only the gathered copies
+
+
+def _uv_hi(inputs, grads, src, dst, message_op, need_x=True, need_y=True):
+    if message_op == "div":
+        _no_rule("send_uv", message_op)
+    x, y = inputs
+    g = grads[0]
+    xa, ya = _aligned_t(x, y)
+    s, d = _edges_t(src), _edges_t(dst)
+    nx, ny = x.shape[0], y.shape[0]
+    if message_op == "mul":
+        # gx[s] = sum over edges s->t of g_e * y[t];  gy[t] = sum over edges s->t of g_e * x[s]
+        gx = send_ue_recv(ya, g, d, s, "mul", "sum", out_size=nx)
+        gy = send_ue_recv(xa, g, s, d, "mul", "sum", out_size=ny)
+    else:
+        e = _edges_t(np.arange(g.shape[0]))
+        gx = send_u_recv(g, e, s, "sum", out_size=nx)
+        gy = send_u_recv(g, e, d, "sum", out_size=ny)
+        if message_op == "sub":
+            gy = -gy
+    return (_sum_to(gx, xa.shape).reshape(x.shape), _sum_to(gy, ya.shape).reshape(y.shape))
+
+
+_uv.hi = _uv_hi
 
 
 def send_uv(x, y, src_index, dst_index, message_op="add", name=None):

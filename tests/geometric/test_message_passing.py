@@ -331,3 +331,67 @@ def test_numpy_fallback_for_edge_weights_and_segments(monkeypatch, reduce_op):
     monkeypatch.setattr(_kernels, "_SP", None)
     for a, b in zip(run(), ref):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _second_order_check(f, arrays):
+    """Autograd's Hessian-vector products of sum(w * f) against central differences of the
+    first-order gradient (float64)."""
+    rng = np.random.default_rng(23)
+    ts = [paddle_hl.to_tensor(a, stop_gradient=False) for a in arrays]
+    out = f(*ts)
+    w = paddle_hl.to_tensor(rng.standard_normal(out.shape))
+    vs = [rng.standard_normal(a.shape) for a in arrays]
+
+    def first(*arrs):
+        tt = [paddle_hl.to_tensor(a, stop_gradient=False) for a in arrs]
+        return [g.numpy() for g in paddle_hl.grad((f(*tt) * w).sum(), tt)]
+
+    grads = paddle_hl.grad((out * w).sum(), ts, create_graph=True)
+    total = sum((g * paddle_hl.to_tensor(v)).sum() for g, v in zip(grads, vs))
+    hv = paddle_hl.grad(total, ts, allow_unused=True)
+    eps = 1e-6
+    for i, a in enumerate(arrays):
+        num = np.zeros_like(a)
+        it = np.nditer(a, flags=["multi_index"])
+        for _ in it:
+            idx = it.multi_index
+            plus = [b.copy() for b in arrays]
+            minus = [b.copy() for b in arrays]
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            num[idx] = sum(np.sum((gp - gm) * v) for gp, gm, v in
+                           zip(first(*plus), first(*minus), vs)) / (2 * eps)
+        got = np.zeros_like(a) if hv[i] is None else hv[i].numpy()
+        np.testing.assert_allclose(got, num, rtol=1e-5, atol=1e-6, err_msg=f"input {i}")
+
+
+@pytest.mark.parametrize("message_op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("reduce_op", ["sum", "mean"])
+@pytest.mark.parametrize("yf", [(3,), (1,)])
+def test_send_ue_recv_second_order(message_op, reduce_op, yf):
+    x, src, dst = graph(4, 9, (3,), "float64", "int64", seed=24)
+    y = np.random.default_rng(25).uniform(0.5, 2.0, (9,) + yf)
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    # squares make the first-order gradient depend on the inputs
+    _second_order_check(lambda x, y: G.send_ue_recv(x * x, y * y, s, d, message_op, reduce_op),
+                        [x, y])
+
+
+@pytest.mark.parametrize("message_op", ["add", "sub", "mul"])
+def test_send_uv_second_order(message_op):
+    x, src, dst = graph(4, 9, (2, 3), "float64", "int64", seed=26)
+    y = np.random.default_rng(27).uniform(0.5, 2.0, (3, 3))
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst % 3)
+    _second_order_check(lambda x, y: G.send_uv(x * x, y * y, s, d, message_op), [x, y])
+
+
+def test_no_second_order_rule_is_a_clear_error():
+    x, src, dst = graph(4, 9, (3,), "float64", "int64", seed=28)
+    xt = paddle_hl.to_tensor(x, stop_gradient=False)
+    yt = paddle_hl.to_tensor(np.ones((9, 3)), stop_gradient=False)
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    out = G.send_ue_recv(xt * xt, yt, s, d, "div", "sum")
+    with pytest.raises(RuntimeError, match="send_ue_recv with message_op='div'"):
+        paddle_hl.grad(out.sum(), [xt], create_graph=True)
+    (g,) = paddle_hl.grad(G.send_ue_recv(xt, yt, s, d, "div", "sum").sum(), [xt])  # 1st order
+    assert g.shape == [4, 3]
