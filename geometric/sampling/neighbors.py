@@ -258,7 +258,8 @@ def graph_khop_sampler(row, colptr, input_nodes, sample_sizes, sorted_eids=None,
     """Multi-hop neighbour sampling with reindexing, the ``paddle.incubate`` graph sampler.
 
     Hop h samples ``sample_sizes[h]`` neighbours of the nodes first reached at hop h - 1 (the
-    input nodes for the first hop), and all edges are renumbered into the sampled subgraph.
+    input nodes for the first hop, then those nodes in ascending id order, as Paddle orders
+    them), and all edges are renumbered into the sampled subgraph.
 
     Args:
         row (Tensor): [E] int32/int64, CSC sources.
@@ -293,7 +294,7 @@ def graph_khop_sampler(row, colptr, input_nodes, sample_sizes, sorted_eids=None,
     frontier = nodes
     seen = nodes
     srcs, dsts, eid_parts = [], [], []
-    for k in sample_sizes:
+    for h, k in enumerate(sample_sizes):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < -1:
             raise ValueError(f"{op}: 'sample_sizes' must hold ints >= -1, got {sample_sizes}")
         nb, cnt, picked = _sample(row_a, colptr_a, frontier, int(k), eids_a, draw, op)
@@ -303,6 +304,10 @@ def graph_khop_sampler(row, colptr, input_nodes, sample_sizes, sorted_eids=None,
             eid_parts.append(picked)
         n_before = seen.shape[0]
         _, _, seen = _reindex(seen, [nb], [xp.zeros(n_before, dtype=np.int64)], op)
+        if h + 1 < len(sample_sizes):
+            # as Paddle: the next hop's frontier (and its place in the node list) is sorted;
+            # the last hop's new nodes stay in order of first appearance
+            seen[n_before:] = xp.sort(seen[n_before:])
         frontier = seen[n_before:]
     src_all = xp.concatenate(srcs)
     dst_all = xp.concatenate(dsts)

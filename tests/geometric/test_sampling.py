@@ -203,3 +203,22 @@ class TestBadInput:
         with pytest.raises(TypeError, match="must be lists"):
             G.reindex_heter_graph(x, paddle_hl.to_tensor([4, 5]),
                                   paddle_hl.to_tensor([1, 1], "int32"))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("sizes", [[10], [10, 10]])
+def test_khop_sampler_matches_paddle_when_every_neighbour_is_kept(pd, sizes):
+    # sample sizes above every degree make the result deterministic: same edges, same order,
+    # same node numbering (later hops' frontiers in ascending id order, as Paddle)
+    row, colptr = csc_graph(200, 4, seed=3, max_deg=6)
+    seeds = np.array([5, 17, 90, 3])
+    eids = np.arange(row.shape[0]) * 2
+    ours = G.sampling.graph_khop_sampler(
+        paddle_hl.to_tensor(row), paddle_hl.to_tensor(colptr), paddle_hl.to_tensor(seeds),
+        sizes, sorted_eids=paddle_hl.to_tensor(eids), return_eids=True)
+    theirs = pd.incubate.graph_khop_sampler(
+        pd.to_tensor(row), pd.to_tensor(colptr), pd.to_tensor(seeds), sizes,
+        sorted_eids=pd.to_tensor(eids), return_eids=True)
+    for a, b in zip(ours, theirs):
+        assert a.shape == list(b.shape)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
