@@ -129,7 +129,8 @@ def _sample(row, colptr, nodes, sample_size, eids, draw, op):
     return neighbors, count, picked
 
 
-def _check_graph(row, colptr, input_nodes, eids, return_eids, sample_size, op):
+def _check_graph(row, colptr, input_nodes, eids, return_eids, sample_size, op,
+                 eids_arg="eids"):
     row_a = ck.index_array(row, op, "row", allow_column=False)
     colptr_a = ck.index_array(colptr, op, "colptr", allow_column=False)
     nodes = ck.index_array(input_nodes, op, "input_nodes")
@@ -149,10 +150,10 @@ def _check_graph(row, colptr, input_nodes, eids, return_eids, sample_size, op):
     eids_a = None
     if return_eids:
         if eids is None:
-            raise ValueError(f"{op}: `eids` should not be None if `return_eids` is True.")
-        eids_a = ck.index_array(eids, op, "eids", allow_column=False)
+            raise ValueError(f"{op}: `{eids_arg}` should not be None if `return_eids` is True.")
+        eids_a = ck.index_array(eids, op, eids_arg, allow_column=False)
         if eids_a.shape[0] != row_a.shape[0]:
-            raise ValueError(f"{op}: 'eids' must have one id per edge (len(row) = "
+            raise ValueError(f"{op}: '{eids_arg}' must have one id per edge (len(row) = "
                              f"{row_a.shape[0]}), got {eids_a.shape[0]}")
     return row_a, colptr_a, nodes, eids_a
 
@@ -284,7 +285,7 @@ def graph_khop_sampler(row, colptr, input_nodes, sample_sizes, sorted_eids=None,
         raise TypeError(f"{op}: 'sample_sizes' must be a non-empty list of ints, got "
                         f"{sample_sizes!r}")
     row_a, colptr_a, nodes, eids_a = _check_graph(row, colptr, input_nodes, sorted_eids,
-                                                  return_eids, int(sample_sizes[0]), op)
+                                                  return_eids, -1, op, "sorted_eids")
     gen = _random.generator_for(row_a)
     xp = K.xp_of(row_a)
 
