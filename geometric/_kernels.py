@@ -9,8 +9,10 @@ How each reduction runs, fastest path first:
 - sum (NumPy): one sparse matrix product. A CSR matrix with a one at (ids[e], e) times ``m`` is
   scipy's single C loop over the edges; building it is a counting sort (no argsort). For
   gather-then-sum (``x[src]`` summed into ``dst``) the matrix has its ones at (dst, src) and
-  multiplies ``x`` directly, so the [E, F] message block is never materialised. Without scipy,
-  the padded-bucket reduction below is used.
+  multiplies ``x`` directly, so the [E, F] message block is never materialised; one weight per
+  edge (GCN's normalisation) goes into the matrix's values. The backward multiplies by the
+  transpose of the same matrix (a free CSC view). Without scipy, the padded-bucket reduction
+  below is used.
 - max / min (NumPy): rows are sorted by segment, and segments are grouped by degree into buckets
   of power-of-two width w. Each bucket is one gather into a [segments, w, F] block and one
   reduction over its middle axis, so the Python work is O(log(max degree)) calls, and the padded
