@@ -1,0 +1,483 @@
+"""Message passing: gather node features along edges, combine them with edge or node features,
+and reduce them into the destination nodes.
+
+Each public function checks its arguments, then runs one kernel through the core's op wrapper
+(``paddle_hl.framework.op.apply``), which records the backward. The kernels work on the array
+module of their inputs (NumPy or CuPy) and keep in their backward closures only what the
+gradient needs: the index arrays and, for max/min, the gathered messages and the output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import paddle_hl
+from paddle_hl.framework.op import apply
+
+from .. import _checks as ck
+from .. import _kernels as K
+
+__all__ = []  # the public names are exported by paddle_hl.geometric
+
+_REDUCE = ("sum", "mean", "max", "min")
+_MESSAGE = ("add", "sub", "mul", "div")
+_X_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+_DIV_EPS = 1e-12
+
+
+def _flat(a):
+    """[E, ...] -> [E, F] (a view; size-0 blocks too, which reshape(-1) refuses)."""
+    return a.reshape(a.shape[0], math.prod(a.shape[1:]))
+
+
+def _unbroadcast_feat(g, shape):
+    """Sum a gradient of feature shape g.shape[1:] down to ``shape`` (same rank, dims of 1)."""
+    if g.shape[1:] == tuple(shape[1:]):
+        return g
+    axes = tuple(i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+# ----------------------------------------------------------------------------- send_u_recv
+
+def _u_recv_linear(x, src, dst, reduce_op, n_out):
+    """sum / mean of ``x[src]`` into ``dst``; the gradient is the transposed scatter."""
+    seg = K.Segments(dst, n_out)
+    out = K.gather_sum(_flat(x), src, seg)
+    if reduce_op == "mean":
+        out = K.divide_by_count(out, seg.count)
+    n_in, tail = x.shape[0], x.shape[1:]
+
+    def bw(g):
+        g = _flat(g)
+        if reduce_op == "mean":
+            g = g * K.inverse_count(seg.count, g.dtype, 2)
+        # the adjoint sends each destination's gradient back along the edges to the sources
+        return (K.gather_sum_adjoint(g, src, seg, n_in).reshape((n_in,) + tail),)
+
+    return out.reshape((n_out,) + tail), bw
+
+
+def _u_recv_linear_hi(inputs, grads, src, dst, reduce_op, n_out):
+    g = grads[0]
+    if reduce_op == "mean":
+        seg = K.Segments(dst, n_out)
+        inv = K.inverse_count(seg.count, g._data.dtype, g.ndim)
+        g = g * paddle_hl.to_tensor(inv)
+    return (apply(_u_recv_linear, g, src=dst, dst=src, reduce_op="sum",
+                  n_out=inputs[0].shape[0]),)
+
+
+_u_recv_linear.op_name = "send_u_recv"
+_u_recv_linear.saves = ()
+_u_recv_linear.hi = _u_recv_linear_hi
+
+
+def _u_recv_extreme(x, src, dst, reduce_op, n_out):
+    """max / min of ``x[src]`` into ``dst``. Every message equal to its destination's result
+    receives that destination's whole gradient (ties are not split, as in Paddle)."""
+    seg = K.Segments(dst, n_out)
+    msg = _flat(x)[src]
+    out = K.segment_extreme(msg, seg, reduce_op)
+    n_in = x.shape[0]
+    tail = x.shape[1:]
+
+    def bw(g):
+        hit = msg == out[dst]
+        gm = _flat(g)[dst] * hit
+        return (K.segment_sum(gm, K.Segments(src, n_in)).reshape((n_in,) + tail),)
+
+    return out.reshape((n_out,) + tail), bw
+
+
+_u_recv_extreme.op_name = "send_u_recv"
+_u_recv_extreme.saves = ()
+
+
+def send_u_recv(x, src_index, dst_index, reduce_op="sum", out_size=None, name=None):
+    """Gather ``x[src_index]`` along the edges and reduce the messages into ``dst_index``.
+
+    Destinations that receive no message are 0 for every ``reduce_op``.
+
+    Args:
+        x (Tensor): node features [N, ...], float16/bfloat16/float32/float64/int32/int64.
+        src_index (Tensor): source node of each edge, int32 or int64, [E] (or [E, 1]).
+        dst_index (Tensor): destination node of each edge, int32 or int64, [E].
+        reduce_op (str): 'sum', 'mean', 'max' or 'min'.
+        out_size (int|Tensor, optional): the number of output rows. None (or <= 0) means
+            ``x.shape[0]``; otherwise it must exceed every destination index.
+        name (str, optional): unused, for Paddle compatibility.
+
+    Returns:
+        Tensor: [out_size or N, ...], of x's dtype. Integer means truncate toward zero.
+
+    Example:
+        >>> x = paddle.to_tensor([[0., 2., 3.], [1., 4., 5.], [2., 6., 7.]])
+        >>> src = paddle.to_tensor([0, 1, 2, 0]); dst = paddle.to_tensor([1, 2, 1, 0])
+        >>> paddle.geometric.send_u_recv(x, src, dst, reduce_op="sum")
+        Tensor(shape=[3, 3], ... [[0., 2., 3.], [2., 8., 10.], [1., 4., 5.]])
+    """
+    op = "send_u_recv"
+    reduce_op = ck.choice(reduce_op, _REDUCE, op, "reduce_op")
+    x = ck.as_tensor(x, op, "x")
+    ck.check_values(x, op, "x", _X_DTYPES)
+    if x.ndim == 0:
+        raise ValueError(f"{op}: 'x' must have at least one dim (nodes first), got a 0-D tensor")
+    src = ck.index_array(src_index, op, "src_index")
+    dst = ck.index_array(dst_index, op, "dst_index")
+    ck.same_length(src, dst, op, "src_index", "dst_index")
+    ck.check_range(src, x.shape[0], op, "src_index", "x's dim 0")
+    n_out = ck.output_rows(dst, x.shape[0], out_size, op)
+    kernel = _u_recv_linear if reduce_op in ("sum", "mean") else _u_recv_extreme
+    return apply(kernel, x, src=src, dst=dst, reduce_op=reduce_op, n_out=n_out)
+
+
+# ------------------------------------------------------------------ send_ue_recv / send_uv
+
+def _align(x, y):
+    """Paddle's alignment of node and edge features: a 1-D tensor becomes a column, and the
+    one with fewer dims gets ones inserted after its first dim."""
+    if x.ndim == 1:
+        x = x.reshape(-1, 1)
+    if y.ndim == 1:
+        y = y.reshape(-1, 1)
+    if x.ndim < y.ndim:
+        x = x.reshape((x.shape[0],) + (1,) * (y.ndim - x.ndim) + x.shape[1:])
+    elif y.ndim < x.ndim:
+        y = y.reshape((y.shape[0],) + (1,) * (x.ndim - y.ndim) + y.shape[1:])
+    return x, y
+
+
+def _message(xs, ys, message_op):
+    """The per-edge message ``xs op ys`` (both already gathered and aligned)."""
+    if message_op == "add":
+        return xs + ys
+    if message_op == "sub":
+        return xs - ys
+    if message_op == "mul":
+        return xs * ys
+    # Paddle multiplies by 1 / (y + 1e-12): a zero edge feature gives a large finite value
+    return xs * _reciprocal(ys)
+
+
+def _reciprocal(y):
+    return 1.0 / (y + y.dtype.type(_DIV_EPS))
+
+
+def _message_grads(g, xs, ys, message_op, need_x, need_y):
+    """Gradients of the per-edge message with respect to the gathered x and to y."""
+    gx = gy = None
+    if message_op == "add":
+        gx, gy = (g if need_x else None), (g if need_y else None)
+    elif message_op == "sub":
+        gx, gy = (g if need_x else None), (-g if need_y else None)
+    elif message_op == "mul":
+        gx = g * ys if need_x else None
+        gy = g * xs if need_y else None
+    else:
+        r = _reciprocal(ys)
+        gx = g * r if need_x else None
+        gy = -(g * xs) * (r * r) if need_y else None
+    return gx, gy
+
+
+def _check_pair(x, y, op):
+    x = ck.as_tensor(x, op, "x")
+    y = ck.as_tensor(y, op, "y")
+    ck.check_values(x, op, "x", _X_DTYPES)
+    ck.check_values(y, op, "y", _X_DTYPES)
+    if x.dtype != y.dtype:
+        raise ck.GraphDtypeError(f"{op}: 'x' and 'y' must have the same dtype, got "
+                                 f"{x.dtype.name} and {y.dtype.name}")
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"{op}: 'x' and 'y' must have at least one dim, got shapes "
+                         f"{x.shape} and {y.shape}")
+    return x, y
+
+
+def _check_message_op(message_op, x, op):
+    message_op = ck.choice(message_op, _MESSAGE, op, "message_op")
+    if message_op == "div" and x.dtype.name in ("int32", "int64"):
+        raise ck.GraphDtypeError(f"{op}: message_op='div' needs floating 'x' and 'y', got "
+                                 f"{x.dtype.name}")
+    return message_op
+
+
+def _feature_shape(xa, ya, op):
+    try:
+        return np.broadcast_shapes(xa.shape[1:], ya.shape[1:])
+    except ValueError:
+        raise ValueError(f"{op}: the feature shapes of 'x' {list(xa.shape[1:])} and 'y' "
+                         f"{list(ya.shape[1:])} do not broadcast") from None
+
+
+def _edge_scalar(ya):
+    """y holds one value per edge (all its feature dims are 1)."""
+    return all(d == 1 for d in ya.shape[1:])
+
+
+def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out, need_x=True, need_y=True):
+    """op(x[src], y) per edge, reduced into ``dst``."""
+    xa, ya = _align(x, y)
+    feat = _feature_shape(xa, ya, "send_ue_recv")
+    if (reduce_op in ("sum", "mean") and message_op in ("mul", "div") and _edge_scalar(ya)
+            and K._sparse_ok(x)):
+        return _ue_recv_weighted(x, xa, ya, y.shape, src, dst, message_op, reduce_op, n_out,
+                                 feat, need_x, need_y)
+    xs = xa[src]
+    msg = _message(xs, ya, message_op)
+    msg = msg.reshape((msg.shape[0],) + feat) if msg.shape[1:] != feat else msg
+    seg = K.Segments(dst, n_out)
+    flat = _flat(msg)
+    if reduce_op in ("sum", "mean"):
+        out = K.segment_sum(flat, seg)
+        if reduce_op == "mean":
+            out = K.divide_by_count(out, seg.count)
+    else:
+        out = K.segment_extreme(flat, seg, reduce_op)
+    out = out.reshape((n_out,) + feat)
+    n_in, xshape, yshape = x.shape[0], x.shape, y.shape
+
+    def bw(g):
+        if reduce_op == "mean":
+            g = g * K.inverse_count(seg.count, g.dtype, g.ndim)
+        gm = g[dst]
+        if reduce_op in ("max", "min"):
+            gm = gm * (msg == out[dst])
+        gx, gy = _message_grads(gm, xs, ya, message_op, need_x, need_y)
+        if gx is not None:
+            gx = _unbroadcast_feat(gx, xa.shape)
+            gx = K.segment_sum(_flat(gx), K.Segments(src, n_in)).reshape(xshape)
+        if gy is not None:
+            gy = _unbroadcast_feat(gy, ya.shape).reshape(yshape)
+        return gx, gy
+
+    return out, bw
+
+
+def _ue_recv_weighted(x, xa, ya, yshape, src, dst, message_op, reduce_op, n_out, feat, need_x,
+                      need_y):
+    """mul/div by one scalar per edge, then sum/mean: one weighted sparse product (the GCN
+    pattern), without the [E, F] message block; the backward multiplies by its transpose."""
+    w = ya.reshape(-1)
+    if message_op == "div":
+        w = _reciprocal(w)
+    seg = K.Segments(dst, n_out)
+    xf = _flat(xa)
+    out = K.gather_sum(xf, src, seg, weight=w)
+    if reduce_op == "mean":
+        out = K.divide_by_count(out, seg.count)
+    out = out.reshape((n_out,) + feat)
+    n_in, xshape = x.shape[0], x.shape
+
+    def bw(g):
+        g = _flat(g)
+        if reduce_op == "mean":
+            g = g * K.inverse_count(seg.count, g.dtype, 2)
+        gx = gy = None
+        if need_x:
+            gx = K.gather_sum_adjoint(g, src, seg, n_in, weight=w).reshape(xshape)
+        if need_y:
+            # d out / d w_e = x[src_e]: one dot product per edge
+            dw = np.einsum("ef,ef->e", g[dst], xf[src])
+            if message_op == "div":
+                dw = -dw * (w * w)
+            gy = dw.astype(g.dtype, copy=False).reshape(yshape)
+        return gx, gy
+
+    return out, bw
+
+
+_ue_recv.op_name = "send_ue_recv"
+_ue_recv.saves = (1,)  # x is read through its gathered copy; y directly
+
+
+# -------------------------------------------------- higher-order rules (written with these ops)
+
+def _no_rule(op, message_op, reduce_op=None):
+    from paddle_hl.framework.engine import NoHigherOrderRuleError  # noqa: PLC0415
+
+    what = f"message_op='{message_op}'" + ("" if reduce_op is None else
+                                            f", reduce_op='{reduce_op}'")
+    raise NoHigherOrderRuleError(
+        f"paddle_hl: {op} with {what} has no higher-order gradient rule (add, sub and mul with "
+        "sum or mean have one), so create_graph=True cannot differentiate through its "
+        "gradient. Compute this gradient with create_graph=False.")
+
+
+def _aligned_t(x, y):
+    """Tensor-level :func:`_align` (differentiable reshapes)."""
+    xs, ys = _align(np.empty(x.shape, np.bool_), np.empty(y.shape, np.bool_))
+    return x.reshape(list(xs.shape)), y.reshape(list(ys.shape))
+
+
+def _sum_to(g, shape):
+    """Sum Tensor g ([rows, feat]) over the feature dims where ``shape`` has 1."""
+    axes = [i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1]
+    return paddle_hl.sum(g, axis=axes, keepdim=True) if axes else g
+
+
+def _edges_t(a):
+    return paddle_hl.to_tensor(a)
+
+
+def _ue_recv_hi(inputs, grads, src, dst, message_op, reduce_op, n_out, need_x=True,
+                need_y=True):
+    if reduce_op not in ("sum", "mean") or message_op == "div":
+        _no_rule("send_ue_recv", message_op, reduce_op)
+    x, y = inputs
+    g = grads[0]
+    if reduce_op == "mean":
+        inv = K.inverse_count(K.Segments(dst, n_out).count, g._data.dtype, g.ndim)
+        g = g * paddle_hl.to_tensor(inv)
+    xa, ya = _aligned_t(x, y)
+    s, d = _edges_t(src), _edges_t(dst)
+    n_in = x.shape[0]
+    if message_op == "mul":
+        # gx[s] = sum over edges s->t of g[t] * y_e;  gy_e = g[t] * x[s]
+        gx = send_ue_recv(g, ya, d, s, "mul", "sum", out_size=n_in)
+        gy = send_uv(g, xa, d, s, "mul")
+    else:
+        gx = send_u_recv(g, d, s, "sum", out_size=n_in)
+        gy = paddle_hl.gather(g, d)
+        if message_op == "sub":
+            gy = -gy
+    gx = _sum_to(gx, xa.shape).reshape(x.shape)
+    gy = _sum_to(gy, ya.shape).reshape(y.shape)
+    return gx, gy
+
+
+_ue_recv.hi = _ue_recv_hi
+
+
+def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None,
+                 name=None):
+    """Combine ``x[src_index]`` with the edge features ``y``, then reduce into ``dst_index``.
+
+    Node and edge features broadcast against each other: a 1-D tensor is read as a column, and
+    the one with fewer dims gets dims of 1 inserted after its first dim. ``div`` multiplies by
+    ``1 / (y + 1e-12)``, as Paddle does.
+
+    Args:
+        x (Tensor): node features [N, ...].
+        y (Tensor): edge features [E, ...], of x's dtype.
+        src_index (Tensor): source node of each edge, int32 or int64, [E].
+        dst_index (Tensor): destination node of each edge, int32 or int64, [E].
+        message_op (str): 'add', 'sub', 'mul' or 'div'.
+        reduce_op (str): 'sum', 'mean', 'max' or 'min'.
+        out_size (int|Tensor, optional): the number of output rows (None or <= 0: N).
+        name (str, optional): unused, for Paddle compatibility.
+
+    Returns:
+        Tensor: [out_size or N, broadcast feature shape].
+
+    Example:
+        >>> x = paddle.to_tensor([[0., 2., 3.], [1., 4., 5.], [2., 6., 7.]])
+        >>> y = paddle.ones([4, 1])
+        >>> src = paddle.to_tensor([0, 1, 2, 0]); dst = paddle.to_tensor([1, 2, 1, 0])
+        >>> paddle.geometric.send_ue_recv(x, y, src, dst, "add", "sum")
+        Tensor(shape=[3, 3], ... [[1., 3., 4.], [4., 10., 12.], [2., 5., 6.]])
+    """
+    op = "send_ue_recv"
+    message_op = ck.choice(message_op, _MESSAGE, op, "message_op")
+    reduce_op = ck.choice(reduce_op, _REDUCE, op, "reduce_op")
+    x, y = _check_pair(x, y, op)
+    message_op = _check_message_op(message_op, x, op)
+    src = ck.index_array(src_index, op, "src_index")
+    dst = ck.index_array(dst_index, op, "dst_index")
+    ck.same_length(src, dst, op, "src_index", "dst_index")
+    if y.shape[0] != src.shape[0]:
+        raise ValueError(f"{op}: 'y' must have one row per edge: y.shape[0] is {y.shape[0]} "
+                         f"but 'src_index' has {src.shape[0]} edges")
+    ck.check_range(src, x.shape[0], op, "src_index", "x's dim 0")
+    n_out = ck.output_rows(dst, x.shape[0], out_size, op)
+    return apply(_ue_recv, x, y, src=src, dst=dst, message_op=message_op, reduce_op=reduce_op,
+                 n_out=n_out, need_x=not x.stop_gradient, need_y=not y.stop_gradient)
+
+
+def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
+    """op(x[src], y[dst]) per edge."""
+    xa, ya = _align(x, y)
+    feat = _feature_shape(xa, ya, "send_uv")
+    xs, ys = xa[src], ya[dst]
+    out = _message(xs, ys, message_op)
+    if out.shape[1:] != feat:
+        out = out.reshape((out.shape[0],) + feat)
+    nx, ny, xshape, yshape = x.shape[0], y.shape[0], x.shape, y.shape
+
+    def bw(g):
+        gx, gy = _message_grads(g, xs, ys, message_op, need_x, need_y)
+        if gx is not None:
+            gx = K.segment_sum(_flat(_unbroadcast_feat(gx, xa.shape)),
+                               K.Segments(src, nx)).reshape(xshape)
+        if gy is not None:
+            gy = K.segment_sum(_flat(_unbroadcast_feat(gy, ya.shape)),
+                               K.Segments(dst, ny)).reshape(yshape)
+        return gx, gy
+
+    return out, bw
+
+
+_uv.op_name = "send_uv"
+_uv.saves = ()  # backward reads only the gathered copies
+
+
+def _uv_hi(inputs, grads, src, dst, message_op, need_x=True, need_y=True):
+    if message_op == "div":
+        _no_rule("send_uv", message_op)
+    x, y = inputs
+    g = grads[0]
+    xa, ya = _aligned_t(x, y)
+    s, d = _edges_t(src), _edges_t(dst)
+    nx, ny = x.shape[0], y.shape[0]
+    if message_op == "mul":
+        # gx[s] = sum over edges s->t of g_e * y[t];  gy[t] = sum over edges s->t of g_e * x[s]
+        gx = send_ue_recv(ya, g, d, s, "mul", "sum", out_size=nx)
+        gy = send_ue_recv(xa, g, s, d, "mul", "sum", out_size=ny)
+    else:
+        e = _edges_t(np.arange(g.shape[0]))
+        gx = send_u_recv(g, e, s, "sum", out_size=nx)
+        gy = send_u_recv(g, e, d, "sum", out_size=ny)
+        if message_op == "sub":
+            gy = -gy
+    return (_sum_to(gx, xa.shape).reshape(x.shape), _sum_to(gy, ya.shape).reshape(y.shape))
+
+
+_uv.hi = _uv_hi
+
+
+def send_uv(x, y, src_index, dst_index, message_op="add", name=None):
+    """Per edge, combine the source's features ``x[src]`` with the destination's ``y[dst]``.
+
+    Feature shapes broadcast as in :func:`send_ue_recv` (so 1-D inputs give an [E, 1] result).
+
+    Args:
+        x (Tensor): source node features [N, ...].
+        y (Tensor): destination node features [M, ...], of x's dtype.
+        src_index (Tensor): source node of each edge, int32 or int64, [E].
+        dst_index (Tensor): destination node of each edge, int32 or int64, [E].
+        message_op (str): 'add', 'sub', 'mul' or 'div'.
+        name (str, optional): unused, for Paddle compatibility.
+
+    Returns:
+        Tensor: [E, broadcast feature shape].
+
+    Example:
+        >>> x = paddle.to_tensor([[0., 2., 3.], [1., 4., 5.], [2., 6., 7.]])
+        >>> src = paddle.to_tensor([0, 1, 2, 0]); dst = paddle.to_tensor([1, 2, 1, 0])
+        >>> paddle.geometric.send_uv(x, x, src, dst, "add")
+        Tensor(shape=[4, 3], ... [[1., 6., 8.], [3., 10., 12.], [3., 10., 12.], [0., 4., 6.]])
+    """
+    op = "send_uv"
+    message_op = ck.choice(message_op, _MESSAGE, op, "message_op")
+    x, y = _check_pair(x, y, op)
+    message_op = _check_message_op(message_op, x, op)
+    src = ck.index_array(src_index, op, "src_index")
+    dst = ck.index_array(dst_index, op, "dst_index")
+    ck.same_length(src, dst, op, "src_index", "dst_index")
+    ck.check_range(src, x.shape[0], op, "src_index", "x's dim 0")
+    ck.check_range(dst, y.shape[0], op, "dst_index", "y's dim 0")
+    return apply(_uv, x, y, src=src, dst=dst, message_op=message_op,
+                 need_x=not x.stop_gradient, need_y=not y.stop_gradient)
