@@ -25,7 +25,9 @@ NAMESPACES = ["paddle_hl", "paddle_hl.Tensor", "paddle_hl.linalg", "paddle_hl.ff
               "paddle_hl.nn.initializer", "paddle_hl.nn.utils", "paddle_hl.amp",
               "paddle_hl.profiler", "paddle_hl.hub", "paddle_hl.vision",
               "paddle_hl.vision.models", "paddle_hl.vision.transforms",
-              "paddle_hl.vision.datasets", "paddle_hl.vision.ops", "paddle_hl.distribution"]
+              "paddle_hl.vision.datasets", "paddle_hl.vision.ops", "paddle_hl.distribution",
+              "paddle_hl.audio", "paddle_hl.audio.backends", "paddle_hl.audio.datasets",
+              "paddle_hl.audio.features", "paddle_hl.audio.functional", "paddle_hl.geometric"]
 PENDING = {}
 
 
