@@ -210,6 +210,8 @@ class Conll05st(paddle.io.Dataset):
         """Item ``idx`` as readable text (an HTML table in Jupyter)."""
         item = self[idx]
         return _common.ItemView(f"Conll05st[{idx}]", [
-            ("words", self.decode(item[0])), ("predicate", self.decode(item[6][:1], "predicate")),
-            ("mark", " ".join(map(str, item[7].tolist()))), ("labels", self.decode(item[8], "label")),
+            ("words", self.decode(item[0])),
+            ("predicate", self.decode(item[6][:1], "predicate")),
+            ("mark", " ".join(map(str, item[7].tolist()))),
+            ("labels", self.decode(item[8], "label")),
             ("sentence", " ".join(self.sentences[idx]))])

@@ -79,7 +79,8 @@ class Imdb(paddle.io.Dataset):
                     out.append((m.group(1), m.group(2), _tokenize(tf.extractfile(member).read())))
         if not out:
             raise ValueError(f"{type(self).__name__}: data_file {self.data_file!r} holds no "
-                             "review aclImdb/{train,test}/{pos,neg}/*.txt; is it aclImdb_v1.tar.gz?")
+                             "review aclImdb/{train,test}/{pos,neg}/*.txt; is it "
+                             "aclImdb_v1.tar.gz?")
         return out
 
     def _build_work_dict(self, reviews, cutoff):
