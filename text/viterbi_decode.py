@@ -24,6 +24,11 @@ def _array(t):
     return t.numpy()
 
 
+def _on(xp, arr):
+    """``arr`` as an array of module ``xp`` (a host copy for NumPy, a device copy for CuPy)."""
+    return xp.asarray(backend.to_numpy(arr)) if xp is np else xp.asarray(arr)
+
+
 def _tensor_arg(x, fn: str, arg: str):
     if isinstance(x, paddle.Tensor):
         return x
@@ -98,9 +103,10 @@ def viterbi_decode(potentials, transition_params, lengths, include_bos_eos_tag: 
     fn = "viterbi_decode"
     potentials, transition_params, lengths = _check(potentials, transition_params, lengths, fn)
     pot = _array(potentials)
-    trans = _array(transition_params)
     xp = backend.get_array_module(pot)
-    lens = xp.asarray(_array(lengths))
+    # the transitions and lengths follow the potentials' device
+    trans = _on(xp, _array(transition_params))
+    lens = _on(xp, _array(lengths))
     b, seq_len, n_tags = pot.shape
     lens_host = backend.to_numpy(lens)
     if b and (lens_host.max() > seq_len or lens_host.min() < 0):
