@@ -493,3 +493,24 @@ def test_conll05_corrupt_files(files, tmp_path):
     latin.write_bytes(b"caf\xe9\n")
     with pytest.raises(ValueError, match="cannot read word_dict_file"):
         datasets.Conll05st(**{**kw, "word_dict_file": str(latin)})
+
+
+def test_movielens_inconsistent_files(tmp_path):
+    import zipfile
+
+    def write(users, ratings):
+        target = tmp_path / "ml.zip"
+        with zipfile.ZipFile(target, "w") as zf:
+            zf.writestr("ml-1m/movies.dat", "1::Heat (1995)::Action|Crime\n")
+            zf.writestr("ml-1m/users.dat", users)
+            zf.writestr("ml-1m/ratings.dat", ratings)
+        return str(target)
+
+    with pytest.raises(ValueError, match=r"unexpected line in ml-1m/users.dat.*1::M::30"):
+        datasets.Movielens(data_file=write("1::M::30::4::12345\n", ""))
+    with pytest.raises(ValueError, match="rates user 2 / movie 1"):
+        datasets.Movielens(data_file=write("1::M::25::4::12345\n", "2::1::5::978300760\n"),
+                           test_ratio=0.0)
+    ds = datasets.Movielens(data_file=write("1::F::25::4::12345\n", "1::1::4::978300760\n"),
+                            test_ratio=0.0)
+    assert [a.tolist() for a in ds[0]] == [[1], [1], [2], [4], [1], [0, 1], [0], [3.0]]

@@ -143,9 +143,12 @@ class Movielens(paddle.io.Dataset):
                 self.movie_title_dict.setdefault(w.lower(), len(self.movie_title_dict))
         for line in self._lines(package, "users.dat"):
             parts = line.strip().split("::")
-            if len(parts) != 5:
-                raise self._bad_line("users.dat", line)
-            self.user_info[int(parts[0])] = UserInfo(*parts[:4])
+            try:
+                if len(parts) != 5:
+                    raise ValueError
+                self.user_info[int(parts[0])] = UserInfo(*parts[:4])
+            except ValueError:  # a wrong field count, a non-number, an age not in age_table
+                raise self._bad_line("users.dat", line) from None
 
     def _load_data(self, package):
         rng = np.random.RandomState(self.rand_seed)
@@ -158,6 +161,10 @@ class Movielens(paddle.io.Dataset):
             if len(parts) != 4:
                 raise self._bad_line("ratings.dat", line)
             uid, mov_id, rating = int(parts[0]), int(parts[1]), float(parts[2]) * 2 - 5.0
+            if uid not in self.user_info or mov_id not in self.movie_info:
+                raise ValueError(f"{type(self).__name__}: ml-1m/ratings.dat of data_file "
+                                 f"{self.data_file!r} rates user {uid} / movie {mov_id}, which "
+                                 "users.dat / movies.dat do not list")
             usr, mov = self.user_info[uid], self.movie_info[mov_id]
             self.data.append(usr.value() + mov.value(self.categories_dict,
                                                      self.movie_title_dict) + [[rating]])
