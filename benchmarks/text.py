@@ -7,6 +7,9 @@
    Embedding(5000, 128) -> LSTM(128, 256) -> Linear(256, 2) on batch 64 x length 200, in
    paddle_hl, PyTorch and Paddle.
 
+The LSTM section also times paddle_hl with NumPy's BLAS held to one thread (threadpoolctl,
+when installed), which shows how much of its time goes to BLAS threading on the machine.
+
 Each round runs every library once, in turn, so a slow spell of a shared machine hits them
 alike; the median, the range and the ratios of the medians are printed. Next to the wall-clock
 times the CPU time (``time.process_time``) is printed: on a busy machine it is the steadier one.
@@ -215,6 +218,20 @@ def main(argv=None):
             wall, cpu)
 
     cases = {"paddle_hl": _paddle_like_classifier(paddle_hl)}
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        # the same step with NumPy's BLAS held to one thread: the 2 x 200 small recurrent GEMMs
+        # of a step gain little from threads, and lose much when the cores are oversubscribed
+        one_thread_step = _paddle_like_classifier(paddle_hl)
+
+        def hl_one_blas_thread():
+            with threadpool_limits(1, user_api="blas"):
+                return one_thread_step()
+
+        cases["paddle_hl, BLAS 1 thread"] = hl_one_blas_thread
     if torch is not None:
         cases["torch"] = _torch_classifier(torch)
     if paddle is not None:
