@@ -1,3 +1,18 @@
-"""paddle_hl.text: built in its own issue."""
+"""``paddle.text``: Viterbi decoding and the text datasets (Imdb, Imikolov, UCIHousing,
+Movielens, Conll05st, WMT14, WMT16)."""
 
-__all__ = []
+from . import datasets
+from .datasets import WMT14, WMT16, Conll05st, Imdb, Imikolov, Movielens, UCIHousing
+from .viterbi_decode import ViterbiDecoder, viterbi_decode
+
+__all__ = [
+    "Conll05st",
+    "Imdb",
+    "Imikolov",
+    "Movielens",
+    "UCIHousing",
+    "WMT14",
+    "WMT16",
+    "ViterbiDecoder",
+    "viterbi_decode",
+]
