@@ -1,10 +1,63 @@
-"""paddle_hl.distributed: the process environment and data-parallel training.
+"""paddle_hl.distributed: data-parallel training across processes and machines.
 
-paddle_hl runs one process per device. The trainer environment comes from Paddle's launcher
-variables (``PADDLE_TRAINERS_NUM``, ``PADDLE_TRAINER_ID``); with more than one process the
-gradients of ``DataParallel`` are averaged with MPI (``mpi4py``) on CPU.
+Processes talk through MPI (mpi4py; ``pip install 'paddle_hl[distributed]'`` brings it with the
+mpich wheel): collectives move NumPy buffers directly, without pickling. Start a job with
+``python -m paddle_hl.distributed.launch --nproc_per_node N train.py``, with :func:`spawn`
+(also from a notebook), or with ``mpiexec -n N python train.py``; in it, call
+:func:`init_parallel_env`, wrap the model in ``paddle.DataParallel`` and shard the data with
+``paddle.io.DistributedBatchSampler``. A single process needs none of this: every collective
+is then the identity.
 """
 
+from . import collective
+from ._unsupported import (
+    CountFilterEntry,
+    InMemoryDataset,
+    ProbabilityEntry,
+    QueueDataset,
+    ShowClickEntry,
+)
+from .collective import (
+    ReduceOp,
+    all_gather,
+    all_gather_object,
+    all_reduce,
+    alltoall,
+    alltoall_single,
+    barrier,
+    broadcast,
+    broadcast_object_list,
+    destroy_process_group,
+    gather,
+    get_backend,
+    get_group,
+    gloo_barrier,
+    gloo_init_parallel_env,
+    gloo_release,
+    irecv,
+    is_available,
+    is_initialized,
+    isend,
+    new_group,
+    recv,
+    reduce,
+    reduce_scatter,
+    scatter,
+    scatter_object_list,
+    send,
+    wait,
+)
+from .launch import launch
 from .parallel import DataParallel, ParallelEnv, get_rank, get_world_size, init_parallel_env
+from .spawn import spawn
 
-__all__ = ["DataParallel", "ParallelEnv", "get_rank", "get_world_size", "init_parallel_env"]
+__all__ = [
+    "ReduceOp", "all_gather", "all_gather_object", "all_reduce", "alltoall", "alltoall_single",
+    "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+    "get_backend", "get_group", "gloo_barrier", "gloo_init_parallel_env", "gloo_release",
+    "irecv", "is_available", "is_initialized", "isend", "new_group", "recv", "reduce",
+    "reduce_scatter", "scatter", "scatter_object_list", "send", "wait", "launch",
+    "DataParallel", "ParallelEnv", "get_rank", "get_world_size", "init_parallel_env", "spawn",
+    "InMemoryDataset", "QueueDataset", "CountFilterEntry", "ProbabilityEntry",
+    "ShowClickEntry",
+]

@@ -9,24 +9,47 @@ import numpy as np
 
 from ..framework import state
 from ..nn.layer.layers import Layer
+from . import _comm
+from . import collective as _coll
 
 __all__ = []
 
 
 class ParallelEnv:
-    """The trainer environment as Paddle's launcher describes it."""
+    """The trainer environment as the launcher describes it (Paddle's variables, or MPI's)."""
 
     @property
     def rank(self) -> int:
-        return int(os.environ.get("PADDLE_TRAINER_ID", "0"))
+        return _coll.get_rank()
 
     @property
     def world_size(self) -> int:
-        return int(os.environ.get("PADDLE_TRAINERS_NUM", "1"))
+        return _coll.get_world_size()
 
     @property
     def device_id(self) -> int:
         return int(os.environ.get("FLAGS_selected_gpus", "0").split(",")[0])
+
+    @property
+    def device_type(self) -> str:
+        return "cpu"
+
+    @property
+    def current_endpoint(self) -> str:
+        return os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
+
+    @property
+    def trainer_endpoints(self) -> list:
+        eps = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
+        return eps.split(",") if eps else []
+
+    @property
+    def nrings(self) -> int:
+        return 1
+
+    @property
+    def pg_timeout(self) -> int:
+        return int(_comm.timeout() * 1000)
 
     local_rank = rank
     nranks = world_size
@@ -35,41 +58,144 @@ class ParallelEnv:
 
 def get_rank(group=None) -> int:
     """This process's rank (0 when not launched in parallel)."""
-    return ParallelEnv().rank
+    return _coll.get_rank(group)
 
 
 def get_world_size(group=None) -> int:
     """The number of trainer processes (1 when not launched in parallel)."""
-    return ParallelEnv().world_size
-
-
-_COMM = [None]
-
-
-def _comm():
-    if _COMM[0] is None:
-        try:
-            from mpi4py import MPI
-        except ImportError:
-            raise RuntimeError(
-                f"paddle_hl: {get_world_size()} trainer processes were launched, and "
-                "data-parallel gradient averaging needs mpi4py (pip install mpi4py)") from None
-        _COMM[0] = MPI.COMM_WORLD
-    return _COMM[0]
+    return _coll.get_world_size(group)
 
 
 def init_parallel_env():
-    """Initialise the parallel environment (MPI when more than one process)."""
-    if get_world_size() > 1:
-        _comm()
-    return ParallelEnv()
+    """Initialise the parallel environment (see :func:`paddle_hl.distributed.init_parallel_env`)."""
+    return _coll.init_parallel_env()
+
+
+class _Reducer:
+    """All-reduces the gradients of a DataParallel layer in buckets while backward runs.
+
+    Parameters are bucketed in reverse order of registration (roughly the order backward
+    finishes them). A bucket is flattened into one buffer and all-reduced (non-blocking) as soon
+    as all its parameters' gradients are final; the pass's end waits for the buckets and writes
+    the averages back. Parameters that got no gradient on this rank count as zeros, so every
+    rank takes part in every bucket.
+    """
+
+    def __init__(self, params, group, bucket_mb, first_bucket_mb):
+        self.group = group
+        self.params = params
+        self.index = {id(p): i for i, p in enumerate(params)}
+        self.buckets = []  # lists of parameter indices
+        cur, size = [], 0
+        limit = first_bucket_mb * (1 << 20)
+        for i in reversed(range(len(params))):
+            p = params[i]
+            nbytes = int(np.prod(p.shape, dtype=np.int64)) * p._data.dtype.itemsize
+            if cur and (size + nbytes > limit or p._data.dtype != params[cur[0]]._data.dtype):
+                self.buckets.append(cur)
+                cur, size, limit = [], 0, bucket_mb * (1 << 20)
+            cur.append(i)
+            size += nbytes
+        if cur:
+            self.buckets.append(cur)
+        self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
+        self.early = 0  # buckets sent while backward was still running (a measure of overlap)
+        self._reset()
+
+    def _reset(self):
+        self.waiting = [len(b) for b in self.buckets]
+        self.inflight = {}  # bucket -> (request, buffer)
+
+    # state.grad_sync protocol -------------------------------------------------
+    def ready(self, leaf):
+        i = self.index.get(id(leaf))
+        if i is None:
+            return
+        b = self.bucket_of[i]
+        self.waiting[b] -= 1
+        if self.waiting[b] == 0:
+            self._launch(b)
+            self.early += 1
+        for req, _ in self.inflight.values():
+            _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
+
+    def done(self):
+        try:
+            for b in range(len(self.buckets)):
+                if b not in self.inflight:
+                    self._launch(b)
+            for b, (req, buf) in self.inflight.items():
+                _comm.wait(req, "DataParallel gradient all_reduce", self.group)
+                self._unpack(b, buf)
+        finally:
+            self._reset()
+
+    # -------------------------------------------------------------------------
+    def _launch(self, b):
+        idx = self.buckets[b]
+        ps = [self.params[i] for i in idx]
+        dtype = ps[0]._data.dtype
+        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
+        buf = np.empty(sum(sizes), dtype=dtype)
+        off = 0
+        for p, n in zip(ps, sizes):
+            g = p._grad
+            if g is None:
+                buf[off:off + n] = 0
+            else:
+                buf[off:off + n] = np.asarray(g._data if isinstance(g._data, np.ndarray)
+                                              else g._data.get()).reshape(-1)
+            off += n
+        red = _comm.reducible(buf)
+        req = self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red, op=_comm.mpi().SUM)
+        self.inflight[b] = (req, red)
+
+    def _unpack(self, b, buf):
+        from ..framework.tensor import _wrap
+
+        buf = buf / self.group.nranks if buf.dtype.kind == "f" else buf // self.group.nranks
+        off = 0
+        for i in self.buckets[b]:
+            p = self.params[i]
+            n = int(np.prod(p.shape, dtype=np.int64))
+            avg = buf[off:off + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
+            off += n
+            if p._grad is None:
+                if np.any(avg):
+                    p._grad = _wrap(avg.copy() if isinstance(p._data, np.ndarray)
+                                    else _coll._to_device(avg, p._data))
+                continue
+            if isinstance(p._grad._data, np.ndarray):
+                p._grad._data[...] = avg
+            else:
+                p._grad._data[...] = _coll._to_device(avg, p._grad._data)
 
 
 class DataParallel(Layer):
-    """Run ``layers`` in data parallel: each process computes gradients on its batch and
-    ``apply_collective_grads`` averages them across processes before the optimizer step.
+    """Run ``layers`` data parallel: each process trains on its own batches and the gradients
+    are averaged across processes during the backward pass.
 
-    With one process it is a transparent wrapper (state_dict keys are the wrapped layer's).
+    At wrap time the parameters and buffers of rank 0 are broadcast to every rank. During
+    ``loss.backward()`` gradients are all-reduced in buckets of ``comm_buffer_size`` MB (the
+    first of ``last_comm_buffer_size`` MB, so that communication starts early), overlapping
+    with the rest of the backward pass. ``no_sync()`` skips the averaging (gradient
+    accumulation). With one process it is a transparent wrapper.
+
+    Args:
+        layers (Layer): the model.
+        strategy: accepted for compatibility.
+        comm_buffer_size (int, optional): bucket size in MB. Default: 25.
+        last_comm_buffer_size (int, optional): size of the first bucket sent, in MB. Default: 1.
+        find_unused_parameters (bool, optional): parameters without a gradient on some rank are
+            handled in every case (they count as zeros); kept for compatibility. Default: False.
+        group (Group, optional): the process group (the global group when None).
+
+    Examples:
+        >>> import paddle_hl as paddle
+        >>> dist = paddle.distributed
+        >>> _ = dist.init_parallel_env()
+        >>> model = paddle.DataParallel(paddle.nn.Linear(4, 2))
+        >>> model(paddle.ones([3, 4])).sum().backward()   # gradients averaged across ranks
     """
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
@@ -77,6 +203,11 @@ class DataParallel(Layer):
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: layers must be a paddle.nn.Layer, got "
                             f"{type(layers).__name__}")
+        for name, v in (("comm_buffer_size", comm_buffer_size),
+                        ("last_comm_buffer_size", last_comm_buffer_size)):
+            if not isinstance(v, (int, float)) or v <= 0:
+                raise ValueError(f"DataParallel: {name} must be a positive number of MB, got "
+                                 f"{v!r}")
         super().__init__(layers.full_name() + "_data_parallel")
         self._layers = layers
         self.find_unused_parameters = find_unused_parameters
@@ -84,21 +215,28 @@ class DataParallel(Layer):
         self.last_comm_buffer_size = last_comm_buffer_size
         self.group = group
         self._grad_need_sync = True
-        self._nranks = get_world_size()
+        self._nranks = get_world_size(group) if group is not None else get_world_size()
+        self._reducer = None
         if self._nranks > 1:
-            self._sync_params()
+            g = _coll._group(group, "DataParallel")
+            self._sync_params(g)
+            params = [p for p in layers.parameters() if not p.stop_gradient]
+            self._reducer = _Reducer(params, g, comm_buffer_size, last_comm_buffer_size)
 
     def forward(self, *inputs, **kwargs):
+        if self._reducer is not None and self._grad_need_sync and state.grad_enabled:
+            state.grad_sync = self._reducer  # the next backward averages the gradients
         return self._layers(*inputs, **kwargs)
 
-    def _sync_params(self):
-        comm = _comm()
-        for p in self._layers.parameters():
-            p._data[...] = comm.bcast(np.asarray(p._data), root=0)
+    def _sync_params(self, g):
+        src = g.ranks[0]
+        for t in list(self._layers.parameters()) + list(self._layers.buffers()):
+            _coll.broadcast(t, src, group=g if g.id != 0 else None)
 
     @contextlib.contextmanager
     def no_sync(self):
-        """Skip gradient averaging inside the block (gradient accumulation)."""
+        """Skip gradient averaging for the backward passes inside the block (gradient
+        accumulation); the first backward after it averages the accumulated gradients."""
         prev = self._grad_need_sync
         self._grad_need_sync = False
         try:
@@ -111,29 +249,15 @@ class DataParallel(Layer):
         return loss
 
     def init_reducer(self):
-        """Prepare gradient averaging (nothing to allocate with MPI)."""
-        if self._nranks > 1:
-            _comm()
+        """Kept for Paddle compatibility: the reducer is made at wrap time."""
 
     def apply_collective_grads(self):
-        """Average every parameter gradient across the trainer processes."""
-        if self._nranks <= 1 or not self._grad_need_sync:
+        """Average every gradient across the processes now (for gradients computed without the
+        wrapper's forward, e.g. with ``paddle.grad``); a backward through the wrapper has
+        already done it."""
+        if self._reducer is None or not self._grad_need_sync:
             return
-        comm = _comm()
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
-            from mpi4py import MPI
-
-            for p in self._layers.parameters():
-                if p.stop_gradient or p._grad is None:
-                    continue
-                g = np.ascontiguousarray(p._grad.numpy())
-                out = np.empty_like(g)
-                comm.Allreduce(g, out, op=MPI.SUM)
-                p._grad._data[...] = out / self._nranks
-        finally:
-            state.grad_enabled = prev
+        self._reducer.done()
 
     def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
                    use_hook=True):

@@ -268,20 +268,29 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
         wanted = None
     limited = useful is not None or blocked is not None
     ready = [n for n in root_nodes if deps[n] == 0]
+    sync = state.grad_sync
+    if sync is not None and (grad_mode or create_graph or limited or not accumulate):
+        sync = None  # only a plain backward into .grad is synchronised
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
         if grad_mode or create_graph or limited:
             _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, targets,
                          results, useful, wanted, blocked)
-        else:
+        elif sync is None:
             _run_plain(ready, buffers, deps, leaf_grads, retain_graph)
+        else:
+            state.grad_sync = None
+            _run_plain(ready, buffers, deps, leaf_grads, retain_graph,
+                       _LeafWatch(deps, leaf_grads, sync))
     finally:
         state.grad_enabled = prev_mode
 
     if not grad_mode:
         if accumulate:
             _finish_leaves(leaf_grads, create_graph)
+        if sync is not None:
+            sync.done()
         return None
     out = []
     for i, r in enumerate(results):
@@ -299,11 +308,39 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
     return out
 
 
-def _run_plain(ready, buffers, deps, leaf_grads, retain_graph):
+class _LeafWatch:
+    """Finalises each leaf's gradient as soon as the last edge into it has delivered, and
+    tells ``sync`` (see ``state.grad_sync``)."""
+
+    __slots__ = ("pending", "leaf_grads", "sync")
+
+    def __init__(self, deps, leaf_grads, sync):
+        pending = {}
+        for node in deps:
+            for e in node.edges:
+                if e is not None and type(e) is not tuple:
+                    pending[id(e)] = pending.get(id(e), 0) + 1
+        self.pending = pending
+        self.leaf_grads = leaf_grads
+        self.sync = sync
+
+    def delivered(self, leaf):
+        k = id(leaf)
+        left = self.pending[k] - 1
+        self.pending[k] = left
+        if left == 0:
+            entry = self.leaf_grads.pop(k, None)
+            if entry is not None:
+                _finish_leaves({k: entry}, False)
+                self.sync.ready(leaf)
+
+
+def _run_plain(ready, buffers, deps, leaf_grads, retain_graph, watch=None):
     """The main loop of a plain ``backward()``: the hot path, kept free of rarely used cases.
 
     A node whose single consumer has just delivered its gradient runs next directly, with that
-    gradient in hand, so long chains skip the ready stack and the gradient buffers.
+    gradient in hand, so long chains skip the ready stack and the gradient buffers. ``watch``
+    (a _LeafWatch) hears of every gradient delivered to a leaf.
     """
     pop, push = ready.pop, ready.append
     prof = state.prof_bw  # read once: a local None check per node when the profiler is off
@@ -357,8 +394,11 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph):
                             g = buffers.pop(child, None)
                         else:
                             push(child)
-                elif gi is not None:
-                    _leaf_add(leaf_grads, e, gi, False)
+                else:
+                    if gi is not None:
+                        _leaf_add(leaf_grads, e, gi, False)
+                    if watch is not None:
+                        watch.delivered(e)
             node = nxt
 
 

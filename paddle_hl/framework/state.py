@@ -27,6 +27,11 @@ prof_hook = None
 prof_bw = None
 # saved_tensors_hooks stack: list of (pack, unpack).
 saved_hooks = []
+# Set by paddle_hl.distributed.DataParallel for the next plain backward pass: an object whose
+# ``ready(leaf)`` is called as soon as a leaf's gradient is final (its .grad updated), while the
+# rest of the pass still runs, and whose ``done()`` is called once the pass has ended. It lets
+# gradient all-reduce overlap with the backward pass.
+grad_sync = None
 
 
 def is_grad_enabled() -> bool:

@@ -1,0 +1,763 @@
+"""Process groups and collective communication, with Paddle 2.6's names and arguments.
+
+Ranks given to the collectives (``src``, ``dst``, ``new_group(ranks)``) are global ranks, as in
+Paddle. Results are written into the tensors passed in (``all_reduce`` reduces ``tensor`` in
+place) and lists given for outputs are filled. With ``sync_op=False`` a :class:`Task` is
+returned; its ``wait()`` puts the result in place.
+
+A world of one process needs no MPI at all: every collective is then the identity.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..framework.tensor import Tensor
+from . import _comm
+from ._comm import Group, ReduceOp, Task
+
+__all__ = ["ReduceOp", "Group", "init_parallel_env", "is_initialized", "is_available",
+           "get_backend", "get_group", "new_group", "destroy_process_group", "get_rank",
+           "get_world_size", "all_reduce", "broadcast", "reduce", "all_gather",
+           "all_gather_object", "gather", "scatter", "scatter_object_list",
+           "broadcast_object_list", "reduce_scatter", "alltoall", "alltoall_single", "send",
+           "recv", "isend", "irecv", "wait", "barrier", "gloo_init_parallel_env",
+           "gloo_barrier", "gloo_release"]
+
+# process groups by id; 0 is the global group
+_GROUPS: dict[int, Group] = {}
+_NEXT_ID = [1]
+
+# the variables launchers set, in the order they are read: Paddle's, then MPICH's, Open MPI's
+_RANK_VARS = ("PADDLE_TRAINER_ID", "PMI_RANK", "OMPI_COMM_WORLD_RANK")
+_SIZE_VARS = ("PADDLE_TRAINERS_NUM", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+
+def _env_int(names, default):
+    for n in names:
+        v = os.environ.get(n)
+        if v not in (None, ""):
+            try:
+                return int(v)
+            except ValueError:
+                raise ValueError(f"paddle_hl.distributed: the environment variable {n} must be "
+                                 f"an integer, got {v!r}") from None
+    return default
+
+
+def env_rank() -> int:
+    """This process's rank as the launcher announced it (0 when not launched in parallel)."""
+    return _env_int(_RANK_VARS, 0)
+
+
+def env_world_size() -> int:
+    """The number of processes the launcher started (1 when not launched in parallel)."""
+    return _env_int(_SIZE_VARS, 1)
+
+
+def init_parallel_env():
+    """Join the other processes of the job and create the global group.
+
+    With one process this needs nothing; with several (started by
+    ``python -m paddle_hl.distributed.launch``, :func:`spawn` or ``mpiexec``) it initialises MPI
+    and checks that MPI sees as many processes as the launcher announced.
+
+    Returns:
+        ParallelEnv: the environment (rank, world size).
+
+    Examples:
+        >>> import paddle_hl.distributed as dist
+        >>> env = dist.init_parallel_env()
+        >>> env.world_size
+        1
+    """
+    from .parallel import ParallelEnv
+
+    if 0 in _GROUPS:
+        return ParallelEnv()
+    size = env_world_size()
+    if size <= 1:
+        _GROUPS[0] = Group(0, 0, [0], None)
+        return ParallelEnv()
+    MPI = _comm.mpi()
+    world = MPI.COMM_WORLD
+    if world.Get_size() != size:
+        raise RuntimeError(
+            f"paddle_hl.distributed.init_parallel_env: the launcher announced {size} processes "
+            f"but MPI sees {world.Get_size()}: start the job with "
+            "'python -m paddle_hl.distributed.launch --nproc_per_node N script.py', "
+            "paddle_hl.distributed.spawn or mpiexec, not as separate processes")
+    rank = world.Get_rank()
+    if rank != env_rank():
+        raise RuntimeError(f"paddle_hl.distributed.init_parallel_env: this process has MPI rank "
+                           f"{rank} but the launcher gave it rank {env_rank()}")
+    # errors come back as exceptions (a rank that died becomes a clear error on the others,
+    # not an abort that hides which rank failed first)
+    world.Set_errhandler(MPI.ERRORS_RETURN)
+    _GROUPS[0] = Group(rank, 0, range(size), world)
+    return ParallelEnv()
+
+
+def is_initialized() -> bool:
+    """True once :func:`init_parallel_env` has created the global group."""
+    return 0 in _GROUPS
+
+
+def is_available() -> bool:
+    """True: collectives are available (MPI is loaded when a job has several processes)."""
+    return True
+
+
+def _group(group, fn) -> Group:
+    if group is None:
+        g = _GROUPS.get(0)
+        if g is None:
+            raise RuntimeError(f"paddle_hl.distributed.{fn}: the global group is not "
+                               "initialized: call paddle.distributed.init_parallel_env() first")
+        return g
+    if not isinstance(group, Group):
+        raise TypeError(f"paddle_hl.distributed.{fn}: group must be a Group from new_group() "
+                        f"or None, got {type(group).__name__}")
+    return group
+
+
+def get_group(id=0):  # noqa: A002  (Paddle's name)
+    """The process group with the given id (0: the global group), or None."""
+    return _GROUPS.get(id)
+
+
+def get_backend(group=None) -> str:
+    """The communication backend of ``group``: ``'MPI'``."""
+    _group(group, "get_backend")
+    return "MPI"
+
+
+def get_rank(group=None) -> int:
+    """This process's rank in ``group`` (the global rank when ``group`` is None)."""
+    if group is None:
+        g = _GROUPS.get(0)
+        return g.rank if g is not None else env_rank()
+    return _group(group, "get_rank").rank
+
+
+def get_world_size(group=None) -> int:
+    """The number of processes in ``group`` (all of them when ``group`` is None)."""
+    if group is None:
+        g = _GROUPS.get(0)
+        return g.nranks if g is not None else env_world_size()
+    return _group(group, "get_world_size").nranks
+
+
+def new_group(ranks=None, backend=None, timeout=None):
+    """Create a process group of some of the ranks. Every process must call it, in the same order.
+
+    Args:
+        ranks (list[int], optional): global ranks of the members (all ranks when None).
+        backend (str, optional): accepted for compatibility; the engine is MPI.
+        timeout (datetime.timedelta, optional): accepted for compatibility; the collective
+            timeout is ``PADDLE_HL_COLLECTIVE_TIMEOUT``.
+
+    Returns:
+        Group: the group (with ``rank == -1`` on processes that are not members).
+    """
+    world = _group(None, "new_group")
+    ranks = list(range(world.nranks)) if ranks is None else sorted(int(r) for r in ranks)
+    bad = [r for r in ranks if not 0 <= r < world.nranks]
+    if bad or len(set(ranks)) != len(ranks) or not ranks:
+        raise ValueError(f"paddle_hl.distributed.new_group: ranks must be distinct ranks in "
+                         f"[0, {world.nranks}), got {ranks}")
+    gid = _NEXT_ID[0]
+    _NEXT_ID[0] += 1
+    if world.comm is None:
+        comm = None
+    else:
+        comm = world.comm.Create(world.comm.Get_group().Incl(ranks))
+        if comm == _comm.mpi().COMM_NULL:
+            comm = None
+    rank = ranks.index(world.rank) if world.rank in ranks else -1
+    g = Group(rank, gid, ranks, comm)
+    _GROUPS[gid] = g
+    return g
+
+
+def destroy_process_group(group=None):
+    """Free ``group``'s communicator; with None, every group (the global one included)."""
+    groups = list(_GROUPS.values()) if group is None else [_group(group, "destroy_process_group")]
+    for g in groups:
+        if g.comm is not None and g.id != 0:
+            g.comm.Free()
+        g.comm = None
+        _GROUPS.pop(g.id, None)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _check_tensor(t, fn, arg="tensor"):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"paddle_hl.distributed.{fn}: {arg} must be a Tensor, got "
+                        f"{type(t).__name__}")
+
+
+def _host(t):
+    """A C-contiguous NumPy array with ``t``'s values, and whether it is ``t``'s own memory."""
+    a = t._data
+    if isinstance(a, np.ndarray):
+        if a.flags.c_contiguous:
+            return a, True
+        return np.ascontiguousarray(a), False
+    return np.ascontiguousarray(a.get()), False  # a CuPy array: through the host
+
+
+def _store(t, values):
+    """Write ``values`` into ``t`` in place (keeping its dtype, shape and device)."""
+    values = np.asarray(values).reshape(t._data.shape)
+    if isinstance(t._data, np.ndarray):
+        t._data[...] = values
+    else:
+        t._data[...] = _to_device(values, t._data)
+
+
+def _to_device(values, like):
+    import cupy
+
+    return cupy.asarray(values, dtype=like.dtype)
+
+
+def _root(g, rank, fn, arg):
+    r = g.get_group_rank(int(rank))
+    if r < 0:
+        raise ValueError(f"paddle_hl.distributed.{fn}: {arg}={rank} is not a rank of the group "
+                         f"(ranks {g.ranks})")
+    return r
+
+
+def _done(task, sync_op):
+    if sync_op:
+        task.wait()
+        return None
+    return task
+
+
+def _finished(sync_op, g, what):
+    """The result of a collective that had nothing to communicate."""
+    return None if sync_op else Task([], what, g)
+
+
+def _same_meta(g, arrays, fn):
+    """Every rank must pass tensors of the same shape and dtype: check, naming both."""
+    meta = [(tuple(a.shape), str(a.dtype)) for a in arrays]
+    allmeta = g.comm.allgather(meta)
+    for r, m in enumerate(allmeta):
+        if m != allmeta[0]:
+            raise ValueError(f"paddle_hl.distributed.{fn}: every rank must pass tensors of the "
+                             f"same shapes and dtypes; rank {g.ranks[0]} passed {allmeta[0]}, "
+                             f"rank {g.ranks[r]} passed {m}")
+
+
+def _fill_list(out_list, parts, fn, arg, like=None):
+    """Put the received tensors into the caller's list: extend an empty list, else write into
+    the tensors it holds."""
+    from ..framework.tensor import _wrap
+
+    if not isinstance(out_list, list):
+        raise TypeError(f"paddle_hl.distributed.{fn}: {arg} must be a list, got "
+                        f"{type(out_list).__name__}")
+    if not out_list:
+        for p in parts:
+            out_list.append(_wrap(p if like is None or isinstance(like, np.ndarray)
+                                  else _to_device(p, like)))
+        return
+    if len(out_list) != len(parts):
+        raise ValueError(f"paddle_hl.distributed.{fn}: {arg} holds {len(out_list)} tensors; it "
+                         f"must be empty or hold one per rank ({len(parts)})")
+    for t, p in zip(out_list, parts):
+        _check_tensor(t, fn, arg)
+        if tuple(t.shape) != p.shape:
+            raise ValueError(f"paddle_hl.distributed.{fn}: a tensor of {arg} has shape "
+                             f"{list(t.shape)}, expected {list(p.shape)}")
+        _store(t, p)
+
+
+# ------------------------------------------------------------------ reductions
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
+    """Reduce ``tensor`` across the ranks of ``group``; every rank gets the result in place.
+
+    Args:
+        tensor (Tensor): input and output.
+        op (ReduceOp, optional): SUM, MAX, MIN, PROD or AVG. Default: SUM.
+        group (Group, optional): the group (the global group when None).
+        sync_op (bool, optional): wait for the result (else return a Task). Default: True.
+
+    Returns:
+        None, or a Task when ``sync_op`` is False.
+
+    Examples:
+        >>> import paddle_hl as paddle
+        >>> import paddle_hl.distributed as dist
+        >>> _ = dist.init_parallel_env()
+        >>> x = paddle.to_tensor([1.0, 2.0])
+        >>> dist.all_reduce(x)
+        >>> x.numpy()   # with one process
+        array([1., 2.], dtype=float32)
+    """
+    _check_tensor(tensor, "all_reduce")
+    op = _comm.check_op(op, "all_reduce")
+    g = _group(group, "all_reduce")
+    if not g.is_member() or g.nranks == 1:
+        return _finished(sync_op, g, "all_reduce")
+    arr, own = _host(tensor)
+    buf = _comm.reducible(arr)
+    req = g.comm.Iallreduce(_comm.mpi().IN_PLACE, buf, op=_comm.mpi_op(op))
+
+    def finish():
+        out = buf
+        if op == ReduceOp.AVG:
+            out = buf / g.nranks
+        if out is not arr:
+            if out.dtype != arr.dtype and arr.dtype.kind in "biu":
+                out = np.trunc(out) if op == ReduceOp.AVG else out
+            arr[...] = out.astype(arr.dtype, copy=False)
+        if not own:
+            _store(tensor, arr)
+
+    return _done(Task([req], "all_reduce", g, finish), sync_op)
+
+
+def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
+    """Reduce ``tensor`` across the ranks of ``group`` into rank ``dst``'s ``tensor``.
+
+    Args:
+        tensor (Tensor): the input; on ``dst`` also the output.
+        dst (int): the global rank that receives the result.
+        op (ReduceOp, optional): Default: SUM.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "reduce")
+    op = _comm.check_op(op, "reduce")
+    g = _group(group, "reduce")
+    if not g.is_member():
+        return _finished(sync_op, g, "reduce")
+    root = _root(g, dst, "reduce", "dst")
+    if g.nranks == 1:
+        return _finished(sync_op, g, "reduce")
+    MPI = _comm.mpi()
+    arr, own = _host(tensor)
+    buf = _comm.reducible(arr)
+    if g.rank == root:
+        req = g.comm.Ireduce(MPI.IN_PLACE, buf, op=_comm.mpi_op(op), root=root)
+    else:
+        req = g.comm.Ireduce(buf, None, op=_comm.mpi_op(op), root=root)
+
+    def finish():
+        if g.rank != root:
+            return
+        out = buf / g.nranks if op == ReduceOp.AVG else buf
+        if out is not arr:
+            arr[...] = out.astype(arr.dtype, copy=False)
+        if not own:
+            _store(tensor, arr)
+
+    return _done(Task([req], "reduce", g, finish), sync_op)
+
+
+def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
+    """Reduce ``tensor_list`` element-wise across ranks; rank i gets the i-th reduced tensor.
+
+    Args:
+        tensor (Tensor): the output, shaped as each element of ``tensor_list``.
+        tensor_list (list[Tensor]): one tensor per rank of the group.
+        op (ReduceOp, optional): Default: SUM.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "reduce_scatter")
+    op = _comm.check_op(op, "reduce_scatter")
+    g = _group(group, "reduce_scatter")
+    if not g.is_member():
+        return _finished(sync_op, g, "reduce_scatter")
+    if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.nranks:
+        raise ValueError(f"paddle_hl.distributed.reduce_scatter: tensor_list must hold one tensor "
+                         f"per rank of the group ({g.nranks})")
+    for t in tensor_list:
+        _check_tensor(t, "reduce_scatter", "tensor_list")
+        if tuple(t.shape) != tuple(tensor.shape):
+            raise ValueError(f"paddle_hl.distributed.reduce_scatter: every tensor of tensor_list "
+                             f"must have the output's shape {list(tensor.shape)}, got "
+                             f"{list(t.shape)}")
+    arr, own = _host(tensor)
+    send = _comm.reducible(np.stack([_host(t)[0] for t in tensor_list]).astype(arr.dtype))
+    if g.nranks == 1:
+        arr[...] = send[0].astype(arr.dtype)
+        if not own:
+            _store(tensor, arr)
+        return _finished(sync_op, g, "reduce_scatter")
+    recv = np.empty_like(send[0])
+    req = g.comm.Ireduce_scatter_block(send, recv, op=_comm.mpi_op(op))
+
+    def finish():
+        out = recv / g.nranks if op == ReduceOp.AVG else recv
+        arr[...] = out.astype(arr.dtype, copy=False)
+        if not own:
+            _store(tensor, arr)
+
+    return _done(Task([req], "reduce_scatter", g, finish), sync_op)
+
+
+# ------------------------------------------------------------------ data movement
+
+
+def broadcast(tensor, src, group=None, sync_op=True):
+    """Copy rank ``src``'s ``tensor`` into ``tensor`` on every rank of ``group``.
+
+    Args:
+        tensor (Tensor): the input on ``src``, the output elsewhere (same shape and dtype).
+        src (int): the global rank that sends.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "broadcast")
+    g = _group(group, "broadcast")
+    if not g.is_member():
+        return _finished(sync_op, g, "broadcast")
+    root = _root(g, src, "broadcast", "src")
+    if g.nranks == 1:
+        return _finished(sync_op, g, "broadcast")
+    arr, own = _host(tensor)
+    req = g.comm.Ibcast(_comm.as_bytes(arr), root=root)
+    finish = None if own else (lambda: _store(tensor, arr))
+    return _done(Task([req], "broadcast", g, finish), sync_op)
+
+
+def all_gather(tensor_list, tensor, group=None, sync_op=True):
+    """Gather every rank's ``tensor`` into ``tensor_list`` on every rank.
+
+    Args:
+        tensor_list (list[Tensor]): the output: an empty list is extended with one tensor per
+            rank; a list of one tensor per rank is written into.
+        tensor (Tensor): this rank's input (same shape and dtype on every rank).
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "all_gather")
+    g = _group(group, "all_gather")
+    if not g.is_member():
+        return _finished(sync_op, g, "all_gather")
+    arr, _ = _host(tensor)
+    if g.nranks == 1:
+        _fill_list(tensor_list, [arr.copy()], "all_gather", "tensor_list", tensor._data)
+        return _finished(sync_op, g, "all_gather")
+    _same_meta(g, [arr], "all_gather")
+    out = np.empty((g.nranks,) + arr.shape, arr.dtype)
+    req = g.comm.Iallgather(_comm.as_bytes(arr), _comm.as_bytes(out))
+    finish = lambda: _fill_list(tensor_list, list(out), "all_gather",  # noqa: E731
+                                "tensor_list", tensor._data)
+    return _done(Task([req], "all_gather", g, finish), sync_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
+    """Gather every rank's ``tensor`` into ``gather_list`` on rank ``dst``.
+
+    Args:
+        tensor (Tensor): this rank's input (same shape and dtype on every rank).
+        gather_list (list[Tensor], optional): the output on ``dst`` (ignored elsewhere).
+        dst (int, optional): the global rank that receives. Default: 0.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "gather")
+    g = _group(group, "gather")
+    if not g.is_member():
+        return _finished(sync_op, g, "gather")
+    root = _root(g, dst, "gather", "dst")
+    if g.rank == root and gather_list is None:
+        raise ValueError("paddle_hl.distributed.gather: gather_list must be a list on the dst "
+                         "rank")
+    arr, _ = _host(tensor)
+    if g.nranks == 1:
+        _fill_list(gather_list, [arr.copy()], "gather", "gather_list", tensor._data)
+        return _finished(sync_op, g, "gather")
+    _same_meta(g, [arr], "gather")
+    out = np.empty((g.nranks,) + arr.shape, arr.dtype) if g.rank == root else None
+    req = g.comm.Igather(_comm.as_bytes(arr), None if out is None else _comm.as_bytes(out),
+                         root=root)
+
+    def finish():
+        if out is not None:
+            _fill_list(gather_list, list(out), "gather", "gather_list", tensor._data)
+
+    return _done(Task([req], "gather", g, finish), sync_op)
+
+
+def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
+    """Send the i-th tensor of rank ``src``'s ``tensor_list`` to rank i's ``tensor``.
+
+    Args:
+        tensor (Tensor): the output on every rank.
+        tensor_list (list[Tensor], optional): on ``src``, one tensor per rank, shaped as
+            ``tensor``.
+        src (int, optional): the global rank that sends. Default: 0.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(tensor, "scatter")
+    g = _group(group, "scatter")
+    if not g.is_member():
+        return _finished(sync_op, g, "scatter")
+    root = _root(g, src, "scatter", "src")
+    arr, own = _host(tensor)
+    send = None
+    if g.rank == root:
+        if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.nranks:
+            raise ValueError(f"paddle_hl.distributed.scatter: on the src rank tensor_list must "
+                             f"hold one tensor per rank ({g.nranks})")
+        for t in tensor_list:
+            _check_tensor(t, "scatter", "tensor_list")
+            if tuple(t.shape) != arr.shape:
+                raise ValueError(f"paddle_hl.distributed.scatter: every tensor of tensor_list "
+                                 f"must have the output's shape {list(arr.shape)}, got "
+                                 f"{list(t.shape)}")
+        send = np.stack([_host(t)[0] for t in tensor_list]).astype(arr.dtype)
+    if g.nranks == 1:
+        arr[...] = send[0]
+        if not own:
+            _store(tensor, arr)
+        return _finished(sync_op, g, "scatter")
+    req = g.comm.Iscatter(None if send is None else _comm.as_bytes(send), _comm.as_bytes(arr),
+                          root=root)
+    finish = None if own else (lambda: _store(tensor, arr))
+    return _done(Task([req], "scatter", g, finish), sync_op)
+
+
+def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
+    """Rank i sends its j-th input tensor to rank j, which puts it at position i of its output.
+
+    Args:
+        in_tensor_list (list[Tensor]): one tensor per rank (all the same shape and dtype).
+        out_tensor_list (list[Tensor]): the output: extended when empty, else written into.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    g = _group(group, "alltoall")
+    if not g.is_member():
+        return _finished(sync_op, g, "alltoall")
+    if not isinstance(in_tensor_list, (list, tuple)) or len(in_tensor_list) != g.nranks:
+        raise ValueError(f"paddle_hl.distributed.alltoall: in_tensor_list must hold one tensor "
+                         f"per rank of the group ({g.nranks})")
+    for t in in_tensor_list:
+        _check_tensor(t, "alltoall", "in_tensor_list")
+    arrays = [_host(t)[0] for t in in_tensor_list]
+    if any(a.shape != arrays[0].shape or a.dtype != arrays[0].dtype for a in arrays):
+        raise ValueError("paddle_hl.distributed.alltoall: the tensors of in_tensor_list must "
+                         "share one shape and dtype, got "
+                         f"{[(list(a.shape), str(a.dtype)) for a in arrays]}")
+    send = np.stack(arrays)
+    like = in_tensor_list[0]._data
+    if g.nranks == 1:
+        _fill_list(out_tensor_list, [send[0].copy()], "alltoall", "out_tensor_list", like)
+        return _finished(sync_op, g, "alltoall")
+    _same_meta(g, arrays[:1], "alltoall")
+    recv = np.empty_like(send)
+    req = g.comm.Ialltoall(_comm.as_bytes(send), _comm.as_bytes(recv))
+    finish = lambda: _fill_list(out_tensor_list, list(recv), "alltoall",  # noqa: E731
+                                "out_tensor_list", like)
+    return _done(Task([req], "alltoall", g, finish), sync_op)
+
+
+def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=None,
+                    group=None, sync_op=True):
+    """All-to-all on one tensor split along axis 0: rank i's j-th slice goes to rank j.
+
+    Args:
+        in_tensor (Tensor): the input, split along axis 0 into ``in_split_sizes`` (equal parts
+            when None).
+        out_tensor (Tensor): the output, split along axis 0 into ``out_split_sizes``.
+        in_split_sizes (list[int], optional): rows sent to each rank.
+        out_split_sizes (list[int], optional): rows received from each rank.
+        group (Group, optional): Default: the global group.
+        sync_op (bool, optional): Default: True.
+    """
+    _check_tensor(in_tensor, "alltoall_single", "in_tensor")
+    _check_tensor(out_tensor, "alltoall_single", "out_tensor")
+    g = _group(group, "alltoall_single")
+    if not g.is_member():
+        return _finished(sync_op, g, "alltoall_single")
+    src, _ = _host(in_tensor)
+    dst, own = _host(out_tensor)
+    if src.dtype != dst.dtype or src.shape[1:] != dst.shape[1:]:
+        raise ValueError(f"paddle_hl.distributed.alltoall_single: in_tensor {list(src.shape)} "
+                         f"{src.dtype} and out_tensor {list(dst.shape)} {dst.dtype} must share "
+                         "dtype and trailing dimensions")
+
+    def sizes(given, rows, arg):
+        if given is None:
+            if rows % g.nranks:
+                raise ValueError(f"paddle_hl.distributed.alltoall_single: {rows} rows do not "
+                                 f"split evenly over {g.nranks} ranks; pass {arg}")
+            return [rows // g.nranks] * g.nranks
+        given = [int(s) for s in given]
+        if len(given) != g.nranks or sum(given) != rows or min(given) < 0:
+            raise ValueError(f"paddle_hl.distributed.alltoall_single: {arg} must give one "
+                             f"non-negative size per rank ({g.nranks}) summing to {rows}, got "
+                             f"{given}")
+        return given
+
+    ins = sizes(in_split_sizes, src.shape[0], "in_split_sizes")
+    outs = sizes(out_split_sizes, dst.shape[0], "out_split_sizes")
+    if g.nranks == 1:
+        dst[...] = src
+        if not own:
+            _store(out_tensor, dst)
+        return _finished(sync_op, g, "alltoall_single")
+    row = int(np.prod(src.shape[1:], dtype=np.int64)) * src.dtype.itemsize
+    counts_in = [s * row for s in ins]
+    counts_out = [s * row for s in outs]
+    displ_in = np.concatenate([[0], np.cumsum(counts_in)[:-1]]).tolist()
+    displ_out = np.concatenate([[0], np.cumsum(counts_out)[:-1]]).tolist()
+    MPI = _comm.mpi()
+    req = g.comm.Ialltoallv([_comm.as_bytes(src), (counts_in, displ_in), MPI.BYTE],
+                            [_comm.as_bytes(dst), (counts_out, displ_out), MPI.BYTE])
+    finish = None if own else (lambda: _store(out_tensor, dst))
+    return _done(Task([req], "alltoall_single", g, finish), sync_op)
+
+
+# ------------------------------------------------------------------ objects
+
+
+def _check_list(obj, fn, arg):
+    if not isinstance(obj, list):
+        raise TypeError(f"paddle_hl.distributed.{fn}: {arg} must be a list, got "
+                        f"{type(obj).__name__}")
+
+
+def all_gather_object(object_list, obj, group=None):
+    """Gather a picklable object from every rank into ``object_list`` (one per rank)."""
+    _check_list(object_list, "all_gather_object", "object_list")
+    g = _group(group, "all_gather_object")
+    if not g.is_member():
+        return
+    objs = [obj] if g.nranks == 1 else g.comm.allgather(obj)
+    object_list[:] = objs
+
+
+def broadcast_object_list(object_list, src, group=None):
+    """Replace ``object_list``'s contents on every rank with rank ``src``'s."""
+    _check_list(object_list, "broadcast_object_list", "object_list")
+    g = _group(group, "broadcast_object_list")
+    if not g.is_member():
+        return
+    root = _root(g, src, "broadcast_object_list", "src")
+    if g.nranks > 1:
+        object_list[:] = g.comm.bcast(object_list if g.rank == root else None, root=root)
+
+
+def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None):
+    """Send the i-th object of rank ``src``'s ``in_object_list`` to rank i's
+    ``out_object_list`` (which then holds that one object)."""
+    _check_list(out_object_list, "scatter_object_list", "out_object_list")
+    g = _group(group, "scatter_object_list")
+    if not g.is_member():
+        return
+    root = _root(g, src, "scatter_object_list", "src")
+    if g.rank == root and (not isinstance(in_object_list, (list, tuple))
+                           or len(in_object_list) != g.nranks):
+        raise ValueError(f"paddle_hl.distributed.scatter_object_list: on the src rank "
+                         f"in_object_list must hold one object per rank ({g.nranks})")
+    if g.nranks == 1:
+        out_object_list[:] = [in_object_list[0]]
+        return
+    out_object_list[:] = [g.comm.scatter(list(in_object_list) if g.rank == root else None,
+                                         root=root)]
+
+
+# ------------------------------------------------------------------ point to point
+
+_TAG = 7
+
+
+def _p2p(tensor, peer, group, fn, arg, sending):
+    _check_tensor(tensor, fn)
+    g = _group(group, fn)
+    MPI = _comm.mpi() if g.nranks > 1 else None
+    if peer is None and not sending:
+        source = MPI.ANY_SOURCE if MPI is not None else 0
+    else:
+        source = _root(g, peer, fn, arg)
+        if source == g.rank:
+            raise ValueError(f"paddle_hl.distributed.{fn}: {arg}={peer} is this process's own "
+                             "rank")
+    if g.nranks == 1:
+        raise ValueError(f"paddle_hl.distributed.{fn}: the group has a single rank: there is "
+                         "no other process to talk to")
+    arr, own = _host(tensor)
+    if sending:
+        req = g.comm.Isend(_comm.as_bytes(arr), dest=source, tag=_TAG)
+        return Task([req], fn, g)
+    req = g.comm.Irecv(_comm.as_bytes(arr), source=source, tag=_TAG)
+    return Task([req], fn, g, None if own else (lambda: _store(tensor, arr)))
+
+
+def send(tensor, dst=0, group=None, sync_op=True):
+    """Send ``tensor`` to the process with global rank ``dst``."""
+    return _done(_p2p(tensor, dst, group, "send", "dst", True), sync_op)
+
+
+def recv(tensor, src=0, group=None, sync_op=True):
+    """Receive into ``tensor`` (same shape and dtype as the sender's) from rank ``src``."""
+    return _done(_p2p(tensor, src, group, "recv", "src", False), sync_op)
+
+
+def isend(tensor, dst, group=None):
+    """Start sending ``tensor`` to rank ``dst``; returns a Task to ``wait()`` on."""
+    return _p2p(tensor, dst, group, "isend", "dst", True)
+
+
+def irecv(tensor, src=None, group=None):
+    """Start receiving into ``tensor`` from rank ``src`` (any rank when None)."""
+    return _p2p(tensor, src, group, "irecv", "src", False)
+
+
+def wait(tensor, group=None, use_calc_stream=True):
+    """Wait for the communication on ``tensor`` to finish.
+
+    Synchronous collectives have finished when they return, so on CPU this only checks its
+    arguments; ``Task.wait()`` waits for an asynchronous one.
+    """
+    _check_tensor(tensor, "wait")
+    _group(group, "wait")
+
+
+def barrier(group=None):
+    """Block until every rank of ``group`` has reached this call."""
+    g = _group(group, "barrier")
+    if g.is_member() and g.nranks > 1:
+        _comm.wait(g.comm.Ibarrier(), "barrier", g)
+
+
+# ------------------------------------------------------------------ gloo names
+
+
+def gloo_init_parallel_env(rank_id, rank_num, server_endpoint):
+    """Paddle's CPU (gloo) initialisation, on the same MPI engine: ``rank_id`` and ``rank_num``
+    must match the launched job; ``server_endpoint`` is not needed by MPI."""
+    init_parallel_env()
+    g = _GROUPS[0]
+    if (int(rank_id), int(rank_num)) != (g.rank, g.nranks):
+        raise ValueError(f"paddle_hl.distributed.gloo_init_parallel_env: rank_id={rank_id}, "
+                         f"rank_num={rank_num} do not match the launched job (rank {g.rank} of "
+                         f"{g.nranks})")
+
+
+def gloo_barrier():
+    """A barrier on the global group (Paddle's gloo name)."""
+    barrier()
+
+
+def gloo_release():
+    """Release the gloo context: nothing to free on MPI, kept for compatibility."""
+    _group(None, "gloo_release")

@@ -1,0 +1,7 @@
+"""``python -m paddle_hl.distributed.launch ...``: see the package docstring."""
+
+import sys
+
+from . import launch
+
+sys.exit(launch())

@@ -1,0 +1,155 @@
+"""``spawn``: run a function on N processes of a data-parallel job (from a script or a notebook)."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import threading
+
+from .launch._job import JobError, run
+
+__all__ = ["spawn", "MultiprocessContext"]
+
+
+def _dumps(func, args):
+    """Pickle ``(func, args)``; a function defined in ``__main__`` (a notebook cell, a script)
+    cannot be found by name in the new processes, so it travels by value through cloudpickle."""
+    if getattr(func, "__module__", None) == "__main__" or "<locals>" in getattr(
+            func, "__qualname__", ""):
+        try:
+            import cloudpickle
+        except ImportError:
+            raise ImportError(
+                f"paddle_hl.distributed.spawn: {getattr(func, '__qualname__', func)!r} is "
+                "defined in __main__ (a notebook or the running script), so the new processes "
+                "cannot import it: pip install cloudpickle (part of 'paddle_hl[distributed]'), "
+                "or define it in a module file") from None
+        return cloudpickle.dumps((func, tuple(args)))
+    try:
+        return pickle.dumps((func, tuple(args)))
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raise TypeError(f"paddle_hl.distributed.spawn: func and args must be picklable ({e})") \
+            from None
+
+
+class MultiprocessContext:
+    """The running job of :func:`spawn`.
+
+    Attributes:
+        nprocs (int): the number of processes.
+        return_values (list): after ``join()``, what ``func`` returned on each rank.
+    """
+
+    def __init__(self, nprocs, payload, options):
+        self.nprocs = nprocs
+        self.return_values = None
+        self._run_dir = tempfile.mkdtemp(prefix="paddle_hl_spawn_")
+        path = os.path.join(self._run_dir, "payload.pkl")
+        with open(path, "wb") as f:
+            f.write(payload)
+        env = dict(os.environ)
+        # the new processes find modules where this one does (a notebook's folder, paths
+        # added to sys.path), as multiprocessing's spawn does
+        env["PYTHONPATH"] = os.pathsep.join(
+            dict.fromkeys(os.path.abspath(p or os.curdir) for p in sys.path
+                          if os.path.isdir(p or os.curdir)))
+        env.update({k: str(v) for k, v in options.get("env", {}).items()})
+        self._error = None
+        self._code = None
+        out = _NotebookSafeOut()
+
+        def target():
+            try:
+                self._code = run(nprocs, ["--run-dir", self._run_dir, "--spawn", path], env,
+                                 self._run_dir, out=out)
+            except Exception as e:  # reported by join()
+                self._error = e
+
+        self._thread = threading.Thread(target=target, daemon=True)
+        self._thread.start()
+
+    def join(self, timeout=None) -> bool:
+        """Wait for the job (at most ``timeout`` seconds); True when it has finished.
+
+        Raises:
+            JobError: a rank failed (the message names it).
+        """
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return False
+        try:
+            if self._error is not None:
+                raise self._error
+            values = []
+            for r in range(self.nprocs):
+                with open(os.path.join(self._run_dir, f"rank{r}.result"), "rb") as f:
+                    values.append(pickle.load(f))
+            self.return_values = values
+        finally:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+        return True
+
+
+class _NotebookSafeOut(io.TextIOBase):
+    """Write the ranks' output to whatever ``sys.stdout`` is now (a notebook cell's stream)."""
+
+    def write(self, s):
+        return sys.stdout.write(s)
+
+    def flush(self):
+        sys.stdout.flush()
+
+
+def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
+    """Run ``func(*args)`` on ``nprocs`` new processes that form one data-parallel job.
+
+    Each process has Paddle's launcher environment, so ``func`` calls
+    ``paddle.distributed.init_parallel_env()`` and trains as under
+    ``python -m paddle_hl.distributed.launch``. Works from a notebook: a function defined in a
+    cell is sent by value (cloudpickle), and the ranks' output appears in the cell.
+
+    Args:
+        func (callable): the function to run on every rank.
+        args (tuple, optional): its arguments.
+        nprocs (int, optional): the number of processes (-1: the CPUs this process may use).
+        join (bool, optional): wait for the job to end. Default: True.
+        daemon (bool, optional): accepted for compatibility.
+        **options: ``env`` (dict): extra environment variables of the ranks.
+
+    Returns:
+        MultiprocessContext: the job; ``return_values`` holds each rank's result after
+        ``join()``.
+
+    Raises:
+        JobError: a rank failed (``join``), with its rank and how it ended.
+
+    Examples:
+        >>> import paddle_hl.distributed as dist
+        >>> def work(x):
+        ...     dist.init_parallel_env()
+        ...     return dist.get_rank() * x
+        >>> dist.spawn(work, args=(10,), nprocs=2).return_values  # doctest: +SKIP
+        [0, 10]
+    """
+    if nprocs == -1:
+        try:
+            nprocs = len(os.sched_getaffinity(0))
+        except AttributeError:
+            nprocs = os.cpu_count() or 1
+    if not isinstance(nprocs, int) or nprocs < 1:
+        raise ValueError(f"paddle_hl.distributed.spawn: nprocs must be a positive int or -1, "
+                         f"got {nprocs!r}")
+    if not callable(func):
+        raise TypeError(f"paddle_hl.distributed.spawn: func must be callable, got "
+                        f"{type(func).__name__}")
+    ctx = MultiprocessContext(nprocs, _dumps(func, args), options)
+    if join:
+        ctx.join()
+    return ctx
+
+
+__all__ += ["JobError"]
