@@ -57,6 +57,10 @@ def _redirect(log_dir, rank):
 
 
 def main(argv):
+    # whole lines, one write each: mpiexec merges the ranks' output, and unbuffered text would
+    # interleave mid-line; line buffering still shows every line as soon as it is printed
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
     run_dir = argv[argv.index("--run-dir") + 1]
     env = rank_environment()
     os.environ.update(env)
