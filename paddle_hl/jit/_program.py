@@ -67,6 +67,10 @@ class _Tracer:
                     if base.size == a.size and base.dtype == a.dtype and a.flags.c_contiguous \
                             and base.flags.c_contiguous:
                         return ("reshape", src, tuple(a.shape))
+                    if base.dtype == a.dtype and base.flags.c_contiguous:
+                        # a basic-indexing view made outside the op wrapper (a slice)
+                        return ("view", src, (_ptr(a) - _ptr(base)) // a.itemsize,
+                                tuple(a.shape), tuple(st // a.itemsize for st in a.strides))
                     raise TraceError(
                         f"a kernel reads a strided view (shape {list(a.shape)}) of a traced "
                         f"value (shape {list(base.shape)}) made outside the op wrapper")
@@ -103,6 +107,12 @@ class _Tracer:
         return out, bw
 
 
+def _ptr(a) -> int:
+    if isinstance(a, np.ndarray):
+        return a.__array_interface__["data"][0]
+    return int(a.data.ptr)
+
+
 def _kernel_ref(fn) -> str:
     """``module:name`` under which ``fn`` can be imported again.
 
@@ -134,7 +144,9 @@ _REFS = {}
 
 
 def _index_modules():
-    """Map every module-level callable of the loaded paddle_hl modules to ``module:name``."""
+    """Map every module-level callable of the loaded paddle_hl modules to ``module:name``, and
+    the kernels their closures hold (kernels made by a factory and kept by the public function
+    that applies them) to ``module:name#freevar``."""
     import sys
 
     for mname, m in list(sys.modules.items()):
@@ -143,12 +155,33 @@ def _index_modules():
         if mname.startswith(("paddle_hl.notebook", "paddle_hl.jit")):
             continue
         for k, v in list(vars(m).items()):
-            if callable(v) and not isinstance(v, type) and getattr(v, "__module__", "") \
-                    and str(getattr(v, "__module__", "")).startswith("paddle_hl"):
-                ref = f"{mname}:{k}"
-                if id(v) not in _REFS:
-                    _REFS[id(v)] = ref
-                    _RESOLVED.setdefault(ref, v)
+            if not callable(v) or isinstance(v, type) or not str(
+                    getattr(v, "__module__", "")).startswith("paddle_hl"):
+                continue
+            _remember(f"{mname}:{k}", v)
+            _index_closure(f"{mname}:{k}", v, 2)
+
+
+def _remember(ref, v):
+    if id(v) not in _REFS:
+        _REFS[id(v)] = ref
+        _RESOLVED.setdefault(ref, v)
+
+
+def _index_closure(ref, fn, depth):
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None)
+    if code is None or not cells or depth == 0:
+        return
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if callable(v) and not isinstance(v, type) and getattr(v, "__code__", None) is not None:
+            sub = f"{ref}#{name}"
+            _remember(sub, v)
+            _index_closure(sub, v, depth - 1)
 
 
 _RESOLVED = {}
@@ -160,9 +193,13 @@ def _resolve(ref: str):
         mod, qual = ref.split(":")
         if not (mod == "paddle_hl" or mod.startswith("paddle_hl.")):
             raise TraceError(f"program refers to {ref!r}, outside paddle_hl")
+        path, *cells = qual.split("#")
         obj = importlib.import_module(mod)
-        for part in qual.split("."):
+        for part in path.split("."):
             obj = getattr(obj, part)
+        for name in cells:
+            # a kernel held in the closure of the function named before it
+            obj = obj.__closure__[obj.__code__.co_freevars.index(name)].cell_contents
         fn = _RESOLVED[ref] = obj
     return fn
 
@@ -360,6 +397,8 @@ def run(program, inputs, params, free_dim=None):
             return (tuple if ref[1] == "tuple" else list)(get(r) for r in ref[2])
         if kind == "reshape":
             return get(ref[1]).reshape(_bind_sym(ref[2], free_dim))
+        if kind == "view":
+            return strided(get(ref[1]), *(_bind_sym(r, free_dim) for r in ref[2:]))
         raise TraceError(f"unknown value reference {ref!r}")
 
     for op in program["ops"]:
@@ -373,6 +412,18 @@ def run(program, inputs, params, free_dim=None):
         for k, o in zip(op["outs"], outs):
             vals[k] = o
     return [get(r) for r in program["outs"]]
+
+
+def strided(base, offset, shape, strides):
+    """The view ``base.flat[offset:]`` with ``shape`` and element ``strides``."""
+    flat = base.reshape(-1)[offset:]
+    item = flat.itemsize
+    if isinstance(flat, np.ndarray):
+        return np.lib.stride_tricks.as_strided(flat, shape, [s * item for s in strides],
+                                               writeable=False)
+    import cupy
+
+    return cupy.lib.stride_tricks.as_strided(flat, shape, [s * item for s in strides])
 
 
 # ----------------------------------------------------------------------------- files

@@ -58,7 +58,6 @@ def _forward_of(layer):
 
 def trace(layer, specs, where="jit.save"):
     """Trace ``layer`` for ``specs`` into a program; checks the replay against eager outputs."""
-    from ..framework.state import no_grad
     from ..nn.layer.layers import Layer
 
     if isinstance(layer, Layer):
@@ -70,21 +69,22 @@ def trace(layer, specs, where="jit.save"):
         named, call, was_training = [], layer, None
     free = any(-1 in s.shape for s in specs)
     rng = np.random.default_rng(0)
+    # traced with grad recording on: some kernels take inference-only shortcuts without it,
+    # and the loaded program must stay differentiable
     try:
-        with no_grad():
-            sizes = _program.TRACE_SIZES if free else (1,)
-            traces = []
-            for d in sizes:
-                prog, _ = _program.trace_once(call, _example(specs, d, rng), named)
-                traces.append(prog)
-            program = _program.merge_traces(traces, sizes) if free else {
-                **traces[0], "consts": [("c", c) for c in traces[0]["consts"]]}
-            d = _program.CHECK_SIZE if free else 1
-            xs = _example(specs, d, rng)
-            want = call(*xs)
-            want = [want] if isinstance(want, Tensor) else list(want)
-            params = {k: v._data for k, v in named}
-            got = _program.run(program, [x._data for x in xs], params, d)
+        sizes = _program.TRACE_SIZES if free else (1,)
+        traces = []
+        for d in sizes:
+            prog, _ = _program.trace_once(call, _example(specs, d, rng), named)
+            traces.append(prog)
+        program = _program.merge_traces(traces, sizes) if free else {
+            **traces[0], "consts": [("c", c) for c in traces[0]["consts"]]}
+        d = _program.CHECK_SIZE if free else 1
+        xs = _example(specs, d, rng)
+        want = call(*xs)
+        want = [want] if isinstance(want, Tensor) else list(want)
+        params = {k: v._data for k, v in named}
+        got = _program.run(program, [x._data for x in xs], params, d)
     except _program.TraceError as e:
         raise ValueError(f"{where}: cannot capture the forward as a program: {e}") from None
     finally:
@@ -146,6 +146,7 @@ def save(layer, path, input_spec=None, **configs):
     info = {var_names[k]: {"structured_name": k, "stop_gradient": bool(v.stop_gradient),
                            "trainable": not v.stop_gradient} for k, v in named}
     program["params"] = [(var_names[k], k) for k, _ in named]
+    program["trainable"] = {k: not v.stop_gradient for k, v in named}
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -229,7 +230,9 @@ def _make_translated():
             self._keys = {}
             for k, arr in persistable_vars.items():
                 key = k.replace(".", "__")
-                p = Parameter(arr, name=k, trainable=not np.issubdtype(arr.dtype, np.integer))
+                trainable = programs.get("trainable", {}).get(
+                    k, not np.issubdtype(arr.dtype, np.integer))
+                p = Parameter(arr, name=k, trainable=trainable)
                 self._keys[k] = key
                 self.add_parameter(key, p)
             self._specs = [InputSpec(s, dt, n) for s, dt, n in programs["specs"]]
@@ -265,7 +268,7 @@ def _make_translated():
 def _replay(program, xs, params, d):
     """Run the program on Tensors through the op wrapper (autograd works)."""
     from ..framework.op import apply
-    from ..tensor.manipulation import reshape
+    from ..tensor.manipulation import as_strided, reshape
 
     vals = {}
     consts = []
@@ -291,6 +294,9 @@ def _replay(program, xs, params, d):
             return (tuple if ref[1] == "tuple" else list)(get(r)._data for r in ref[2])
         if kind == "reshape":
             return reshape(get(ref[1]), list(_program._bind_sym(ref[2], d)))
+        if kind == "view":
+            off, shape, strides = (_program._bind_sym(r, d) for r in ref[2:])
+            return as_strided(reshape(get(ref[1]), [-1]), list(shape), list(strides), off)
         raise ValueError(f"TranslatedLayer: unknown value reference {ref!r}")
 
     for op in program["ops"]:

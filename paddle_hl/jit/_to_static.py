@@ -138,7 +138,10 @@ def not_to_static(func=None):
     """Mark ``func`` to stay in dygraph inside a to_static function (it always does here)."""
     if func is None:
         return not_to_static
-    func._not_to_static = True
+    try:
+        func._not_to_static = True
+    except (AttributeError, TypeError):
+        pass  # builtins take no attributes; they are never converted anyway
     return func
 
 
