@@ -75,7 +75,13 @@ def trace(layer, specs, where="jit.save"):
         sizes = _program.TRACE_SIZES if free else (1,)
         traces = []
         for d in sizes:
-            prog, _ = _program.trace_once(call, _example(specs, d, rng), named)
+            xs = _example(specs, d, rng)
+            for x in xs:
+                # ops take shortcuts around the op wrapper for inputs that need no gradient;
+                # traced inputs that need one make every op go through it (and get recorded)
+                if x._data.dtype.kind in "fc":
+                    x.stop_gradient = False
+            prog, _ = _program.trace_once(call, xs, named)
             traces.append(prog)
         program = _program.merge_traces(traces, sizes) if free else {
             **traces[0], "consts": [("c", c) for c in traces[0]["consts"]]}
