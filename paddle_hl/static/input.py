@@ -7,7 +7,7 @@ import numpy as np
 from ..framework import dtype as _dt
 from ..framework.tensor import Tensor
 
-__all__ = ["InputSpec"]
+__all__ = []
 
 
 class InputSpec:

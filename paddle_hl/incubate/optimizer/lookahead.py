@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...framework.state import no_grad
 
-__all__ = ["LookAhead"]
+__all__ = []
 
 
 class LookAhead:

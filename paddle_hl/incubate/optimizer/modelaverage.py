@@ -6,7 +6,7 @@ import contextlib
 
 from ...framework.state import no_grad
 
-__all__ = ["ModelAverage"]
+__all__ = []
 
 # the running sum is folded into a second accumulator this often, to bound rounding error
 _FOLD_EVERY = 16384
