@@ -96,10 +96,8 @@ def read(path: str, names: list) -> dict:
                 code = val
             elif key == 0x10:
                 dims.append(val)
-            elif key == 0x12:  # packed dims
+            elif key == 0x12:  # packed dims: val is the byte length of the packed run
                 end = pos + val
-                val_pos = pos - 0
-                pos = val_pos
                 while pos < end:
                     d, pos = _read_varint(buf, pos)
                     dims.append(d)

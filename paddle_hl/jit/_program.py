@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import io
 import pickle
+import types
 
 import numpy as np
 
@@ -124,7 +125,7 @@ def _kernel_ref(fn) -> str:
         return ref
     mod = getattr(fn, "__module__", None)
     qual = getattr(fn, "__qualname__", None)
-    if mod and qual and "<" not in qual and mod.startswith("paddle_hl"):
+    if mod and qual and "<" not in qual and _kernel_module(mod):
         try:
             if _resolve(f"{mod}:{qual}") is fn:
                 _REFS[id(fn)] = f"{mod}:{qual}"
@@ -136,8 +137,9 @@ def _kernel_ref(fn) -> str:
     if ref is not None and _RESOLVED.get(ref) is fn:
         return ref
     name = getattr(fn, "op_name", None) or getattr(fn, "__name__", repr(fn))
-    raise TraceError(f"kernel '{name}' ({mod}.{qual}) is not bound to a module-level name in "
-                     "paddle_hl, so a saved program could not call it again")
+    raise TraceError(f"kernel '{name}' ({mod}.{qual}) is not reachable from a module-level "
+                     "name of paddle_hl's kernel modules, so a saved program could not call it "
+                     "again")
 
 
 _REFS = {}
@@ -150,9 +152,7 @@ def _index_modules():
     import sys
 
     for mname, m in list(sys.modules.items()):
-        if m is None or not (mname == "paddle_hl" or mname.startswith("paddle_hl.")):
-            continue
-        if mname.startswith(("paddle_hl.notebook", "paddle_hl.jit")):
+        if m is None or not _kernel_module(mname):
             continue
         for k, v in list(vars(m).items()):
             if not callable(v) or isinstance(v, type) or not str(
@@ -163,7 +163,7 @@ def _index_modules():
 
 
 def _remember(ref, v):
-    if id(v) not in _REFS:
+    if id(v) not in _REFS and isinstance(v, types.FunctionType):
         _REFS[id(v)] = ref
         _RESOLVED.setdefault(ref, v)
 
@@ -186,13 +186,23 @@ def _index_closure(ref, fn, depth):
 
 _RESOLVED = {}
 
+# the modules that define op kernels; a program file may only call functions from these, so
+# loading a program cannot reach downloads, file I/O or process control
+KERNEL_MODULES = ("paddle_hl.tensor", "paddle_hl.nn", "paddle_hl.incubate", "paddle_hl.fft",
+                  "paddle_hl.signal", "paddle_hl.linalg", "paddle_hl.vision", "paddle_hl.audio",
+                  "paddle_hl.geometric", "paddle_hl.sparse", "paddle_hl.framework.tensor")
+
+
+def _kernel_module(mod: str) -> bool:
+    return any(mod == m or mod.startswith(m + ".") for m in KERNEL_MODULES)
+
 
 def _resolve(ref: str):
     fn = _RESOLVED.get(ref)
     if fn is None:
         mod, qual = ref.split(":")
-        if not (mod == "paddle_hl" or mod.startswith("paddle_hl.")):
-            raise TraceError(f"program refers to {ref!r}, outside paddle_hl")
+        if not _kernel_module(mod):
+            raise TraceError(f"program refers to {ref!r}, outside paddle_hl's kernel modules")
         path, *cells = qual.split("#")
         obj = importlib.import_module(mod)
         for part in path.split("."):
@@ -200,6 +210,8 @@ def _resolve(ref: str):
         for name in cells:
             # a kernel held in the closure of the function named before it
             obj = obj.__closure__[obj.__code__.co_freevars.index(name)].cell_contents
+        if not isinstance(obj, types.FunctionType):
+            raise TraceError(f"program refers to {ref!r}, which is not a kernel function")
         fn = _RESOLVED[ref] = obj
     return fn
 
@@ -299,7 +311,8 @@ def _merge_const(cs, sizes, where):
         return ("c", c0)
     if all(c.ndim == c0.ndim and c.dtype == c0.dtype for c in cs):
         flat = [c.reshape(-1) for c in cs]
-        if all(f.size and (f == f[0]).all() for f in flat) and len({f[0].item() for f in flat}) == 1:
+        uniform = all(f.size and (f == f[0]).all() for f in flat)
+        if uniform and len({f[0].item() for f in flat}) == 1:
             shape = _merge([tuple(int(s) for s in c.shape) for c in cs], sizes, where)
             return ("fill", shape, flat[0][0].item(), c0.dtype.str)
     raise TraceError(f"{where}: a constant (shape {list(c0.shape)}) changes with the free dim "

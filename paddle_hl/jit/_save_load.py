@@ -200,6 +200,12 @@ def load(path, **configs):
     else:
         program = _read_program(path)
         params_file = path + ".pdiparams"
+    for op in program["ops"]:
+        try:
+            _program._resolve(op["fn"])
+        except (_program.TraceError, AttributeError, ImportError, ValueError) as e:
+            raise ValueError(f"jit.load: the program in {path} calls {op['fn']!r}, which is "
+                             f"not a paddle_hl kernel: {e}") from None
     arrays = _pdiparams.read(params_file, program["param_order"])
     return TranslatedLayer(program, {k: arrays[n] for n, k in program["params"]})
 

@@ -5,6 +5,6 @@ In Paddle this name is the module ``paddle.nn.layer.loss``; its public classes a
 
 from .layer import loss as _loss
 
-__all__ = sorted(k for k, v in vars(_loss).items()
-                 if not k.startswith("_") and isinstance(v, type) and v.__module__ == _loss.__name__)
+__all__ = sorted(k for k, v in vars(_loss).items() if not k.startswith("_")
+                 and isinstance(v, type) and v.__module__ == _loss.__name__)
 globals().update({k: getattr(_loss, k) for k in __all__})

@@ -128,8 +128,8 @@ def cpu_places(device_count=None) -> list:
 
 def cuda_places(device_ids=None) -> list:
     """The CUDA places for ``device_ids`` (default: every visible GPU)."""
-    from ..framework.place import CUDAPlace
     from ..device import cuda
+    from ..framework.place import CUDAPlace
 
     if device_ids is None:
         device_ids = range(cuda.device_count())

@@ -127,6 +127,22 @@ def test_slices_comparisons_and_free_dims(tmp_path):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
+def test_load_refuses_programs_calling_non_kernels(tmp_path):
+    from paddle_hl.jit import _program
+
+    net = paddle.nn.Linear(2, 2)
+    paddle.jit.save(net, str(tmp_path / "n"), [InputSpec([1, 2], "float32")])
+    prog = _program.loads((tmp_path / "n.pdmodel").read_bytes(), "n")
+    prog["ops"][0]["fn"] = "paddle_hl.utils.download:get_path_from_url"
+    (tmp_path / "n.pdmodel").write_bytes(_program.dumps(prog))
+    with pytest.raises(ValueError, match="kernel modules"):
+        paddle.jit.load(str(tmp_path / "n"))
+    # and the program file holds plain data only
+    (tmp_path / "n.pdmodel").write_bytes(_program.MAGIC + pickle.dumps(os.system))
+    with pytest.raises(pickle.UnpicklingError, match="unexpected object"):
+        paddle.jit.load(str(tmp_path / "n"))
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         paddle.jit.load(str(tmp_path / "missing"))

@@ -130,8 +130,9 @@ class OptimizerWithMixedPrecision:
 
     def get_loss_scaling(self):
         """The current loss scale as a 0-D float32 Tensor."""
-        from ...framework.tensor import Tensor
         import numpy as np
+
+        from ...framework.tensor import Tensor
 
         return Tensor(np.asarray(self._scaler._scale_value(), np.float32))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import paddle_hl as _T
+
 from ....framework.tensor import Tensor
 from ....nn import functional as F
 
