@@ -6,11 +6,12 @@ inputs came from -- a program input, a parameter/buffer (by structured name), an
 output, or a constant -- and its keyword attributes. Kernels are referenced by module and
 qualified name, so replay needs paddle_hl but not the model's code.
 
-Free dims (``None``/-1 in an InputSpec) are handled by tracing at several sizes of the free dim
-``d`` and fitting every integer that changes (shapes in attributes, slice bounds) as a polynomial
-of degree <= 2 in ``d``; constants whose shape follows ``d`` must be uniform (zeros/ones/fill) and
-are stored as a fill. A further trace at another size must match the fit exactly, and the
-replayed program must reproduce the eager outputs, or saving fails with an error naming the op.
+Free dims (``None``/-1 in an InputSpec) become symbols, one per axis position (axis 0 of every
+input is one symbol -- the batch --, axis 1 another, ...; at most two). The forward is traced at
+a grid of sizes and every integer that changes (shapes in attributes, slice bounds) is fitted as
+an exact integer polynomial of degree <= 2 in the symbols; constants whose shape follows them
+must be uniform (zeros/ones/fill) and are stored as a fill. A further trace at other sizes must
+reproduce the eager outputs, or saving fails with an error naming the op.
 """
 
 from __future__ import annotations
@@ -28,8 +29,30 @@ from ..framework.tensor import Tensor
 __all__ = []
 
 MAGIC = b"PDHLPRG1"
-TRACE_SIZES = (2, 3, 4)
-CHECK_SIZE = 5
+_GRID = (2, 3, 4)
+_CHECK = (5, 7)
+
+
+def free_axes(specs) -> list:
+    """The axis positions that are free (-1) in some input spec: one symbol each."""
+    return sorted({j for s in specs for j, n in enumerate(s.shape) if n == -1})
+
+
+def trace_points(k: int) -> list:
+    """Sizes of the k symbols to trace at: enough points to fit a degree-2 polynomial."""
+    if k > 2:
+        raise TraceError(f"input_spec has free dims at {k} axis positions; at most two (e.g. "
+                         "batch and sequence length) are supported -- fix the others")
+    if k == 0:
+        return [()]
+    if k == 1:
+        return [(g,) for g in _GRID]
+    return [(a, b) for a in _GRID for b in _GRID]
+
+
+def check_point(k: int) -> tuple:
+    """Sizes for the verification run, outside the traced grid."""
+    return _CHECK[:k]
 
 
 class TraceError(RuntimeError):
@@ -239,31 +262,52 @@ def trace_once(fn, inputs, named):
 
 
 # ----------------------------------------------------------------------------- free dims
+def _monomials(k):
+    return [()] + [(i,) for i in range(k)] + [(i, j) for i in range(k) for j in range(i, k)]
+
+
 class Sym:
-    """An integer that depends on the free dim d: c0 + c1*d + c2*d**2."""
+    """An integer that depends on the free-dim symbols: an integer polynomial of degree <= 2,
+    coefficients in the order of ``_monomials(k)``."""
 
-    __slots__ = ("c",)
+    __slots__ = ("c", "k")
 
-    def __init__(self, c):
+    def __init__(self, c, k=1):
         self.c = tuple(int(x) for x in c)
+        self.k = int(k)
 
-    def at(self, d):
-        return self.c[0] + self.c[1] * d + self.c[2] * d * d
+    def at(self, dims):
+        total = 0
+        for coef, mono in zip(self.c, _monomials(self.k)):
+            if coef:
+                term = coef
+                for i in mono:
+                    term *= dims[i]
+                total += term
+        return total
+
+    def terms(self):
+        """``[(coef, monomial)]`` with nonzero coefficients (monomial: symbol indices)."""
+        return [(c, m) for c, m in zip(self.c, _monomials(self.k)) if c]
 
     def __reduce__(self):
-        return (Sym, (self.c,))
+        return (Sym, (self.c, self.k))
 
     def __repr__(self):
         return f"Sym{self.c}"
 
 
-def _fit(vals, sizes):
-    a = np.array([[1, s, s * s] for s in sizes], dtype=np.float64)
-    c = np.linalg.solve(a, np.array(vals, dtype=np.float64))
+def _fit(vals, points):
+    k = len(points[0])
+    monos = _monomials(k)
+    a = np.array([[np.prod([p[i] for i in m]) if m else 1 for m in monos] for p in points],
+                 dtype=np.float64)
+    y = np.array(vals, dtype=np.float64)
+    c = np.linalg.lstsq(a, y, rcond=None)[0]
     ci = np.round(c)
-    if np.abs(c - ci).max() > 1e-9:
+    if not np.array_equal(a @ ci, y):
         return None
-    return Sym(ci)
+    return Sym(ci, k)
 
 
 def _merge(vals, sizes, where):
@@ -315,12 +359,32 @@ def _merge_const(cs, sizes, where):
         if uniform and len({f[0].item() for f in flat}) == 1:
             shape = _merge([tuple(int(s) for s in c.shape) for c in cs], sizes, where)
             return ("fill", shape, flat[0][0].item(), c0.dtype.str)
+        # position ids: arange(n) (possibly reshaped) whose length follows a free dim
+        steps = {(f[0].item(), (f[1] - f[0]).item()) for f in flat if f.size > 1}
+        if len(steps) == 1 and all(f.size > 1 for f in flat):
+            start, step = steps.pop()
+            if all(np.array_equal(f, start + step * np.arange(f.size, dtype=f.dtype))
+                   for f in flat):
+                shape = _merge([tuple(int(s) for s in c.shape) for c in cs], sizes, where)
+                return ("arange", shape, start, step, c0.dtype.str)
     raise TraceError(f"{where}: a constant (shape {list(c0.shape)}) changes with the free dim "
-                     "and is not a uniform fill; give a fixed shape in input_spec")
+                     "and is neither a uniform fill nor an arange; give a fixed shape in "
+                     "input_spec")
+
+
+def const_array(c, dims, xp=np):
+    """The array of a merged constant at the symbol sizes ``dims``."""
+    if c[0] == "c":
+        return xp.asarray(c[1])
+    shape = tuple(_bind_sym(c[1], dims))
+    if c[0] == "fill":
+        return xp.full(shape, c[2], dtype=np.dtype(c[3]))
+    n = int(np.prod(shape)) if shape else 1
+    return (c[2] + c[3] * xp.arange(n)).astype(np.dtype(c[4])).reshape(shape)
 
 
 def merge_traces(traces, sizes):
-    """Fold traces taken at the given free-dim sizes into one program with Sym integers."""
+    """Fold traces taken at the given symbol sizes into one program with Sym integers."""
     t0 = traces[0]
     for t in traces[1:]:
         if len(t["ops"]) != len(t0["ops"]) or any(
@@ -344,6 +408,7 @@ def merge_traces(traces, sizes):
 
 
 def _bind_sym(v, d):
+    """``v`` with every Sym evaluated at the symbol sizes ``d`` (a tuple)."""
     if type(v) is Sym:
         return v.at(d)
     t = type(v)
@@ -377,7 +442,7 @@ def run(program, inputs, params, free_dim=None):
         program (dict): a merged program.
         inputs (list): backend arrays, one per input spec.
         params (dict): structured name -> backend array.
-        free_dim (int, optional): the value of the free dim d (read off the inputs by the caller).
+        free_dim (tuple, optional): the sizes of the free-dim symbols (read off the inputs).
 
     Returns:
         list: the output arrays.
@@ -386,13 +451,7 @@ def run(program, inputs, params, free_dim=None):
 
     xp = get_array_module(inputs[0]) if inputs else np
     vals = {}
-    consts = []
-    for c in program["consts"]:
-        if c[0] == "c":
-            consts.append(xp.asarray(c[1]))
-        else:
-            shape = _bind_sym(c[1], free_dim)
-            consts.append(xp.full(shape, c[2], dtype=np.dtype(c[3])))
+    consts = [const_array(c, free_dim, xp) for c in program["consts"]]
 
     def get(ref):
         kind = ref[0]

@@ -19,7 +19,7 @@ __all__ = []
 def _flat_specs(layer, input_spec, where):
     specs = _specs(input_spec, where)
     if specs is None:
-        fwd = getattr(layer, "forward", None)
+        fwd = layer if isinstance(layer, StaticFunction) else getattr(layer, "forward", None)
         if isinstance(fwd, StaticFunction) and fwd.input_spec:
             specs = fwd.input_spec
     if not specs:
@@ -31,10 +31,12 @@ def _flat_specs(layer, input_spec, where):
     return specs
 
 
-def _example(specs, d, rng):
+def _example(specs, dims, rng):
+    """Random inputs for ``specs`` with the free dims at axis j sized ``dims[axes.index(j)]``."""
+    axes = _program.free_axes(specs)
     out = []
     for s in specs:
-        shape = [d if n == -1 else n for n in s.shape]
+        shape = [dims[axes.index(j)] if n == -1 else n for j, n in enumerate(s.shape)]
         npd = _dt.to_np(s.dtype)
         if npd.kind == "f" or npd.kind == "V":
             a = rng.standard_normal(shape).astype(npd)
@@ -49,11 +51,20 @@ def _example(specs, d, rng):
     return out
 
 
-def _forward_of(layer):
-    fwd = layer.forward
-    if isinstance(fwd, StaticFunction):
-        fwd = fwd.dygraph_function
-    return lambda *xs: fwd(*xs) if not hasattr(layer, "_forward_pre_hooks") else layer(*xs)
+def symbol_sizes(specs, xs, where):
+    """The free-dim symbol sizes of one call, read off the inputs (they must agree)."""
+    axes = _program.free_axes(specs)
+    dims = [None] * len(axes)
+    for s, x in zip(specs, xs):
+        for j, (n, v) in enumerate(zip(s.shape, x.shape)):
+            if n == -1:
+                i = axes.index(j)
+                if dims[i] is not None and dims[i] != v:
+                    raise ValueError(f"{where}: the inputs disagree on the size of free axis "
+                                     f"{j} ({dims[i]} vs {v}); free dims at one axis position "
+                                     "are one size (e.g. the batch)")
+                dims[i] = v
+    return tuple(dims)
 
 
 def trace(layer, specs, where="jit.save"):
@@ -67,12 +78,12 @@ def trace(layer, specs, where="jit.save"):
         layer.eval()
     else:
         named, call, was_training = [], layer, None
-    free = any(-1 in s.shape for s in specs)
+    k = len(_program.free_axes(specs))
     rng = np.random.default_rng(0)
     # traced with grad recording on: some kernels take inference-only shortcuts without it,
     # and the loaded program must stay differentiable
     try:
-        sizes = _program.TRACE_SIZES if free else (1,)
+        sizes = _program.trace_points(k)
         traces = []
         for d in sizes:
             xs = _example(specs, d, rng)
@@ -83,9 +94,9 @@ def trace(layer, specs, where="jit.save"):
                     x.stop_gradient = False
             prog, _ = _program.trace_once(call, xs, named)
             traces.append(prog)
-        program = _program.merge_traces(traces, sizes) if free else {
+        program = _program.merge_traces(traces, sizes) if k else {
             **traces[0], "consts": [("c", c) for c in traces[0]["consts"]]}
-        d = _program.CHECK_SIZE if free else 1
+        d = _program.check_point(k)
         xs = _example(specs, d, rng)
         want = call(*xs)
         want = [want] if isinstance(want, Tensor) else list(want)
@@ -261,15 +272,7 @@ def _make_translated():
                 raise ValueError(f"TranslatedLayer: expected {len(self._specs)} inputs, got "
                                  f"{len(xs)}")
             check_args(self._specs, xs, "TranslatedLayer")
-            d = None
-            for s, x in zip(self._specs, xs):
-                for n, v in zip(s.shape, x.shape):
-                    if n == -1:
-                        if d is not None and d != v:
-                            raise ValueError(
-                                "TranslatedLayer: the free dims of the saved input_spec were "
-                                f"traced as one size; got sizes {d} and {v} in one call")
-                        d = v
+            d = symbol_sizes(self._specs, xs, "TranslatedLayer")
             params = {k: getattr(self, key) for k, key in self._keys.items()}
             outs = _replay(self._program, xs, params, d)
             return outs[0] if self._program["single"] else outs
@@ -283,12 +286,10 @@ def _replay(program, xs, params, d):
     from ..tensor.manipulation import as_strided, reshape
 
     vals = {}
-    consts = []
-    for c in program["consts"]:
-        if c[0] == "c":
-            consts.append(_wrap(np.array(c[1])))
-        else:
-            consts.append(_wrap(np.full(_program._bind_sym(c[1], d), c[2], np.dtype(c[3]))))
+    from .. import backend
+
+    xp = backend.get_array_module(xs[0]._data) if xs else np
+    consts = [_wrap(xp.array(_program.const_array(c, d, xp))) for c in program["consts"]]
 
     def get(ref):
         kind = ref[0]

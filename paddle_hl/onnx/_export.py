@@ -40,7 +40,7 @@ class _Graph:
         self.inits = {}
         self.names = {}
         self.n = 0
-        self._d = None
+        self._d = {}
         self.in_names = [s.name or f"x{i}" for i, s in enumerate(specs)]
 
     # -- naming
@@ -62,39 +62,38 @@ class _Graph:
         self.nodes.append(self.helper.make_node(op, list(inputs), outs, **attrs))
         return outs[0] if n_out == 1 else outs
 
-    # -- the free dim d as a 1-element int64 tensor, read off the first input that has it
-    def free_dim(self):
-        if self._d is None:
-            for i, s in enumerate(self.specs):
-                if -1 in s.shape:
-                    ax = list(s.shape).index(-1)
-                    shp = self.node("Shape", [self.in_names[i]])
-                    self._d = self.node("Gather", [shp, self.i64([ax])], axis=0)
+    # -- the free-dim symbols as 1-element int64 tensors, read off the first input having them
+    def free_dim(self, i):
+        if i not in self._d:
+            axis = _program.free_axes(self.specs)[i]
+            for n, s in enumerate(self.specs):
+                if len(s.shape) > axis and s.shape[axis] == -1:
+                    shp = self.node("Shape", [self.in_names[n]])
+                    self._d[i] = self.node("Gather", [shp, self.i64([axis])], axis=0)
                     break
-            else:
-                raise ValueError("onnx.export: internal error: a free dim without a free spec")
-        return self._d
+        return self._d[i]
 
     def int_vec(self, items):
-        """An int64 1-D tensor from ints and Syms (Syms become expressions of d)."""
+        """An int64 1-D tensor from ints and Syms (Syms become expressions of the symbols)."""
         if not any(type(v) is _program.Sym for v in items):
             return self.i64([int(v) for v in items])
         parts = []
         for v in items:
-            if type(v) is _program.Sym:
-                c0, c1, c2 = v.c
-                d = self.free_dim()
-                acc = None
-                if c2:
-                    acc = self.node("Mul", [self.node("Mul", [d, d]), self.i64([c2])])
-                if c1:
-                    t = d if c1 == 1 else self.node("Mul", [d, self.i64([c1])])
-                    acc = t if acc is None else self.node("Add", [acc, t])
-                if c0 or acc is None:
-                    acc = self.i64([c0]) if acc is None else self.node("Add", [acc, self.i64([c0])])
-                parts.append(acc)
-            else:
+            if type(v) is not _program.Sym:
                 parts.append(self.i64([int(v)]))
+                continue
+            acc = None
+            for coef, mono in v.terms():
+                term = None
+                for i in mono:
+                    term = self.free_dim(i) if term is None else self.node(
+                        "Mul", [term, self.free_dim(i)])
+                if term is None:
+                    term = self.i64([coef])
+                elif coef != 1:
+                    term = self.node("Mul", [term, self.i64([coef])])
+                acc = term if acc is None else self.node("Add", [acc, term])
+            parts.append(self.i64([0]) if acc is None else acc)
         return self.node("Concat", parts, axis=0)
 
     # -- program values
@@ -113,9 +112,18 @@ class _Graph:
             c = self.program["consts"][ref[1]]
             if c[0] == "c":
                 return self.const(c[1], "const")
-            shape, fill, dt = c[1], c[2], np.dtype(c[3])
-            tensor = self.nh.from_array(np.asarray([fill], dtype=dt))
-            return self.node("ConstantOfShape", [self.int_vec(shape)], value=tensor)
+            if c[0] == "fill":
+                shape, fill, dt = c[1], c[2], np.dtype(c[3])
+                tensor = self.nh.from_array(np.asarray([fill], dtype=dt))
+                return self.node("ConstantOfShape", [self.int_vec(shape)], value=tensor)
+            shape, start, step, dt = c[1], c[2], c[3], np.dtype(c[4])
+            size = self.node("ReduceProd", [self.int_vec(shape)], keepdims=0)
+            rng = self.node("Range", [self.const(np.asarray(start, dt)), self.node(
+                "Add", [self.const(np.asarray(start, dt)), self.node(
+                    "Mul", [self.node("Cast", [size], to=_onnx_type(self, dt)),
+                            self.const(np.asarray(step, dt))])]),
+                self.const(np.asarray(step, dt))])
+            return self.node("Reshape", [rng, self.int_vec(shape)])
         if kind == "reshape":
             return self.node("Reshape", [self.value(ref[1]), self.int_vec(ref[2])])
         if kind == "view":
@@ -162,6 +170,10 @@ class _Graph:
             return self.value(src)
         return self.node("Slice", [self.value(src), self.i64(starts), self.i64(ends),
                                    self.i64(axes)])
+
+
+def _onnx_type(g, dt):
+    return g.helper.np_dtype_to_tensor_dtype(np.dtype(dt))
 
 
 def _key(ref):
@@ -302,6 +314,34 @@ def _batchnorm(g, ins, attrs, outs):
         return [g.node("Squeeze", [y, g.i64([2])])]
     return [g.node("BatchNormalization", [x, w, b, g.value(ins[3]), g.value(ins[4])],
                    epsilon=float(attrs["eps"]))]
+
+
+def _scale(g, ins, attrs, outs):
+    x = g.value(ins[0])
+    sc, b = g.scalar(attrs["s"], ins[0]), g.scalar(attrs["b"], ins[0])
+    if attrs["after"]:
+        return [g.node("Add", [g.node("Mul", [x, sc]), b])]
+    return [g.node("Mul", [g.node("Add", [x, b]), sc])]
+
+
+def _norm(g, ins, attrs, outs):
+    """Normalization over ``raxes`` of x viewed as ``view`` (layer/group/instance norm)."""
+    dt, shape = g.meta_of(ins[0])
+    x = g.value(ins[0])
+    xv = g.node("Reshape", [x, g.int_vec(list(attrs["view"]))])
+    axes = [int(a) for a in attrs["raxes"]]
+    mean = g.node("ReduceMean", [xv], axes=axes, keepdims=1)
+    xc = g.node("Sub", [xv, mean])
+    var = g.node("ReduceMean", [g.node("Mul", [xc, xc])], axes=axes, keepdims=1)
+    y = g.node("Div", [xc, g.node("Sqrt", [g.node("Add", [var, g.scalar(attrs["eps"],
+                                                                          ins[0])])])])
+    pshape = g.i64([int(p) for p in attrs["pshape"]])
+    if ins[1][0] != "lit":
+        y = g.node("Mul", [y, g.node("Reshape", [g.value(ins[1]), pshape])])
+    if ins[2][0] != "lit":
+        y = g.node("Add", [y, g.node("Reshape", [g.value(ins[2]), pshape])])
+    y = g.node("Reshape", [y, g.node("Shape", [x])])
+    return [y, g.node("Squeeze", [mean, g.i64(axes)]), g.node("Squeeze", [var, g.i64(axes)])]
 
 
 def _linear(g, ins, attrs, outs):
@@ -478,6 +518,8 @@ HANDLERS = {
     "paddle_hl.nn.functional.pooling:_avgpool_kernel": _avgpool,
     "paddle_hl.nn.functional.pooling:_adaptive_avg_kernel": _adaptive_avg,
     "paddle_hl.nn.functional.norm:_affine_k": _batchnorm,
+    "paddle_hl.nn.functional.norm:_norm_k": _norm,
+    f"{_M}:_scale_k": _scale,
     "paddle_hl.nn.functional.common:_linear_kernel": _linear,
     "paddle_hl.tensor.linalg:_matmul_kernel": _matmul,
     "paddle_hl.tensor.manipulation:_reshape_kernel": _reshape,
@@ -575,8 +617,8 @@ def export(layer, path, input_spec=None, opset_version=9, **configs):
     specs = _flat_specs(layer, input_spec, "onnx.export")
     program, named = trace(layer, specs, "onnx.export")
     params = {k: _to_host(v._data) for k, v in named}
-    free = any(-1 in s.shape for s in specs)
-    d = _program.CHECK_SIZE if free else 1
+    free = bool(_program.free_axes(specs))
+    d = _program.check_point(len(_program.free_axes(specs)))
     meta = _record_meta(program, specs, params, d)
     g = _Graph(program, params, specs, meta, opset_version)
     for k, op in enumerate(program["ops"]):

@@ -126,3 +126,26 @@ def test_fused_encoder_file_matches_paddle_unfused_encoder(pd):
     # the to_static input_spec is checked on every call
     with pytest.raises(ValueError, match="input_spec"):
         ours(paddle_hl.to_tensor(ids[0]))
+
+
+def test_nlp_file_exports_with_batch_and_sequence_free(tmp_path):
+    """input_spec [None, None]: batch and sequence length both stay free in the saved program
+    and in the ONNX model (position ids are an arange over the sequence)."""
+    mod = load_model_file("nlp_fused", as_paddle_hl=True)
+    net = mod.build()
+    net.eval()
+    paddle_hl.jit.save(net, str(tmp_path / "enc"))
+    loaded = paddle_hl.jit.load(str(tmp_path / "enc"))
+    shapes = [(1, 3), (2, 6), (4, 9)]
+    rng = np.random.default_rng(4)
+    for b, s in shapes:
+        ids = paddle_hl.to_tensor(rng.integers(0, 50, [b, s]))
+        np.testing.assert_allclose(loaded(ids).numpy(), net(ids).numpy(), rtol=1e-5, atol=1e-6)
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    f = paddle_hl.onnx.export(net, str(tmp_path / "enc"))
+    sess = ort.InferenceSession(f, providers=["CPUExecutionProvider"])
+    for b, s in shapes:
+        ids = rng.integers(0, 50, [b, s]).astype("int64")
+        np.testing.assert_allclose(sess.run(None, {"input_ids": ids})[0],
+                                   net(paddle_hl.to_tensor(ids)).numpy(), rtol=1e-4, atol=1e-5)

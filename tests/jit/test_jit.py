@@ -240,3 +240,38 @@ def test_lstm_classifier_roundtrip(tmp_path):
     ids = paddle.randint(0, 50, [5, 7])
     net.eval()
     np.testing.assert_allclose(loaded(ids).numpy(), net(ids).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_two_free_axes_fit_products_of_sizes(tmp_path):
+    class Tokens(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(4, 3)
+
+        def forward(self, x):
+            b, t = x.shape[0], x.shape[1]
+            flat = paddle.reshape(x, [b * t, 4])  # a size that is a product of both symbols
+            y = self.fc(flat).reshape([b, t, 3])
+            return y[:, -1] + paddle.arange(t, dtype="float32").sum()
+
+    net = Tokens()
+    paddle.jit.save(net, str(tmp_path / "t"), [InputSpec([None, None, 4], "float32", "x")])
+    loaded = paddle.jit.load(str(tmp_path / "t"))
+    for shape in ([1, 1, 4], [3, 8, 4], [6, 2, 4]):
+        x = paddle.randn(shape)
+        np.testing.assert_allclose(loaded(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="at most two"):
+        paddle.jit.save(net, str(tmp_path / "u"), [InputSpec([None, None, None], "float32")])
+
+
+def test_inputs_sharing_a_free_axis_must_agree(tmp_path):
+    class Add(paddle.nn.Layer):
+        def forward(self, a, b):
+            return a + b
+
+    paddle.jit.save(Add(), str(tmp_path / "a"), [InputSpec([None, 2], "float32"),
+                                                 InputSpec([None, 2], "float32")])
+    loaded = paddle.jit.load(str(tmp_path / "a"))
+    assert loaded(paddle.ones([3, 2]), paddle.ones([3, 2])).shape == [3, 2]
+    with pytest.raises(ValueError, match="disagree"):
+        loaded(paddle.ones([3, 2]), paddle.ones([4, 2]))
