@@ -218,7 +218,7 @@ def load(path, **configs):
             raise ValueError(f"jit.load: the program in {path} calls {op['fn']!r}, which is "
                              f"not a paddle_hl kernel: {e}") from None
     arrays = _pdiparams.read(params_file, program["param_order"])
-    return TranslatedLayer(program, {k: arrays[n] for n, k in program["params"]})
+    return TranslatedLayer(program, arrays)
 
 
 def _layer_base():
@@ -237,12 +237,14 @@ def _make_translated():
     class TranslatedLayer(Layer):
         """A layer loaded by :func:`load`: the saved program with its parameters.
 
-        ``state_dict`` keys are the saved layer's structured names; parameters are trainable,
-        so the layer can be fine-tuned (gradients flow through the replayed kernels).
+        Parameters are ``param_0``, ``param_1``, ... (Paddle's naming, in the order of the
+        parameters file); trainable ones stay trainable, so the layer can be fine-tuned
+        (gradients flow through the replayed kernels); buffers such as BatchNorm's running
+        statistics have ``stop_gradient=True``.
 
         Args:
             programs (dict): the program read from ``.pdmodel``.
-            persistable_vars (dict): structured name -> array.
+            persistable_vars (dict): variable name -> array (the ``.pdiparams`` content).
         """
 
         def __init__(self, programs, persistable_vars):
@@ -250,14 +252,18 @@ def _make_translated():
             from ..framework.parameter import Parameter
 
             self._program = programs
+            # as in Paddle, parameters are registered as param_0, param_1, ... in the order of
+            # the parameters file (sorted variable names), under their saved variable names
+            structured = dict(programs["params"])
             self._keys = {}
-            for k, arr in persistable_vars.items():
-                key = k.replace(".", "__")
+            for i, var in enumerate(programs["param_order"]):
+                arr = persistable_vars[var]
+                k = structured[var]
                 trainable = programs.get("trainable", {}).get(
                     k, not np.issubdtype(arr.dtype, np.integer))
-                p = Parameter(arr, name=k, trainable=trainable)
-                self._keys[k] = key
-                self.add_parameter(key, p)
+                p = Parameter(arr, name=var, trainable=trainable)
+                self._keys[k] = f"param_{i}"
+                self.add_parameter(f"param_{i}", p)
             self._specs = [InputSpec(s, dt, n) for s, dt, n in programs["specs"]]
 
         def program(self, method_name="forward"):

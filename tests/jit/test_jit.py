@@ -193,6 +193,13 @@ def test_pdiparams_bytes_equal_paddles_and_real_paddle_runs_them(pd, tmp_path):
     got_hl = paddle.jit.load(str(hl_dir / "m"))(paddle.to_tensor(x)).numpy()
     np.testing.assert_allclose(got_real, ref(pd.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got_hl, got_real, rtol=1e-5, atol=1e-5)
+    # the loaded layers name their parameters alike
+    ours_loaded = paddle.jit.load(str(hl_dir / "m"))
+    real_loaded = pd.jit.load(str(mixed / "m"))
+    assert list(ours_loaded.state_dict()) == list(real_loaded.state_dict())
+    for (k, a), b in zip(ours_loaded.state_dict().items(), real_loaded.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert a.stop_gradient == b.stop_gradient, k
     # and paddle_hl reads the parameters real Paddle wrote, with our program
     shutil.copy(real_dir / "m.pdiparams", hl_dir / "m.pdiparams")
     np.testing.assert_allclose(paddle.jit.load(str(hl_dir / "m"))(paddle.to_tensor(x)).numpy(),
