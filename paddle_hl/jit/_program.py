@@ -359,6 +359,14 @@ def _merge_const(cs, sizes, where):
         if uniform and len({f[0].item() for f in flat}) == 1:
             shape = _merge([tuple(int(s) for s in c.shape) for c in cs], sizes, where)
             return ("fill", shape, flat[0][0].item(), c0.dtype.str)
+        # shapes read as tensors (paddle.shape(x)): small int constants fitted element-wise
+        if c0.dtype.kind in "iu" and c0.size <= 16 and all(c.shape == c0.shape for c in cs):
+            try:
+                vals = _merge([tuple(int(v) for v in c.reshape(-1)) for c in cs], sizes, where)
+            except TraceError:
+                vals = None
+            if vals is not None:
+                return ("ints", tuple(vals), tuple(c0.shape), c0.dtype.str)
         # position ids: arange(n) (possibly reshaped) whose length follows a free dim
         steps = {(f[0].item(), (f[1] - f[0]).item()) for f in flat if f.size > 1}
         if len(steps) == 1 and all(f.size > 1 for f in flat):
@@ -376,6 +384,8 @@ def const_array(c, dims, xp=np):
     """The array of a merged constant at the symbol sizes ``dims``."""
     if c[0] == "c":
         return xp.asarray(c[1])
+    if c[0] == "ints":
+        return xp.asarray(_bind_sym(c[1], dims), dtype=np.dtype(c[3])).reshape(c[2])
     shape = tuple(_bind_sym(c[1], dims))
     if c[0] == "fill":
         return xp.full(shape, c[2], dtype=np.dtype(c[3]))
@@ -523,7 +533,8 @@ def dumps(obj) -> bytes:
 def loads(data: bytes, path: str):
     if not data.startswith(MAGIC):
         raise ValueError(
-            f"jit.load: {path} is not a program saved by paddle_hl.jit.save (a .pdmodel "
-            "written by Paddle holds a Paddle ProgramDesc, which paddle_hl cannot run; "
-            "its weights load with paddle.jit.load only together with a paddle_hl program)")
+            f"jit.load: {path} is not a program saved by paddle_hl.jit.save: a .pdmodel "
+            "written by Paddle holds a Paddle ProgramDesc, which paddle_hl does not run. Build "
+            "the model with paddle_hl and set its parameters from the .pdiparams and "
+            ".pdiparams.info files (by structured name) instead")
     return _SafeUnpickler(io.BytesIO(data[len(MAGIC):])).load()

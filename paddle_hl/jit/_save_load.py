@@ -221,6 +221,44 @@ def load(path, **configs):
     return TranslatedLayer(program, arrays)
 
 
+def read_state_dict(path, return_numpy=True):
+    """The parameters of an inference model saved by ``jit.save`` -- by Paddle or paddle_hl --
+    as ``{structured name: array}``, read from ``path.pdiparams`` and ``path.pdiparams.info``
+    (what Paddle's ``paddle.load(path)`` returns for such a prefix).
+
+    Args:
+        path (str): the prefix given to ``jit.save``.
+        return_numpy (bool): NumPy arrays (default) or Tensors.
+
+    Returns:
+        dict: structured name -> array/Tensor, in the parameters file's order.
+    """
+    info_file, params_file = path + ".pdiparams.info", path + ".pdiparams"
+    for f in (params_file, info_file):
+        if not os.path.exists(f):
+            raise FileNotFoundError(f"jit: {f} does not exist (needed to read the parameters "
+                                    "of an inference model by structured name)")
+    with open(info_file, "rb") as f:
+        info = _InfoUnpickler(f).load()
+    if not isinstance(info, dict) or not all(
+            isinstance(v, dict) and "structured_name" in v for v in info.values()):
+        raise ValueError(f"jit: {info_file} is not a .pdiparams.info mapping")
+    arrays = _pdiparams.read(params_file, sorted(info))
+    out = {}
+    for var in sorted(info):
+        arr = arrays[var]
+        out[info[var]["structured_name"]] = arr if return_numpy else Tensor(arr)
+    return out
+
+
+class _InfoUnpickler(pickle.Unpickler):
+    """``.pdiparams.info`` is a dict of plain values: refuse anything else."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"jit: unexpected object {module}.{name} in a "
+                                     ".pdiparams.info file")
+
+
 def _layer_base():
     from ..nn.layer.layers import Layer
 

@@ -112,6 +112,11 @@ class _Graph:
             c = self.program["consts"][ref[1]]
             if c[0] == "c":
                 return self.const(c[1], "const")
+            if c[0] == "ints":
+                vec = self.int_vec(list(c[1]))
+                if np.dtype(c[3]) != np.int64:
+                    vec = self.node("Cast", [vec], to=_onnx_type(self, c[3]))
+                return self.node("Reshape", [vec, self.i64(list(c[2]))])
             if c[0] == "fill":
                 shape, fill, dt = c[1], c[2], np.dtype(c[3])
                 tensor = self.nh.from_array(np.asarray([fill], dtype=dt))
@@ -344,6 +349,26 @@ def _norm(g, ins, attrs, outs):
     return [y, g.node("Squeeze", [mean, g.i64(axes)]), g.node("Squeeze", [var, g.i64(axes)])]
 
 
+def _cast(g, ins, attrs, outs):
+    return [g.node("Cast", [g.value(ins[0])], to=_onnx_type(g, np.dtype(attrs["dtype"])))]
+
+
+def _where(g, ins, attrs, outs):
+    c, x, y = ins
+    xn = g.value(x) if x[0] != "lit" else g.scalar(x[1], y)
+    yn = g.value(y) if y[0] != "lit" else g.scalar(y[1], x)
+    return [g.node("Where", [g.value(c), xn, yn])]
+
+
+def _compare(onnx_op):
+    def h(g, ins, attrs, outs):
+        a, b = ins
+        an = g.value(a) if a[0] != "lit" else g.scalar(a[1], b)
+        bn = g.value(b) if b[0] != "lit" else g.scalar(b[1], a)
+        return [g.node(onnx_op, [an, bn])]
+    return h
+
+
 def _linear(g, ins, attrs, outs):
     y = g.node("MatMul", [g.value(ins[0]), g.value(ins[1])])
     if len(ins) > 2 and ins[2][0] != "lit":
@@ -520,6 +545,11 @@ HANDLERS = {
     "paddle_hl.nn.functional.norm:_affine_k": _batchnorm,
     "paddle_hl.nn.functional.norm:_norm_k": _norm,
     f"{_M}:_scale_k": _scale,
+    "paddle_hl.tensor._helpers:_cast_kernel": _cast,
+    "paddle_hl.tensor.search:_where_kernel": _where,
+    "paddle_hl.tensor.logic:greater_than#kernel": _compare("Greater"),
+    "paddle_hl.tensor.logic:less_than#kernel": _compare("Less"),
+    "paddle_hl.tensor.logic:equal#kernel": _compare("Equal"),
     "paddle_hl.nn.functional.common:_linear_kernel": _linear,
     "paddle_hl.tensor.linalg:_matmul_kernel": _matmul,
     "paddle_hl.tensor.manipulation:_reshape_kernel": _reshape,

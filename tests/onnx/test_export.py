@@ -89,11 +89,35 @@ def test_elementwise_and_shapes(tmp_path):
         def forward(self, x):
             h = paddle.nn.functional.gelu(self.fc(x)) + paddle.nn.functional.silu(x) * 0.5
             h = paddle.nn.functional.hardswish(h) - paddle.nn.functional.leaky_relu(x)
+            h = paddle.where(h > 0, h, paddle.exp(h) - 1) + (x < 0.5).astype("float32")
             t = paddle.matmul(h, x, transpose_y=True)
             return paddle.concat([t.mean(axis=-1, keepdim=True), x[:, 1:3].sum(axis=1,
                                                                                keepdim=True)], 1)
 
     _check(Mixed(), [InputSpec([None, 6], "float32", "x")], tmp_path / "e")
+
+
+def test_two_free_axes_and_shape_tensors(tmp_path):
+    class Tokens(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(4, 3)
+            self.norm = paddle.nn.LayerNorm(3)
+
+        def forward(self, x):
+            b, t = x.shape[0], x.shape[1]
+            y = self.norm(self.fc(paddle.reshape(x, [b * t, 4])).reshape([b, t, 3]))
+            n = paddle.shape(y)[0].astype("float32")
+            return y[:, -1] * n + paddle.arange(t, dtype="float32").sum()
+
+    net = Tokens()
+    f = paddle.onnx.export(net, str(tmp_path / "t"), [InputSpec([None, None, 4], "float32",
+                                                                "x")])
+    sess = ort.InferenceSession(f, providers=["CPUExecutionProvider"])
+    for shape in ([1, 1, 4], [3, 8, 4], [6, 2, 4]):
+        x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+        np.testing.assert_allclose(sess.run(None, {"x": x})[0],
+                                   net(paddle.to_tensor(x)).numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_unsupported_kernel_is_named(tmp_path):
