@@ -146,6 +146,10 @@ def _kernel_ref(fn) -> str:
     ref = _REFS.get(id(fn))
     if ref is not None and _RESOLVED.get(ref) is fn:
         return ref
+    base = _renamed_base(fn)
+    if base is not None:
+        # the same kernel under another op name (errors, profiler): replay the kernel itself
+        return _kernel_ref(base)
     mod = getattr(fn, "__module__", None)
     qual = getattr(fn, "__qualname__", None)
     if mod and qual and "<" not in qual and _kernel_module(mod):
@@ -166,6 +170,17 @@ def _kernel_ref(fn) -> str:
 
 
 _REFS = {}
+
+
+def _renamed_base(fn):
+    """The wrapped kernel of a manipulation ``_named`` alias (a pass-through), else None."""
+    if getattr(fn, "__module__", "") != "paddle_hl.tensor.manipulation" or not getattr(
+            fn, "__qualname__", "").startswith("_named.<locals>."):
+        return None
+    code, cells = fn.__code__, fn.__closure__ or ()
+    if code.co_freevars != ("kernel",):
+        return None
+    return cells[0].cell_contents
 
 
 def _index_modules():

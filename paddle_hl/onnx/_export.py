@@ -235,6 +235,11 @@ def _hardswish(g, ins, attrs, outs):
     return [g.node("Mul", [x, g.node("HardSigmoid", [x], alpha=1.0 / 6, beta=0.5)])]
 
 
+def _hardsigmoid(g, ins, attrs, outs):
+    return [g.node("HardSigmoid", [g.value(ins[0])], alpha=float(attrs["slope"]),
+                   beta=float(attrs["offset"]))]
+
+
 def _silu(g, ins, attrs, outs):
     x = g.value(ins[0])
     return [g.node("Mul", [x, g.node("Sigmoid", [x])])]
@@ -295,12 +300,24 @@ def _adaptive_avg(g, ins, attrs, outs):
     x = g.value(ins[0])
     if all(o == 1 for o in osz):
         return [g.node("GlobalAveragePool", [x])]
-    size = g.meta_of(ins[0])[1][2:]
-    if any(n % o for n, o in zip(size, osz)):
-        raise ValueError(f"onnx.export: adaptive average pooling from {list(size)} to "
-                         f"{list(osz)} is not a fixed window")
-    k = [n // o for n, o in zip(size, osz)]
-    return [g.node("AveragePool", [x], kernel_shape=k, strides=k)]
+    from ..nn.functional.pooling import _avg_matrix
+
+    dt, shape = g.meta_of(ins[0])
+    size = shape[2:]
+    if all(n % o == 0 for n, o in zip(size, osz)):
+        k = [n // o for n, o in zip(size, osz)]
+        return [g.node("AveragePool", [x], kernel_shape=k, strides=k)]
+    # uneven windows: contract each spatial dim with its averaging matrix (as the kernel does)
+    nd = len(shape)
+    for d, (n, o) in enumerate(zip(size, osz)):
+        m = g.const(_avg_matrix(n, o).astype(dt), "avgmat")
+        ax = 2 + d
+        perm = list(range(nd))
+        perm[ax], perm[-2] = perm[-2], perm[ax]
+        moved = g.node("Transpose", [x], perm=perm) if ax != nd - 2 else x
+        y = g.node("MatMul", [m, moved])
+        x = g.node("Transpose", [y], perm=perm) if ax != nd - 2 else y
+    return [x]
 
 
 def _batchnorm(g, ins, attrs, outs):
@@ -401,6 +418,22 @@ def _transpose(g, ins, attrs, outs):
 
 def _concat(g, ins, attrs, outs):
     return [g.node("Concat", [g.value(r) for r in ins], axis=int(attrs["axis"]))]
+
+
+def _shuffle(g, ins, attrs, outs):
+    """Pixel/channel shuffles: reshape(pre) -> transpose(perm) -> reshape(post)."""
+    y = g.node("Reshape", [g.value(ins[0]), g.int_vec(list(attrs["pre"]))])
+    y = g.node("Transpose", [y], perm=[int(p) for p in attrs["perm"]])
+    return [g.node("Reshape", [y, g.int_vec(list(attrs["post"]))])]
+
+
+def _split(g, ins, attrs, outs):
+    sections = list(attrs["sections"])
+    if any(type(n) is _program.Sym for n in sections):
+        raise ValueError("onnx.export: split sizes that follow a free dim are not supported")
+    res = g.node("Split", [g.value(ins[0]), g.i64(sections)], n_out=len(sections),
+                 axis=int(attrs["axis"]))
+    return [res] if len(sections) == 1 else list(res)
 
 
 def _stack(g, ins, attrs, outs):
@@ -537,6 +570,7 @@ HANDLERS = {
     f"{_M}:log#kernel": _unary("Log"),
     f"{_A}:_relu_k": _unary("Relu"), f"{_A}:_relu6_k": _relu6, f"{_A}:_gelu_k": _gelu,
     f"{_A}:_leaky_k": _leaky, f"{_A}:_hardswish_k": _hardswish, f"{_A}:_silu_k": _silu,
+    f"{_A}:_hardsigmoid_k": _hardsigmoid,
     f"{_A}:_softmax_k": _softmax,
     "paddle_hl.nn.functional.conv:_conv_kernel": _conv,
     "paddle_hl.nn.functional.pooling:_maxpool_kernel": _maxpool,
@@ -556,6 +590,8 @@ HANDLERS = {
     "paddle_hl.tensor.manipulation:_transpose_kernel": _transpose,
     "paddle_hl.tensor.manipulation:_concat_kernel": _concat,
     "paddle_hl.tensor.manipulation:_stack_kernel": _stack,
+    "paddle_hl.tensor.manipulation:_split_kernel": _split,
+    "paddle_hl.nn.functional.vision:_shuffle_kernel": _shuffle,
     "paddle_hl.tensor.manipulation:_getitem_kernel": _getitem,
     "paddle_hl.tensor.stat:_mean_kernel": _reduce("ReduceMean"),
     "paddle_hl.tensor.stat:_sum_kernel": _reduce("ReduceSum"),

@@ -72,6 +72,22 @@ def test_mobilenet_v2(tmp_path):
            tmp_path / "m", batches=(2,))
 
 
+def test_split_shuffle_hardsigmoid_and_uneven_adaptive_pool(tmp_path):
+    class Mixed(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = paddle.nn.Conv2D(4, 4, 3, padding=1)
+            self.pool = paddle.nn.AdaptiveAvgPool2D((3, 2))
+
+        def forward(self, x):
+            a, b = paddle.split(x, 2, axis=1)
+            y = paddle.concat([paddle.nn.functional.hardsigmoid(a), b], axis=1)
+            y = paddle.nn.functional.channel_shuffle(self.conv(y), 2)
+            return paddle.flatten(self.pool(y), 1)
+
+    _check(Mixed(), [InputSpec([None, 4, 5, 7], "float32", "x")], tmp_path / "s")
+
+
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_recurrent_classifier(tmp_path, mode):
     model = _check(LSTMClassifier(mode), [InputSpec([None, 12], "int64", "ids")],
