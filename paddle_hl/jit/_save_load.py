@@ -74,10 +74,11 @@ def trace(layer, specs, where="jit.save"):
     if isinstance(layer, Layer):
         named = [(k, v) for k, v in layer.state_dict().items() if isinstance(v, Tensor)]
         call = layer
-        was_training = layer.training
+        # eval mode for the trace; every sublayer gets its own mode back afterwards
+        modes = [(sub, sub.training) for sub in layer.sublayers(include_self=True)]
         layer.eval()
     else:
-        named, call, was_training = [], layer, None
+        named, call, modes = [], layer, []
     k = len(_program.free_axes(specs))
     rng = np.random.default_rng(0)
     # traced with grad recording on: some kernels take inference-only shortcuts without it,
@@ -100,13 +101,13 @@ def trace(layer, specs, where="jit.save"):
         xs = _example(specs, d, rng)
         want = call(*xs)
         want = [want] if isinstance(want, Tensor) else list(want)
-        params = {k: v._data for k, v in named}
+        params = {name: v._data for name, v in named}
         got = _program.run(program, [x._data for x in xs], params, d)
     except _program.TraceError as e:
         raise ValueError(f"{where}: cannot capture the forward as a program: {e}") from None
     finally:
-        if was_training:
-            layer.train()
+        for sub, training in modes:
+            sub.training = training
     for i, (w, g) in enumerate(zip(want, got)):
         if w._data.shape != g.shape or not np.allclose(
                 np.asarray(w.numpy(), np.float64) if w._data.dtype.kind in "fc" else w.numpy(),

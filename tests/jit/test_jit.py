@@ -93,8 +93,9 @@ def test_save_load_roundtrip_with_free_batch(tmp_path):
 def test_save_uses_to_static_spec_and_keeps_training_mode(tmp_path):
     net = paddle.jit.to_static(Net(), input_spec=[InputSpec([2, 1, 8, 8], "float32")])
     net.train()
+    net.bn.eval()  # a frozen BatchNorm inside a training model keeps its mode
     paddle.jit.save(net, str(tmp_path / "m"))
-    assert net.training
+    assert net.training and net.conv.training and not net.bn.training
     with pytest.raises(ValueError, match="input_spec is required"):
         paddle.jit.save(Net(), str(tmp_path / "n"))
     with pytest.raises(ValueError, match="unknown configs"):
