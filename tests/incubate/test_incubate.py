@@ -181,3 +181,39 @@ def test_graph_sampling_aliases():
     np.testing.assert_array_equal(ids[rn.numpy()], [0, 8])
     edges = {(int(ids[s]), int(ids[d])) for s, d in zip(es.numpy()[:, 0], ed.numpy()[:, 0])}
     assert edges == {(3, 0), (7, 0), (7, 8), (4, 3), (9, 7)}
+
+
+INCUBATE_NAMES = {
+    "incubate": ["softmax_mask_fuse", "softmax_mask_fuse_upper_triangle", "segment_sum",
+                 "segment_mean", "segment_max", "segment_min", "graph_send_recv",
+                 "graph_khop_sampler", "graph_sample_neighbors", "graph_reindex",
+                 "identity_loss", "LookAhead", "ModelAverage"],
+    "incubate.nn": ["FusedLinear", "FusedMultiHeadAttention", "FusedFeedForward",
+                    "FusedTransformerEncoderLayer", "FusedDropoutAdd", "FusedDropout",
+                    "FusedBiasDropoutResidualLayerNorm"],
+    "incubate.nn.functional": ["fused_linear", "fused_matmul_bias", "fused_multi_head_attention",
+                               "fused_feedforward", "fused_bias_dropout_residual_layer_norm",
+                               "fused_rms_norm", "fused_layer_norm",
+                               "fused_rotary_position_embedding", "fused_dropout_add",
+                               "fused_linear_activation"],
+    "incubate.autograd": ["jvp", "vjp", "Jacobian", "Hessian"],
+    "incubate.optimizer": ["LookAhead", "ModelAverage"],
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mod", sorted(INCUBATE_NAMES))
+def test_signatures_match_paddle(pd, mod):
+    import inspect
+
+    ours, ref = paddle, pd
+    for part in mod.split("."):
+        ours, ref = getattr(ours, part), getattr(ref, part)
+    for name in INCUBATE_NAMES[mod]:
+        a, b = getattr(ours, name), getattr(ref, name)
+        sa, sb = inspect.signature(a), inspect.signature(b)
+        assert [(p.name, p.default) for p in sa.parameters.values()] == [
+            (p.name, p.default) for p in sb.parameters.values()], f"{mod}.{name}"
+        if inspect.isclass(b) and hasattr(b, "forward"):
+            fa, fb = inspect.signature(a.forward), inspect.signature(b.forward)
+            assert list(fa.parameters) == list(fb.parameters), f"{mod}.{name}.forward"
