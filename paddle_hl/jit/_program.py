@@ -143,13 +143,14 @@ def _kernel_ref(fn) -> str:
     Plain kernels are found by their qualified name; kernels built by a factory (one closure
     per activation, comparison, ...) by the module-level name they are bound to.
     """
+    base = _renamed_base(fn)
+    if base is not None:
+        # the same kernel under another op name (errors, profiler): always recorded as the
+        # kernel itself, so that every trace names it alike
+        return _kernel_ref(base)
     ref = _REFS.get(id(fn))
     if ref is not None and _RESOLVED.get(ref) is fn:
         return ref
-    base = _renamed_base(fn)
-    if base is not None:
-        # the same kernel under another op name (errors, profiler): replay the kernel itself
-        return _kernel_ref(base)
     mod = getattr(fn, "__module__", None)
     qual = getattr(fn, "__qualname__", None)
     if mod and qual and "<" not in qual and _kernel_module(mod):
@@ -411,11 +412,18 @@ def const_array(c, dims, xp=np):
 def merge_traces(traces, sizes):
     """Fold traces taken at the given symbol sizes into one program with Sym integers."""
     t0 = traces[0]
-    for t in traces[1:]:
-        if len(t["ops"]) != len(t0["ops"]) or any(
-                a["fn"] != b["fn"] for a, b in zip(t["ops"], t0["ops"])):
-            raise TraceError("the forward runs different ops for different sizes of the free "
-                             "dim; give a fixed shape in input_spec")
+    for size, t in zip(sizes[1:], traces[1:]):
+        diff = next((i for i, (a, b) in enumerate(zip(t["ops"], t0["ops"]))
+                     if a["fn"] != b["fn"]), None)
+        if diff is None and len(t["ops"]) != len(t0["ops"]):
+            diff = min(len(t["ops"]), len(t0["ops"]))
+        if diff is not None:
+            a, b = (ops[diff]["fn"] if diff < len(ops) else "the end of the forward"
+                    for ops in (t0["ops"], t["ops"]))
+            raise TraceError(
+                f"the forward runs different ops for different sizes of the free dims (op "
+                f"{diff}: {a} at sizes {sizes[0]}, {b} at {size}); give a fixed shape in "
+                "input_spec")
     ops = []
     for k, op in enumerate(t0["ops"]):
         where = f"op {k} ({op['fn'].split(':')[1]})"

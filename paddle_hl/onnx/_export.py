@@ -592,7 +592,7 @@ HANDLERS = {
     "paddle_hl.tensor.manipulation:_stack_kernel": _stack,
     "paddle_hl.tensor.manipulation:_split_kernel": _split,
     "paddle_hl.nn.functional.vision:_shuffle_kernel": _shuffle,
-    "paddle_hl.tensor.manipulation:_getitem_kernel": _getitem,
+    "paddle_hl.tensor.manipulation:_gather_kernel": _getitem,
     "paddle_hl.tensor.stat:_mean_kernel": _reduce("ReduceMean"),
     "paddle_hl.tensor.stat:_sum_kernel": _reduce("ReduceSum"),
     "paddle_hl.nn.functional.input:_embedding_kernel": _embedding,
