@@ -299,3 +299,16 @@ def test_inputs_sharing_a_free_axis_must_agree(tmp_path):
     assert loaded(paddle.ones([3, 2]), paddle.ones([3, 2])).shape == [3, 2]
     with pytest.raises(ValueError, match="disagree"):
         loaded(paddle.ones([3, 2]), paddle.ones([4, 2]))
+
+
+def test_shape_dependent_branch_is_refused_with_the_op_named(tmp_path):
+    class ByBatch(paddle.nn.Layer):
+        def forward(self, x):
+            if x.shape[0] > 2:  # a Python branch on the free dim: no single program
+                x = paddle.exp(x)
+            return x * 2
+
+    with pytest.raises(ValueError, match=r"different ops .*exp"):
+        paddle.jit.save(ByBatch(), str(tmp_path / "b"), [InputSpec([None, 3], "float32")])
+    # with the dim fixed the same forward saves
+    paddle.jit.save(ByBatch(), str(tmp_path / "b"), [InputSpec([4, 3], "float32")])
