@@ -9,6 +9,7 @@ import numpy as np
 
 from ..framework import dtype as _dt
 from ..framework.tensor import Tensor, _wrap
+from ..nn.layer.layers import Layer
 from ..static.input import InputSpec
 from . import _pdiparams, _program
 from ._to_static import StaticFunction, _specs
@@ -260,69 +261,54 @@ class _InfoUnpickler(pickle.Unpickler):
                                      ".pdiparams.info file")
 
 
-def _layer_base():
-    from ..nn.layer.layers import Layer
+class TranslatedLayer(Layer):
+    """A layer loaded by :func:`load`: the saved program with its parameters.
 
-    return Layer
+    Parameters are ``param_0``, ``param_1``, ... (Paddle's naming, in the order of the
+    parameters file); trainable ones stay trainable, so the layer can be fine-tuned
+    (gradients flow through the replayed kernels); buffers such as BatchNorm's running
+    statistics have ``stop_gradient=True``.
 
+    Args:
+        programs (dict): the program read from ``.pdmodel``.
+        persistable_vars (dict): variable name -> array (the ``.pdiparams`` content).
+    """
 
-class _TranslatedMeta(type):
-    pass
+    def __init__(self, programs, persistable_vars):
+        super().__init__()
+        from ..framework.parameter import Parameter
 
+        self._program = programs
+        # as in Paddle, parameters are registered as param_0, param_1, ... in the order of
+        # the parameters file (sorted variable names), under their saved variable names
+        structured = dict(programs["params"])
+        self._keys = {}
+        for i, var in enumerate(programs["param_order"]):
+            arr = persistable_vars[var]
+            k = structured[var]
+            trainable = programs.get("trainable", {}).get(
+                k, not np.issubdtype(arr.dtype, np.integer))
+            p = Parameter(arr, name=var, trainable=trainable)
+            self._keys[k] = f"param_{i}"
+            self.add_parameter(f"param_{i}", p)
+        self._specs = [InputSpec(s, dt, n) for s, dt, n in programs["specs"]]
 
-def _make_translated():
-    Layer = _layer_base()
+    def program(self, method_name="forward"):
+        """The loaded program (paddle_hl's plain-data form)."""
+        return self._program
 
-    class TranslatedLayer(Layer):
-        """A layer loaded by :func:`load`: the saved program with its parameters.
+    def forward(self, *inputs):
+        from ..jit._to_static import check_args
 
-        Parameters are ``param_0``, ``param_1``, ... (Paddle's naming, in the order of the
-        parameters file); trainable ones stay trainable, so the layer can be fine-tuned
-        (gradients flow through the replayed kernels); buffers such as BatchNorm's running
-        statistics have ``stop_gradient=True``.
-
-        Args:
-            programs (dict): the program read from ``.pdmodel``.
-            persistable_vars (dict): variable name -> array (the ``.pdiparams`` content).
-        """
-
-        def __init__(self, programs, persistable_vars):
-            super().__init__()
-            from ..framework.parameter import Parameter
-
-            self._program = programs
-            # as in Paddle, parameters are registered as param_0, param_1, ... in the order of
-            # the parameters file (sorted variable names), under their saved variable names
-            structured = dict(programs["params"])
-            self._keys = {}
-            for i, var in enumerate(programs["param_order"]):
-                arr = persistable_vars[var]
-                k = structured[var]
-                trainable = programs.get("trainable", {}).get(
-                    k, not np.issubdtype(arr.dtype, np.integer))
-                p = Parameter(arr, name=var, trainable=trainable)
-                self._keys[k] = f"param_{i}"
-                self.add_parameter(f"param_{i}", p)
-            self._specs = [InputSpec(s, dt, n) for s, dt, n in programs["specs"]]
-
-        def program(self, method_name="forward"):
-            """The loaded program (paddle_hl's plain-data form)."""
-            return self._program
-
-        def forward(self, *inputs):
-            from ..jit._to_static import check_args
-
-            xs = [x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in inputs]
-            if len(xs) != len(self._specs):
-                raise ValueError(f"TranslatedLayer: expected {len(self._specs)} inputs, got "
-                                 f"{len(xs)}")
-            check_args(self._specs, xs, "TranslatedLayer")
-            d = symbol_sizes(self._specs, xs, "TranslatedLayer")
-            params = {k: getattr(self, key) for k, key in self._keys.items()}
-            outs = _replay(self._program, xs, params, d)
-            return outs[0] if self._program["single"] else outs
-
-    return TranslatedLayer
+        xs = [x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in inputs]
+        if len(xs) != len(self._specs):
+            raise ValueError(f"TranslatedLayer: expected {len(self._specs)} inputs, got "
+                             f"{len(xs)}")
+        check_args(self._specs, xs, "TranslatedLayer")
+        d = symbol_sizes(self._specs, xs, "TranslatedLayer")
+        params = {k: getattr(self, key) for k, key in self._keys.items()}
+        outs = _replay(self._program, xs, params, d)
+        return outs[0] if self._program["single"] else outs
 
 
 def _replay(program, xs, params, d):
@@ -367,5 +353,3 @@ def _replay(program, xs, params, d):
             vals[k] = o
     return [get(r) for r in program["outs"]]
 
-
-TranslatedLayer = _make_translated()
