@@ -159,6 +159,12 @@ def test_static_names_in_dygraph():
     with pytest.raises(TypeError, match="Program"):
         with paddle.static.program_guard("main"):
             pass
+    # dygraph tensors and parameters are static Variables / Parameters, as in Paddle
+    assert isinstance(paddle.to_tensor([1.0]), paddle.static.Variable)
+    p = paddle.create_parameter([1], "float32")
+    assert isinstance(p, paddle.static.Parameter) and isinstance(p, paddle.static.Variable)
+    with pytest.raises(AssertionError, match="InputSpec"):
+        paddle.static.data("x", [None, 3], "float32")
 
 
 def test_static_amp_in_dygraph():
