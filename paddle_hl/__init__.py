@@ -50,7 +50,10 @@ from .framework.place import (
 from .framework.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .framework.tensor import Tensor
 
-__version__ = "0.1.0"
+# Paddle code branches on ``paddle.__version__``: report the Paddle release whose API this is, and
+# keep paddle_hl's own release in ``__hl_version__`` (see paddle_hl/version.py)
+__version__ = "2.6.2"
+__hl_version__ = "0.1.0"
 
 _DOMAINS = ("vision", "audio", "text", "geometric", "hub")
 
@@ -95,7 +98,7 @@ globals().update(_tensor_lib.api_names())
 _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",
          "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",
          "distributed", "utils", "device", "callbacks", "static", "jit", "hapi", "notebook",
-         "regularizer", "incubate", "framework", "backend"}
+         "regularizer", "incubate", "framework", "backend", "onnx", "version"}
 
 
 # Top-level names defined in subpackages, resolved on first use: "module:attribute".
@@ -119,7 +122,14 @@ def __getattr__(name):
         globals()[name] = value
         return value
     if name in _LAZY:
-        mod = _importlib.import_module(f"{__name__}.{name}")
+        try:
+            mod = _importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            # a subpackage not present in this install reads as a missing attribute, so that
+            # hasattr() and getattr(paddle, name, default) work as on Paddle
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'") from None
         globals()[name] = mod
         return mod
     raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'")

@@ -16,7 +16,15 @@ API_FILE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "api" / "pad
 EXTRA_PUBLIC = {"paddle_hl.amp.debugging", "paddle_hl.regularizer", "paddle_hl.static",
                 "paddle_hl.device", "paddle_hl.device.cuda", "paddle_hl.utils",
                 "paddle_hl.optimizer", "paddle_hl.nn", "paddle_hl.nn.functional",
-                "paddle_hl.callbacks", "paddle_hl.hapi", "paddle_hl.utils.download"}
+                "paddle_hl.callbacks", "paddle_hl.hapi", "paddle_hl.utils.download",
+                # Paddle's own public paths that dygraph model code imports
+                "paddle_hl.version", "paddle_hl.onnx", "paddle_hl.static.amp",
+                "paddle_hl.static.amp.bf16", "paddle_hl.incubate", "paddle_hl.incubate.nn",
+                "paddle_hl.incubate.nn.functional", "paddle_hl.incubate.autograd",
+                "paddle_hl.incubate.optimizer", "paddle_hl.nn.loss",
+                *(f"paddle_hl.nn.initializer.{m}" for m in (
+                    "assign", "constant", "dirac", "initializer", "kaiming", "normal",
+                    "orthogonal", "uniform", "xavier"))}
 
 
 OPTIONAL_DEPS = {"cupy", "cupyx", "ipywidgets", "matplotlib", "soundfile", "cv2", "visualdl",

@@ -53,6 +53,13 @@ class Parameter(Tensor):
     def trainable(self, value):
         self.stop_gradient = not bool(value)
 
+    @property
+    def block(self):
+        """The global block of the default main program, which initializers take as ``block``."""
+        from ..static import default_main_program
+
+        return default_main_program().global_block()
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 

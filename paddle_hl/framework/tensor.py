@@ -151,6 +151,53 @@ class Tensor:
     def is_sparse(self) -> bool:
         return False
 
+    # --- names Paddle's Tensor carries for static graphs and auto-parallel, in dygraph meaning
+    @property
+    def grad_fn(self):
+        """The graph node that produced this tensor (None for a leaf)."""
+        return self._node
+
+    @property
+    def grad_(self):
+        """The gradient (None before backward); Paddle's other name for ``grad``."""
+        return self._grad
+
+    @property
+    def layout(self) -> str:
+        """Data layout; dense tensors are always ``'NCHW'`` (Paddle's default ``DataLayout``)."""
+        return "NCHW"
+
+    @property
+    def offset(self) -> int:
+        """Byte offset of this tensor's first element in the storage it shares with its base."""
+        d = self._data
+        base = d
+        while getattr(base, "base", None) is not None and hasattr(base.base, "shape"):
+            base = base.base
+        if base is d:
+            return 0
+        if type(d) is np.ndarray:
+            return int(d.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+        return int(d.data.ptr - base.data.ptr)
+
+    @property
+    def strides(self) -> list:
+        """Strides in elements (Paddle's ``strides``); same as :meth:`get_strides`."""
+        return self.get_strides()
+
+    @property
+    def block(self):
+        """The global block of the default main program (where dygraph tensors live)."""
+        from ..static import default_main_program
+
+        return default_main_program().global_block()
+
+    # a dense single-process tensor has no distributed placement
+    dist_attr = property(lambda self: None, doc="Distributed attribute: None (not distributed).")
+    placements = property(lambda self: None, doc="Placements on a mesh: None (not distributed).")
+    process_mesh = property(lambda self: None, doc="Process mesh: None (not distributed).")
+    num_shard = property(lambda self: None, doc="Number of shards: None (not distributed).")
+
     is_sparse_coo = is_sparse_csr = is_selected_rows = is_sparse
 
     # ------------------------------------------------------------------ layouts

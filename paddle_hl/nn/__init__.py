@@ -27,7 +27,7 @@ globals().update(_collect())
 
 
 def __getattr__(name):
-    if name in ("initializer", "utils"):
+    if name in ("initializer", "utils", "loss"):
         mod = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = mod
         return mod

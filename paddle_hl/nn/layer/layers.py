@@ -212,8 +212,10 @@ class Layer:
         """Register ``sublayer`` under ``name``; returns it."""
         if not isinstance(sublayer, Layer) and sublayer is not None:
             raise TypeError(f"add_sublayer: expected a Layer, got {type(sublayer).__name__}")
-        if not isinstance(name, str) or "." in name or not name:
-            raise KeyError(f"add_sublayer: invalid sublayer name {name!r}")
+        # Paddle takes any name here (EfficientNet registers '_blocks.0.'); the layer is then
+        # reached through named_sublayers/getattr and its state_dict keys carry the name as is
+        if not isinstance(name, str):
+            raise TypeError(f"add_sublayer: the name must be a str, got {type(name).__name__}")
         self._sub_layers[name] = sublayer
         return sublayer
 
