@@ -47,6 +47,8 @@ def _modules():
         roots.append((mod.__path__, f"paddle_hl.{d}."))
     for path, prefix in roots:
         for info in pkgutil.walk_packages(path, prefix):
+            if info.name.endswith(".__main__"):
+                continue  # a command (python -m ...): importing it would run it
             yield info.name
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import paddle_hl as paddle
 from paddle_hl import backend, nn
 
-__all__ = ["viterbi_decode", "ViterbiDecoder"]
+__all__ = []  # the package exports the public names
 
 
 def _array(t):

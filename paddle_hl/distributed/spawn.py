@@ -12,7 +12,7 @@ import threading
 
 from .launch._job import JobError, run
 
-__all__ = ["spawn", "MultiprocessContext"]
+__all__ = []  # the package exports the public names
 
 
 def _dumps(func, args):
@@ -152,4 +152,3 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     return ctx
 
 
-__all__ += ["JobError"]

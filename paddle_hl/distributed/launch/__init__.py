@@ -29,7 +29,7 @@ import tempfile
 
 from ._job import JobError, run
 
-__all__ = ["launch"]
+__all__ = []  # the package exports the public names
 
 
 def _parser():

@@ -133,6 +133,8 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     cmd = [find_mpiexec(), "-n", str(nprocs)]
     monitor = None
     env = dict(env)
+    # the ranks write line-buffered (see _worker.main); unbuffered output would split lines
+    env.pop("PYTHONUNBUFFERED", None)
     if hosts:
         cmd += ["-hosts", ",".join(hosts)]
     else:
