@@ -111,6 +111,13 @@ _LAZY_NAMES = {
     "flops": "hapi.dynamic_flops:flops",
     "save": "framework.io:save",
     "load": "framework.io:load",
+    "get_cudnn_version": "device:get_cudnn_version",
+    "is_compiled_with_xpu": "device:is_compiled_with_xpu",
+    "is_compiled_with_rocm": "device:is_compiled_with_rocm",
+    "is_compiled_with_ipu": "device:is_compiled_with_ipu",
+    "is_compiled_with_cinn": "device:is_compiled_with_cinn",
+    "is_compiled_with_distribute": "device:is_compiled_with_distribute",
+    "is_compiled_with_custom_device": "device:is_compiled_with_custom_device",
 }
 
 

@@ -14,12 +14,25 @@ from .tensor import Tensor, init_slots, to_array
 
 __all__ = []
 
-_counters = collections.defaultdict(itertools.count)
+class NameGenerator:
+    """Hands out ``prefix_N`` names, N counting per key from 0 (``paddle.utils.unique_name``
+    switches between generators)."""
+
+    def __init__(self, prefix: str | None = None):
+        self.prefix = prefix or ""
+        self.ids = collections.defaultdict(itertools.count)
+
+    def __call__(self, key: str) -> str:
+        return f"{self.prefix}{key}_{next(self.ids[key])}"
+
+
+# the current generator (a one-element list so that it can be switched in place)
+name_generator = [NameGenerator()]
 
 
 def unique_name(prefix: str) -> str:
     """``prefix_N`` with N counting per prefix, as Paddle's unique_name.generate."""
-    return f"{prefix}_{next(_counters[prefix])}"
+    return name_generator[0](prefix)
 
 
 class Parameter(Tensor):

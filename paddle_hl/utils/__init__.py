@@ -1,6 +1,7 @@
 """``paddle.utils``: installation check, DLPack interchange and small helpers.
 
-Submodules (``dlpack``, and ``download`` where present) load on first attribute access.
+Submodules (``dlpack``, ``unique_name``, and ``download`` where present) load on first
+attribute access.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 __all__ = ["run_check", "try_import", "require_version", "deprecated"]
 
-_LAZY = ("dlpack", "download")
+_LAZY = ("dlpack", "download", "unique_name")
 
 
 def __getattr__(name):
