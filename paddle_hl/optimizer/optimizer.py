@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor, _wrap, _zero_grad
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from .lr import LRScheduler
 
@@ -147,7 +147,7 @@ class Optimizer:
         for p in self._all_params():
             if p._grad is not None:
                 if set_to_zero:
-                    p._grad._data[...] = 0
+                    _zero_grad(p)
                 else:
                     p._grad = None
 

@@ -83,7 +83,7 @@ def _attach_operators():
         "__add__": math.add, "__radd__": _swap(math.add),
         "__sub__": math.subtract, "__rsub__": _swap(math.subtract),
         "__mul__": math.multiply, "__rmul__": _swap(math.multiply),
-        "__truediv__": math.divide, "__rtruediv__": _swap(math.divide),
+        "__truediv__": math.true_divide, "__rtruediv__": _swap(math.true_divide),
         "__pow__": math.pow, "__rpow__": _swap(math.pow),
         "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
         "__neg__": math.neg,
