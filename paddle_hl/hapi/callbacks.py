@@ -482,7 +482,8 @@ class ReduceLROnPlateau(Callback):
                     new = max(old * self.factor, self.min_lr)
                     opt.set_lr(new)
                     if self.verbose > 0 and _rank0():
-                        print(f"Epoch {self.epoch}: ReduceLROnPlateau reducing learning rate "
+                        # the leading newline ends the progress bar's line, as Paddle prints
+                        print(f"\nEpoch {self.epoch}: ReduceLROnPlateau reducing learning rate "
                               f"to {new}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0

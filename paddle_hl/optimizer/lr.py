@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from .. import backend
+
 __all__ = []
 
 
@@ -355,22 +357,39 @@ class ReduceOnPlateau(LRScheduler):
                           f"{self.last_lr}.")
 
     def _better(self, current, best):
+        # a metric passed as a Tensor is kept as a NumPy scalar of its dtype, so the bound is
+        # computed in that dtype (a float32 loss gives a float32 bound), as Paddle's tensor
+        # arithmetic does
         if self.mode == "min":
             bound = best - best * self.threshold if self.threshold_mode == "rel" else \
                 best - self.threshold
-            return current < bound
+            a, b = _as_tensor_operands(current, bound)
+            return bool(a < b)
         bound = best + best * self.threshold if self.threshold_mode == "rel" else \
             best + self.threshold
-        return current > bound
+        a, b = _as_tensor_operands(current, bound)
+        return bool(a > b)
+
+
+def _as_tensor_operands(a, b):
+    """Paddle compares a tensor with a Python float by making the float a float32 tensor
+    first; tensor values are NumPy scalars here, so round the Python side the same way."""
+    if isinstance(a, np.generic) and not isinstance(b, np.generic):
+        return a, np.float32(b)
+    if isinstance(b, np.generic) and not isinstance(a, np.generic):
+        return np.float32(a), b
+    return a, b
 
 
 def _metric_value(m):
-    if hasattr(m, "numpy"):
-        m = m.numpy()
-    arr = np.asarray(m)
+    tensor = hasattr(m, "numpy") and hasattr(m, "_data")
+    arr = np.asarray(backend.to_numpy(m._data) if tensor else
+                     (m.numpy() if hasattr(m, "numpy") else m))
     if arr.size != 1:
         raise ValueError(f"ReduceOnPlateau.step: metrics must hold one value, got shape "
                          f"{list(arr.shape)}")
+    if tensor and arr.dtype.kind == "f":
+        return arr.reshape(())[()]  # a NumPy scalar of the tensor's dtype
     return float(arr.reshape(()))
 
 

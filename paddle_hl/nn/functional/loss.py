@@ -840,6 +840,11 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
 
 
 # ------------------------------------------------------------------------ cross entropy
+# the smallest log-probability Paddle's softmax cross entropy uses (its loss per class is
+# capped at 64, in float32 and float64 alike)
+_LOGP_FLOOR = -64.0
+
+
 def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing, reduction,
                     out_shape):
     """Fused (log-)softmax + label pick + weighting + reduction for integer labels.
@@ -866,9 +871,11 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         lse = (xp.log(s) + m)[:, 0, :]
         e /= s                     # e now holds the softmax, kept for backward
         probs = e
-        logp_t = picked - lse
+        # Paddle's kernel floors each log-probability at -64 (a loss of at most 64 per
+        # class); the gradient stays softmax - target
+        logp_t = xp.maximum(picked - lse, _LOGP_FLOOR)
         if smoothing:
-            logp_sum = x3.sum(axis=1) - c * lse
+            logp_sum = xp.maximum(x3 - lse[:, None, :], _LOGP_FLOOR).sum(axis=1)
     else:
         probs = None
         with np.errstate(divide="ignore"):    # probability 0: an infinite loss, clamped below
@@ -958,7 +965,7 @@ def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
         lse = xp.log(s) + m
         e /= s
         probs = e
-        nll = -(y3 * (x3 - lse)).sum(axis=1)
+        nll = -(y3 * xp.maximum(x3 - lse, _LOGP_FLOOR)).sum(axis=1)
     else:
         probs = None
         nll = -(y3 * xp.log(x3)).sum(axis=1)
