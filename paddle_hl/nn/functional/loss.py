@@ -851,8 +851,9 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
 
 
 # ------------------------------------------------------------------------ cross entropy
-# the smallest log-probability Paddle's softmax cross entropy uses (its loss per class is
-# capped at 64, in float32 and float64 alike)
+# Paddle's softmax cross entropy floors the shifted logits x - max(x) at -64 before taking
+# log(sum(exp)) off them, in float32 and float64 alike: a confidently wrong class costs at
+# most 64 + log(sum(exp(x - max)))
 _LOGP_FLOOR = -64.0
 
 
@@ -879,14 +880,14 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         e = x3 - m
         xp.exp(e, out=e)
         s = e.sum(axis=1, keepdims=True)
-        lse = (xp.log(s) + m)[:, 0, :]
+        log_s = xp.log(s)[:, 0, :]
         e /= s                     # e now holds the softmax, kept for backward
         probs = e
-        # Paddle's kernel floors each log-probability at -64 (a loss of at most 64 per
-        # class); the gradient stays softmax - target
-        logp_t = xp.maximum(picked - lse, _LOGP_FLOOR)
+        # Paddle's kernel floors each shifted logit x - max at -64 before subtracting
+        # log(sum(exp)); the gradient stays softmax - target
+        logp_t = xp.maximum(picked - m[:, 0, :], _LOGP_FLOOR) - log_s
         if smoothing:
-            logp_sum = xp.maximum(x3 - lse[:, None, :], _LOGP_FLOOR).sum(axis=1)
+            logp_sum = xp.maximum(x3 - m, _LOGP_FLOOR).sum(axis=1) - c * log_s
     else:
         probs = None
         with np.errstate(divide="ignore"):    # probability 0: an infinite loss, clamped below
@@ -973,10 +974,9 @@ def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
         e = x3 - m
         xp.exp(e, out=e)
         s = e.sum(axis=1, keepdims=True)
-        lse = xp.log(s) + m
         e /= s
         probs = e
-        nll = -(y3 * xp.maximum(x3 - lse, _LOGP_FLOOR)).sum(axis=1)
+        nll = -(y3 * (xp.maximum(x3 - m, _LOGP_FLOOR) - xp.log(s))).sum(axis=1)
     else:
         probs = None
         nll = -(y3 * xp.log(x3)).sum(axis=1)
