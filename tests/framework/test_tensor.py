@@ -162,8 +162,11 @@ def test_astype_cast_clone_detach():
     assert x.astype(paddle.float64).dtype == paddle.float64
     d = x.detach()
     assert d.stop_gradient and d.is_leaf
-    d.numpy()[0] = 9.0  # detach shares storage
+    d[0] = 9.0  # detach shares storage
     assert x.numpy()[0] == 9.0
+    a = x.numpy()  # numpy() is a copy, as in Paddle
+    a[1] = 7.0
+    assert x.numpy()[1] == 2.5
 
 
 def test_to_and_cpu():
