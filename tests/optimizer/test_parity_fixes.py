@@ -204,3 +204,36 @@ def test_reduce_on_plateau_float32_boundary_parity(pd):
     s.step(-5.0)
     s.step(-5.1)  # two Python floats: exact float64 comparison, not better
     assert s.last_lr == 0.05
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["Adam", "Momentum", "RMSProp"])
+def test_state_saved_for_other_parameters_is_refused_parity(pd, name):
+    # a model rebuilt in the same process gets new parameter names; the saved accumulators
+    # then match nothing, and resuming from zeros would silently change the updates
+    for lib in (pd, paddle_hl):
+        net = lib.nn.Linear(2, 2)
+        opt = getattr(lib.optimizer, name)(learning_rate=0.1, parameters=net.parameters())
+        net(lib.ones([1, 2])).sum().backward()
+        opt.step()
+        state = opt.state_dict()
+        other = lib.nn.Linear(2, 2)
+        opt2 = getattr(lib.optimizer, name)(learning_rate=0.1, parameters=other.parameters())
+        opt2.set_state_dict(state)
+        other(lib.ones([1, 2])).sum().backward()
+        with pytest.raises((ValueError, AssertionError), match="state"):
+            opt2.step()
+
+
+def test_empty_or_matching_state_still_loads():
+    net = paddle_hl.nn.Linear(2, 2)
+    opt = paddle_hl.optimizer.Adam(parameters=net.parameters())
+    net(paddle_hl.ones([1, 2])).sum().backward()
+    opt.step()
+    state = opt.state_dict()
+    again = paddle_hl.optimizer.Adam(parameters=net.parameters())
+    again.set_state_dict(state)
+    again.step()
+    fresh = paddle_hl.optimizer.Adam(parameters=net.parameters())
+    fresh.set_state_dict({})
+    fresh.step()
