@@ -245,7 +245,8 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):  # noqa: A
         Tensor: the accuracy, a 0-D float32 tensor.
 
     Example:
-        >>> acc = paddle.metric.accuracy(paddle.rand([4, 3]), paddle.to_tensor([[0], [1], [2], [0]]))
+        >>> label = paddle.to_tensor([[0], [1], [2], [0]])
+        >>> acc = paddle.metric.accuracy(paddle.rand([4, 3]), label)
     """
     p = _np(input)
     y = _np(label).reshape(-1)

@@ -466,7 +466,8 @@ def as_strided(x, shape, stride, offset=0, name=None):
         Tensor: a view sharing x's storage.
 
     Example:
-        >>> paddle.as_strided(paddle.arange(6, dtype='float32'), [2, 2], [1, 1], 4)  # [[1, 2], [2, 3]]
+        >>> x = paddle.arange(6, dtype='float32')
+        >>> paddle.as_strided(x, [2, 2], [1, 1], 4)  # [[1, 2], [2, 3]]
     """
     x = tensor_arg(x, "as_strided")
     shp = tuple(shape_arg(shape, "as_strided"))

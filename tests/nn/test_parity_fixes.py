@@ -139,7 +139,8 @@ def test_bce_with_logits_pos_weight_parity_where_paddle_is_right(pd, reduction, 
     ref = _bce_ref(x, y, pw, w if weighted else None)
     ref = ref if reduction == "none" else (ref.mean() if reduction == "mean" else ref.sum())
     np.testing.assert_allclose(ours, ref, rtol=RTOL, atol=ATOL)
-    # the gradient is the derivative of the loss; Paddle 2.6.2 adds (pos_weight - 1) * y to it, even for positive logits (not copied)
+    # the gradient is the derivative of the loss; Paddle 2.6.2 adds (pos_weight - 1) * y to
+    # it, even for positive logits (not copied)
     xt = paddle_hl.to_tensor(x.astype("float64"), stop_gradient=False)
     paddle_hl.nn.functional.binary_cross_entropy_with_logits(
         xt, paddle_hl.to_tensor(y.astype("float64")), reduction="sum",

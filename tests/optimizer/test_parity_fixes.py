@@ -104,8 +104,10 @@ _CROSS = textwrap.dedent("""
         net.set_state_dict(lib.load(folder + "/m.pdparams"))
         opt.set_state_dict(lib.load(folder + "/m.pdopt")); rng_steps = range(3, 6)
     for i in rng_steps:
-        loss = (net(lib.to_tensor(xs[i])) ** 2).mean(); loss.backward(); opt.step(); opt.clear_grad()
-    lib.save(net.state_dict(), folder + "/m.pdparams"); lib.save(opt.state_dict(), folder + "/m.pdopt")
+        loss = (net(lib.to_tensor(xs[i])) ** 2).mean(); loss.backward()
+        opt.step(); opt.clear_grad()
+    lib.save(net.state_dict(), folder + "/m.pdparams")
+    lib.save(opt.state_dict(), folder + "/m.pdopt")
     np.save(folder + "/w_" + phase + ".npy", net.weight.numpy())
 """)
 
