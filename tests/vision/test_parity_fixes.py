@@ -113,6 +113,7 @@ def test_nms_top_k_without_categories(pd, top_k):
 
 
 @pytest.mark.parity
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "size"), [("resnet18", 64), ("mobilenet_v2", 64)])
 def test_zoo_model_train_mode_parity(pd, name, size):
     # batch statistics, biased batch variance for normalizing, momentum 0.9 running stats,
