@@ -256,7 +256,10 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
         scores (Tensor, optional): [num_boxes] box scores.
         category_idxs (Tensor, optional): [num_boxes] category id of each box (needs scores).
         categories (list, optional): the category ids to process (needed with category_idxs).
-        top_k (int, optional): keep at most this many boxes (needs scores).
+        top_k (int, optional): keep at most this many boxes (needs scores). As documented,
+            it applies with or without categories; Paddle 2.6.2 applies it only with
+            ``category_idxs`` and silently returns every kept box otherwise, which is not
+            copied here (with categories, or with top_k >= the kept count, the two agree).
 
     Returns:
         Tensor: int64 indices into ``boxes`` of the kept boxes.

@@ -299,8 +299,17 @@ class Tensor:
 
     # ------------------------------------------------------------------ conversion
     def numpy(self) -> np.ndarray:
-        """A NumPy copy-free view on CPU (a host copy on GPU). 0-D tensors give 0-d arrays."""
-        return backend.to_numpy(self._data)
+        """The values as a NumPy array that owns its memory, as in Paddle: writing to it leaves
+        the tensor alone, and later in-place updates of the tensor (optimizer steps, gradient
+        accumulation, running statistics) do not show up in it. 0-D tensors give 0-d arrays.
+
+        Returns:
+            numpy.ndarray: a copy of the data (a host copy for a GPU tensor).
+        """
+        a = self._data
+        if type(a) is np.ndarray:
+            return a.copy()
+        return backend.to_numpy(a)
 
     def __array__(self, dtype=None, copy=None):
         a = backend.to_numpy(self._data)
@@ -308,7 +317,7 @@ class Tensor:
 
     def item(self, *args):
         """The value as a Python scalar; with indices, the element at that position."""
-        a = self.numpy()
+        a = backend.to_numpy(self._data)
         if args:
             return a.item(*args)
         if a.size != 1:
@@ -319,7 +328,7 @@ class Tensor:
         return a.item()
 
     def tolist(self):
-        a = self.numpy()
+        a = backend.to_numpy(self._data)
         if a.dtype == _dt.BFLOAT16_NP:
             a = a.astype(np.float32)
         return a.tolist()
@@ -478,7 +487,7 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            self._grad._data[...] = 0
+            _zero_grad(self)
         else:
             self._grad = None
 
@@ -562,6 +571,16 @@ def _wrap(arr, stop_gradient=True):
     t._retain = False
     t.persistable = False
     return t
+
+
+def _zero_grad(t: Tensor):
+    """``clear_grad`` with ``set_to_zero``, with Paddle's aliasing: the gradient tensor handed
+    out before is zero-filled, and the parameter gets a fresh zero gradient, so the next
+    backward accumulates into a new tensor instead of into references the user kept."""
+    old = t._grad
+    old._data[...] = 0
+    t._grad = _wrap(backend.get_array_module(old._data).zeros_like(old._data),
+                    old.stop_gradient)
 
 
 def _same_grad(src: Tensor, arr):

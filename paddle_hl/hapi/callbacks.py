@@ -280,8 +280,10 @@ class ProgBarLogger(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Save the model every ``save_freq`` epochs into ``save_dir/{epoch}`` and at the end into
-    ``save_dir/final``."""
+    """Save the model into ``save_dir/{epoch}`` after every epoch whose index (counted from 0) is
+    a multiple of ``save_freq`` (epochs 0, save_freq, 2 * save_freq, ...), and at the end of
+    training into ``save_dir/final`` (``.pdparams``, plus ``.pdopt`` when the optimizer has
+    state), as Paddle does."""
 
     def __init__(self, save_freq=1, save_dir=None):
         super().__init__()
@@ -295,7 +297,7 @@ class ModelCheckpoint(Callback):
         return self.model is not None and self.save_dir and _rank0()
 
     def on_epoch_end(self, epoch, logs=None):
-        if self._is_save() and (self.epoch + 1) % self.save_freq == 0:
+        if self._is_save() and self.epoch % self.save_freq == 0:
             path = os.path.join(self.save_dir, str(epoch))
             print(f"save checkpoint at {os.path.abspath(path)}")
             self.model.save(path)
@@ -500,7 +502,8 @@ class ReduceLROnPlateau(Callback):
                     new = max(old * self.factor, self.min_lr)
                     opt.set_lr(new)
                     if self.verbose > 0 and _rank0():
-                        print(f"Epoch {self.epoch}: ReduceLROnPlateau reducing learning rate "
+                        # the leading newline ends the progress bar's line, as Paddle prints
+                        print(f"\nEpoch {self.epoch}: ReduceLROnPlateau reducing learning rate "
                               f"to {new}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .. import backend
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap, to_array
 from ..io import DataLoader, Dataset, DistributedBatchSampler
@@ -46,7 +47,8 @@ def _to_tensor(x):
 
 
 def _np(x):
-    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+    # the raw array, not Tensor.numpy()'s copy: this runs on every batch of fit/evaluate
+    return backend.to_numpy(x._data) if isinstance(x, Tensor) else np.asarray(x)
 
 
 class _History(Callback):

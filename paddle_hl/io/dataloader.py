@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .. import backend
 from ..framework.tensor import Tensor, _wrap
 from . import _worker
 from .dataset import IterableDataset
@@ -47,7 +48,8 @@ def _collate_np(batch, path="sample"):
     """Stack a list of samples into NumPy arrays, recursing into dicts and sequences."""
     first = batch[0]
     if isinstance(first, Tensor):
-        arrays = [b.numpy() for b in batch]
+        # the raw arrays: _stack copies them into the batch anyway
+        arrays = [backend.to_numpy(b._data) for b in batch]
         _check_shapes(arrays, path)
         return _stack(arrays)
     if isinstance(first, np.ndarray):
@@ -57,7 +59,11 @@ def _collate_np(batch, path="sample"):
         return np.asarray(batch, dtype=np.bool_)
     if isinstance(first, numbers.Number) or isinstance(first, np.generic):
         arr = np.asarray(batch)
-        return arr.astype(np.int64) if arr.dtype.kind in "iu" and arr.dtype != np.uint8 else arr
+        # NumPy scalars keep their dtype (np.int32 -> int32, np.float32 -> float32), as in
+        # Paddle; Python ints are int64 on every platform
+        if arr.dtype.kind in "iu" and arr.dtype != np.int64 and all(type(b) is int for b in batch):
+            arr = arr.astype(np.int64)
+        return arr
     if isinstance(first, (str, bytes)):
         return list(batch)
     if isinstance(first, Mapping):

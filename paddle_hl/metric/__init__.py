@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..framework.tensor import Tensor, _wrap
 
 __all__ = ["Metric", "Accuracy", "Precision", "Recall", "Auc", "accuracy"]
@@ -15,7 +16,8 @@ __all__ = ["Metric", "Accuracy", "Precision", "Recall", "Auc", "accuracy"]
 
 def _np(x):
     if isinstance(x, Tensor):
-        return x.numpy()
+        # the raw array, not Tensor.numpy()'s copy: metrics run on every batch
+        return backend.to_numpy(x._data)
     return np.asarray(x)
 
 
@@ -96,7 +98,8 @@ class Accuracy(Metric):
         accs = []
         for i, k in enumerate(self.topk):
             num = float(c[..., :k].sum())
-            accs.append(num / n if n else 0.0)
+            # NumPy float64, as Paddle returns
+            accs.append(np.float64(num / n) if n else 0.0)
             self.total[i] += num
             self.count[i] += n
         return accs[0] if len(self.topk) == 1 else accs
@@ -106,7 +109,8 @@ class Accuracy(Metric):
         self.count = [0] * len(self.topk)
 
     def accumulate(self):
-        res = [t / c if c > 0 else 0.0 for t, c in zip(self.total, self.count)]
+        # NumPy float64 per k, as Paddle returns; a plain 0.0 before any update
+        res = [np.float64(t / c) if c > 0 else 0.0 for t, c in zip(self.total, self.count)]
         return res[0] if len(self.topk) == 1 else res
 
     def name(self):
@@ -212,12 +216,12 @@ class Auc(Metric):
         if self._curve == "ROC":
             tp0, fp0 = np.r_[0.0, tp[:-1]], np.r_[0.0, fp[:-1]]
             area = self.trapezoid_area(fp, fp0, tp, tp0).sum()
-            return float(area / tot_pos / tot_neg)
+            return np.float64(area / tot_pos / tot_neg)
         precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 1.0)
         recall = tp / tot_pos
         r0 = np.r_[0.0, recall[:-1]]
         p0 = np.r_[1.0, precision[:-1]]
-        return float(self.trapezoid_area(recall, r0, precision, p0).sum())
+        return np.float64(self.trapezoid_area(recall, r0, precision, p0).sum())
 
     def reset(self):
         self._stat_pos = np.zeros(self._num_thresholds + 1, dtype=np.int64)
@@ -234,6 +238,15 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):  # noqa: A
         input (Tensor): ``[N, C]`` scores.
         label (Tensor): ``[N]`` or ``[N, 1]`` int labels.
         k (int): count a hit when the label is among the k best scores.
+        correct (Tensor, optional): set to the number of hits, a 0-D int32 tensor.
+        total (Tensor, optional): set to the number of samples, a 0-D int32 tensor.
+
+    Returns:
+        Tensor: the accuracy, a 0-D float32 tensor.
+
+    Example:
+        >>> label = paddle.to_tensor([[0], [1], [2], [0]])
+        >>> acc = paddle.metric.accuracy(paddle.rand([4, 3]), label)
     """
     p = _np(input)
     y = _np(label).reshape(-1)
@@ -243,9 +256,10 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):  # noqa: A
     top = np.argsort(-p, axis=-1, kind="stable")[:, :k]
     hits = (top == y[:, None]).any(axis=1)
     n_correct = int(hits.sum())
-    if correct is not None:
-        correct.set_value(np.asarray(n_correct, dtype=correct.numpy().dtype).reshape(
-            correct.shape))
-    if total is not None:
-        total.set_value(np.asarray(y.shape[0], dtype=total.numpy().dtype).reshape(total.shape))
+    # as Paddle, ``correct`` and ``total`` are overwritten by 0-D int32 counts, whatever their
+    # shape and dtype were
+    for t, v in ((correct, n_correct), (total, y.shape[0])):
+        if t is not None:
+            t._data = backend.get_array_module(t._data).asarray(v, dtype=np.int32)
+            t._ver.v += 1
     return _wrap(np.asarray(n_correct / max(y.shape[0], 1), dtype=np.float32))

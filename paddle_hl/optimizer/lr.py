@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from .. import backend
+
 __all__ = []
 
 
@@ -335,12 +337,14 @@ class ReduceOnPlateau(LRScheduler):
     def step(self, metrics, epoch=None):
         """Record this epoch's ``metrics`` (a number, or a one-element Tensor/array)."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        current = _metric_value(metrics)
+        current, origin = _metric_value(metrics)
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             return
-        if self.best is None or self._better(current, self.best):
+        if self.best is None or self._better(current, origin, self.best,
+                                             self.__dict__.get("_best_origin", "float")):
             self.best = current
+            self._best_origin = origin
             self.num_bad_epochs = 0
         else:
             self.num_bad_epochs += 1
@@ -354,24 +358,38 @@ class ReduceOnPlateau(LRScheduler):
                     print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
                           f"{self.last_lr}.")
 
-    def _better(self, current, best):
+    def _better(self, current, origin, best, best_origin):
+        # Metrics keep their kind, as Paddle keeps the object it is given: a Tensor or an
+        # array is a NumPy scalar of its dtype here, so the bound is computed in that dtype
+        # (a float32 loss gives a float32 bound) and an array meets a Python float with
+        # NumPy's rules; a Tensor meets a Python float as Paddle's tensor ops do, by making
+        # the float a float32 tensor first.
         if self.mode == "min":
             bound = best - best * self.threshold if self.threshold_mode == "rel" else \
                 best - self.threshold
-            return current < bound
-        bound = best + best * self.threshold if self.threshold_mode == "rel" else \
-            best + self.threshold
-        return current > bound
+        else:
+            bound = best + best * self.threshold if self.threshold_mode == "rel" else \
+                best + self.threshold
+        if origin == "tensor" and best_origin == "float":
+            bound = np.float32(bound)
+        elif best_origin == "tensor" and origin == "float":
+            current = np.float32(current)
+        return bool(current < bound) if self.mode == "min" else bool(current > bound)
 
 
 def _metric_value(m):
-    if hasattr(m, "numpy"):
-        m = m.numpy()
-    arr = np.asarray(m)
+    """The metric as (value, kind): kind 'tensor' and 'array' values are NumPy scalars of
+    their dtype, 'float' values Python floats."""
+    tensor = hasattr(m, "numpy") and hasattr(m, "_data")
+    arr = np.asarray(backend.to_numpy(m._data) if tensor else
+                     (m.numpy() if hasattr(m, "numpy") else m))
     if arr.size != 1:
         raise ValueError(f"ReduceOnPlateau.step: metrics must hold one value, got shape "
                          f"{list(arr.shape)}")
-    return float(arr.reshape(()))
+    if isinstance(m, (np.ndarray, np.generic)) or tensor:
+        if arr.dtype.kind == "f":
+            return arr.reshape(())[()], "tensor" if tensor else "array"
+    return float(arr.reshape(())), "float"
 
 
 class CosineAnnealingDecay(LRScheduler):

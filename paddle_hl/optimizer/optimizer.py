@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor, _wrap, _zero_grad
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from .lr import LRScheduler
 
@@ -150,7 +150,7 @@ class Optimizer:
         for p in self._all_params():
             if p._grad is not None:
                 if set_to_zero:
-                    p._grad._data[...] = 0
+                    _zero_grad(p)
                 else:
                     p._grad = None
 
@@ -278,6 +278,17 @@ class Optimizer:
                 arr = xp.asarray(pending, dtype=like.dtype).reshape(
                     like.shape if shape is None else shape).copy()
             else:
+                loaded = self.__dict__.get("_loaded_params")
+                if loaded and p.name not in loaded:
+                    # a loaded state that names none of this parameter's accumulators was
+                    # saved for other parameters (e.g. a model rebuilt under new names):
+                    # starting from zeros would silently not resume, so refuse, as Paddle does
+                    raise ValueError(
+                        f"{type(self).__name__}.set_state_dict: the loaded state has no "
+                        f"accumulators of parameter {p.name!r} (expected a key "
+                        f"'{p.name}_{name}_0'); it holds the parameters "
+                        f"{sorted(loaded)[:4]}... Parameter names must match the ones the "
+                        "state was saved with")
                 arr = xp.full(like.shape if shape is None else shape, fill, dtype=like.dtype)
             table[p.name] = arr
         return arr
@@ -321,6 +332,9 @@ class Optimizer:
                     else:
                         self._pending_state[("master_weights", pname)] = arr.copy()
                 continue
+            pname, acc = _split_acc_key(key, (), self._acc_names)
+            if pname is not None:
+                self.__dict__.setdefault("_loaded_params", set()).add(pname)
             pname, acc = _split_acc_key(key, names, self._acc_names)
             if pname is None:
                 continue

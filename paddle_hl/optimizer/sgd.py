@@ -150,16 +150,17 @@ class RMSProp(Optimizer):
         mom_c = grp.get("momentum", self._momentum)
         ms = self._acc("mean_square", p, parr)
         mom = self._acc("momentum", p, parr)
+        # created even when not centered: Paddle's state_dict always has it, and Paddle's
+        # set_state_dict refuses a state without it
+        mg = self._acc("mean_grad", p, parr)
         if backend.is_gpu_array(parr):
             if grp.get("centered", self._centered):
-                mg = self._acc("mean_grad", p, parr)
                 return _gpu.run("rmsprop_centered", garr, (lr, rho, eps, mom_c),
                                 (parr, ms, mg, mom))
             return _gpu.run("rmsprop", garr, (lr, rho, eps, mom_c), (parr, ms, mom))
         ms *= rho
         ms += (1 - rho) * garr * garr
         if grp.get("centered", self._centered):
-            mg = self._acc("mean_grad", p, parr)
             mg *= rho
             mg += (1 - rho) * garr
             denom = xp.sqrt(ms - mg * mg + eps)

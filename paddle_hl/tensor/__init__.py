@@ -103,7 +103,7 @@ def _attach_operators():
 
     add, sub, mul = _as_operator(math.add), _as_operator(math.subtract), \
         _as_operator(math.multiply)
-    div, pow_, mm = _as_operator(math.divide), _as_operator(math.pow), \
+    div, pow_, mm = _as_operator(math.true_divide), _as_operator(math.pow), \
         _as_operator(linalg.matmul)
     ops = {
         "__add__": add, "__radd__": _swap(add),

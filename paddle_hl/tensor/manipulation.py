@@ -458,14 +458,24 @@ _as_strided_kernel.hi = _as_strided_hi
 def as_strided(x, shape, stride, offset=0, name=None):
     """A view of x's (contiguous) storage with the given shape, element strides and offset.
 
+    As in Paddle, ``offset`` is counted in bytes from the start of x's storage (it is the
+    holder offset), while ``stride`` is counted in elements: ``as_strided(x, [2], [4], 4)``
+    on float32 starts at element 1. The offset must be a multiple of the element size.
+    Gradients of overlapping windows add up; Paddle 2.6.2 keeps only one of the overlapping
+    contributions, which is not copied here.
+
     Args:
         x (Tensor): input.
         shape (list|tuple): shape of the view.
         stride (list|tuple): stride of each dim, in elements.
-        offset (int): first element, counted from the start of x.
+        offset (int): start of the view, in bytes from the start of x.
 
     Returns:
         Tensor: a view sharing x's storage.
+
+    Example:
+        >>> x = paddle.arange(6, dtype='float32')
+        >>> paddle.as_strided(x, [2, 2], [1, 1], 4)  # [[1, 2], [2, 3]]
     """
     x = tensor_arg(x, "as_strided")
     shp = tuple(shape_arg(shape, "as_strided"))
@@ -475,10 +485,16 @@ def as_strided(x, shape, stride, offset=0, name=None):
                          "same length")
     if any(s < 0 for s in shp) or any(s < 0 for s in st) or offset < 0:
         raise ValueError("as_strided: shape, stride and offset must be non-negative")
+    itemsize = x._data.dtype.itemsize
+    if offset % itemsize:
+        raise ValueError(f"as_strided: offset {offset} is in bytes and must be a multiple of "
+                         f"the element size of x ({x.dtype.name}: {itemsize} bytes)")
+    offset //= itemsize
     last = offset + sum((n - 1) * s for n, s in zip(shp, st)) if all(shp) else offset - 1
     if last >= x.size:
-        raise ValueError(f"as_strided: shape {list(shp)}, stride {list(st)} and offset {offset}"
-                         f" reach element {last}, beyond the {x.size} elements of x")
+        raise ValueError(f"as_strided: shape {list(shp)}, stride {list(st)} and offset "
+                         f"{offset * itemsize} (bytes) reach element {last}, beyond the "
+                         f"{x.size} elements of x")
     if not x._data.flags.c_contiguous:
         x = _wrap(_xp(x._data).ascontiguousarray(x._data), x.stop_gradient) \
             if x.stop_gradient else x
@@ -2267,22 +2283,44 @@ def setitem(x: Tensor, item, value):
 def cast(x, dtype):
     """Return x converted to ``dtype`` (differentiable between floating dtypes).
 
+    The result is always a new tensor, as in Paddle: a cast to x's own dtype is a copy, so
+    writing to it leaves x alone. Narrowing float casts round to nearest (NumPy and CUDA);
+    Paddle 2.6.2's CPU kernel truncates float16/bfloat16 mantissas toward zero instead, and
+    its GPU kernel rounds to nearest like this one (values can differ by one float16 ulp from
+    Paddle on CPU). Out-of-range values give inf, silently.
+
     Args:
         x (Tensor): input.
         dtype (str|paddle.dtype|np.dtype): target dtype.
+
+    Returns:
+        Tensor: x's values in ``dtype``.
+
+    Example:
+        >>> paddle.to_tensor([1.5, 2.5]).astype('float16')
     """
     x = tensor_arg(x, "cast")
-    return cast_to(x, _dt.to_np(dtype))
+    npd = _dt.to_np(dtype)
+    if x._data.dtype == npd:
+        from .creation import clone
+
+        return clone(x)
+    if x._data.dtype.kind == "f" and npd.itemsize < x._data.dtype.itemsize or \
+            npd.kind in "iub":
+        # NumPy warns on overflow / NaN in a narrowing cast; Paddle does not
+        with np.errstate(over="ignore", invalid="ignore"):
+            return cast_to(x, npd)
+    return cast_to(x, npd)
 
 
 def cast_(x, dtype):
     """Inplace :func:`cast`: x itself takes the new dtype (returns x)."""
     x = tensor_arg(x, "cast_")
     check_inplace(x, "cast_")
-    res = cast(x, dtype)
-    if res is x:
+    if x._data.dtype == _dt.to_np(dtype):
         x._ver.v += 1
         return x
+    res = cast(x, dtype)
     if res._node is None:
         # a cast to an integer dtype (or under no_grad) leaves the graph
         x._node, x._idx = None, 0

@@ -260,20 +260,22 @@ def _where_positive(x):
 
 def _maximum(x, y):
     xp = _xp(x)
-    out = xp.maximum(x, y)
+    m = x > y
+    # Paddle's kernel is ``x > y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
+    out = xp.where(m, x, y)
 
     def bw(g):
-        # Paddle sends the gradient to x where x > y and to y otherwise (ties go to y)
-        m = x > y
+        # the gradient goes to x where x > y and to y where x <= y (ties go to y); a NaN
+        # comparison sends it nowhere, as in Paddle
         return xp.where(m, g, 0).astype(g.dtype, copy=False), \
-            xp.where(m, 0, g).astype(g.dtype, copy=False)
+            xp.where(x <= y, g, 0).astype(g.dtype, copy=False)
 
     return out, bw
 
 
 def _maximum_hi(i, g):
     m = _mask_of(i[0], i[1], lambda a, b: a > b)
-    return g[0] * m, g[0] * (1 - m)
+    return g[0] * m, g[0] * _mask_of(i[0], i[1], lambda a, b: a <= b)
 
 
 def _mask_of(x, y, cmp):
@@ -290,19 +292,20 @@ _maximum.hi = _maximum_hi
 
 def _minimum(x, y):
     xp = _xp(x)
-    out = xp.minimum(x, y)
+    m = x < y
+    # Paddle's kernel is ``x < y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
+    out = xp.where(m, x, y)
 
     def bw(g):
-        m = x < y
         return xp.where(m, g, 0).astype(g.dtype, copy=False), \
-            xp.where(m, 0, g).astype(g.dtype, copy=False)
+            xp.where(x >= y, g, 0).astype(g.dtype, copy=False)
 
     return out, bw
 
 
 def _minimum_hi(i, g):
     m = _mask_of(i[0], i[1], lambda a, b: a < b)
-    return g[0] * m, g[0] * (1 - m)
+    return g[0] * m, g[0] * _mask_of(i[0], i[1], lambda a, b: a >= b)
 
 
 _minimum.broadcast = True
@@ -413,7 +416,47 @@ def multiply(x, y, name=None):
 
 
 def divide(x, y, name=None):
-    """Elementwise true division ``x / y``; integer inputs give the default float dtype.
+    """Elementwise division ``x / y``, as Paddle's ``divide`` kernel computes it.
+
+    Two integer (or bool) tensors divide as integers, truncating toward zero (C division:
+    ``-7 / 2 == -3``), and keep their dtype; a zero divisor raises. Anything else is true
+    division, where integer inputs give the default float dtype. The ``/`` operator is always
+    true division (``paddle.to_tensor([7]) / paddle.to_tensor([2])`` is float32 3.5).
+
+    Args:
+        x (Tensor): dividend.
+        y (Tensor|number): divisor, broadcast against x.
+
+    Returns:
+        Tensor: the quotient.
+
+    Example:
+        >>> paddle.divide(paddle.to_tensor([7, -7]), paddle.to_tensor([2, 2]))  # int64 [3, -3]
+    """
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and x._data.dtype.kind in "biu" \
+            and y._data.dtype.kind in "biu":
+        return _int_divide(x, y)
+    return true_divide(x, y)
+
+
+def _int_divide(x, y):
+    x, y = promote_pair(x, y, "divide")
+    xp = _xp(x._data)
+    a, b = x._data, y._data
+    if bool(xp.any(b == 0)):
+        raise ValueError(f"divide: integer division by zero (x {x.dtype.name} of shape "
+                         f"{x.shape}, y of shape {y.shape}); cast to a float dtype for inf/nan")
+    if a.dtype.kind == "b":
+        return _wrap(a & b)  # True / True is 1; False / True is 0
+    q = a // b
+    # floor -> truncation toward zero where the exact quotient is negative and inexact
+    q += ((a % b) != 0) & ((a < 0) != (b < 0))
+    return _wrap(q)
+
+
+def true_divide(x, y, name=None):
+    """Elementwise true division ``x / y`` (the ``/`` operator); integer inputs give the
+    default float dtype.
 
     Args:
         x (Tensor): dividend.
@@ -463,7 +506,9 @@ def pow(x, y, name=None):  # noqa: A001
 
 
 def maximum(x, y, name=None):
-    """Elementwise maximum (NaN propagates).
+    """Elementwise maximum as Paddle computes it, ``x > y ? x : y``: a NaN in y is returned,
+    a NaN in x is not (``maximum(nan, 1) == 1``, ``maximum(1, nan)`` is nan); use
+    :func:`fmax` to ignore NaNs on both sides.
 
     Args:
         x (Tensor): input.
@@ -476,7 +521,8 @@ def maximum(x, y, name=None):
 
 
 def minimum(x, y, name=None):
-    """Elementwise minimum (NaN propagates).
+    """Elementwise minimum as Paddle computes it, ``x < y ? x : y``: a NaN in y is returned,
+    a NaN in x is not; use :func:`fmin` to ignore NaNs on both sides.
 
     Args:
         x (Tensor): input.

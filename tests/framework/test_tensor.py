@@ -138,7 +138,8 @@ def test_pickle_and_weakref_and_deepcopy():  # B12
     r = weakref.ref(t)
     assert r() is t
     d = copy.deepcopy(t)
-    d.numpy()[0, 0] = 100
+    with paddle.no_grad():
+        d[0, 0] = 100
     assert t.numpy()[0, 0] == 1.0
     b = paddle.to_tensor([1.5], dtype="bfloat16")
     assert pickle.loads(pickle.dumps(b)).dtype == paddle.bfloat16
@@ -162,8 +163,11 @@ def test_astype_cast_clone_detach():
     assert x.astype(paddle.float64).dtype == paddle.float64
     d = x.detach()
     assert d.stop_gradient and d.is_leaf
-    d.numpy()[0] = 9.0  # detach shares storage
+    d[0] = 9.0  # detach shares storage
     assert x.numpy()[0] == 9.0
+    a = x.numpy()  # numpy() is a copy, as in Paddle
+    a[1] = 7.0
+    assert x.numpy()[1] == 2.5
 
 
 def test_to_and_cpu():

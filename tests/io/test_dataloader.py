@@ -292,12 +292,13 @@ def test_batches_still_held_are_never_overwritten(monkeypatch):
             if k % 3 == 0:
                 kept.append((x, y))  # the Tensor itself
             elif k % 3 == 1:
-                views.append((x.numpy()[1:], y.numpy().copy()))  # only a view of its array
+                # only a view of its raw array (Tensor.numpy() would be a copy)
+                views.append((x._data[1:], y.numpy().copy()))
         for x, y in kept:
             np.testing.assert_array_equal(x.numpy()[:, 5, 7], y.numpy())
         for v, y in views:
             np.testing.assert_array_equal(v[:, 3, 3], y[1:])
-        x.numpy()[:] = -1  # writing into a held batch is fine, and is not seen by the next
+        x._data[:] = -1  # writing into a held batch is fine, and is not seen by the next
         del kept, views, x, y
     again = [b[0].numpy()[:, 0, 0].tolist() for b in loader]
     assert again[0] == [0.0, 1.0, 2.0, 3.0]

@@ -436,7 +436,8 @@ def test_cross_entropy_float16_computes_in_float32():
 def test_cross_entropy_large_logits_stable():
     x = paddle_hl.to_tensor([[1000.0, 0.0, -1000.0]], stop_gradient=False)
     loss = F.cross_entropy(x, paddle_hl.to_tensor([1]))
-    np.testing.assert_allclose(float(loss), 1000.0, rtol=1e-6)
+    # Paddle floors x - max(x) at -64: the loss is 64, not 1000, and stays finite
+    np.testing.assert_allclose(float(loss), 64.0, rtol=1e-6)
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), [[1.0, -1.0, 0.0]], atol=1e-6)
 

@@ -301,7 +301,8 @@ GRADCHECK = {
     "rot90": lambda x: paddle.rot90(x, 1, [1, 2]),
     "diagonal": lambda x: paddle.diagonal(x, 1, 1, 2),
     "unfold": lambda x: paddle.unfold(x, 2, 2, 1),
-    "as_strided": lambda x: paddle.as_strided(x, [2, 3], [2, 1], 1),
+    # as_strided's offset is in bytes: one element
+    "as_strided": lambda x: paddle.as_strided(x, [2, 3], [2, 1], x.element_size()),
     "repeat_interleave": lambda x: paddle.repeat_interleave(x, 2, 1),
     "take": lambda x: paddle.take(x, paddle.to_tensor([0, 0, 5, -1])),
     "take_along_axis": lambda x: paddle.take_along_axis(
@@ -414,7 +415,7 @@ def test_double_backward_finite_difference(name):
         "masked_fill": lambda x: paddle.masked_fill(x, paddle.to_tensor([True, False, True]),
                                                     x[0, 0]),
         "unfold": lambda x: paddle.unfold(x, 1, 2, 1),
-        "as_strided": lambda x: paddle.as_strided(x, [2, 2], [1, 3], 1),
+        "as_strided": lambda x: paddle.as_strided(x, [2, 2], [1, 3], x.element_size()),
         "diagonal_scatter": lambda x: paddle.diagonal_scatter(x, x[0] * 2.0),
         "take_along_axis": lambda x: paddle.take_along_axis(
             x, paddle.to_tensor([[0], [2], [2]]), 1),

@@ -98,7 +98,9 @@ class DatasetFolder(paddle.io.Dataset):
         transform (Callable, optional): Applied to each sample. Default: None.
         is_valid_file (Callable, optional): ``path -> bool`` filter (e.g. to skip corrupt
             files); used instead of the default extensions, or together with ``extensions``
-            when both are given. Default: None.
+            when both are given. Default: None. Paddle 2.6.2 documents this argument but
+            never calls it (its default extension list always takes its place), so there
+            every image file is kept; here the filter is applied, as documented.
 
     Attributes:
         classes (list[str]): Class names.
@@ -173,7 +175,8 @@ class ImageFolder(paddle.io.Dataset):
         extensions (list[str] | tuple[str], optional): Allowed file extensions. Default: None,
             which means ``IMG_EXTENSIONS`` unless ``is_valid_file`` is given.
         transform (Callable, optional): Applied to each sample. Default: None.
-        is_valid_file (Callable, optional): ``path -> bool`` filter. Default: None.
+        is_valid_file (Callable, optional): ``path -> bool`` filter, applied as documented
+            (Paddle 2.6.2 ignores it, see :class:`DatasetFolder`). Default: None.
 
     Attributes:
         samples (list[str]): Paths of the files, sorted.

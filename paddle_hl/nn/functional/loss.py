@@ -372,9 +372,14 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     The variance is clamped to at least ``epsilon`` (the clamp passes gradients through
     unchanged); with ``full`` the constant ``0.5 * log(2*pi)`` is added.
 
+    The variance gets a gradient, so a network can learn it. Paddle 2.6.2 computes the same
+    loss but gives ``variance`` no gradient at all (its clamp cuts the graph); that is not
+    copied.
+
     Args:
         input (Tensor): predicted means ``[N, *]``.
-        label (Tensor): targets, same shape.
+        label (Tensor): targets: the shape of ``input``, or that shape with some dims 1
+            (broadcast), as Paddle allows.
         variance (Tensor): predicted variances: same shape as ``input``, or with the last dim
             1, or with the last dim dropped (one variance per sample). Must be >= 0.
         full (bool): include the constant term.
@@ -390,9 +395,10 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     label = _like(label, input, op, "label")
     variance = _like(variance, input, op, "variance")
     xs, vs = input.shape, variance.shape
-    if label.shape != xs:
-        raise ValueError(f"{op}: 'input' and 'label' must have the same shape, but got "
-                         f"{xs} and {label.shape}")
+    ls = label.shape
+    if ls != xs and not (len(ls) == len(xs) and all(b in (a, 1) for a, b in zip(xs, ls))):
+        raise ValueError(f"{op}: 'label' must have the shape of 'input' ({xs}) or that shape "
+                         f"with some dims 1, but got {ls}")
     if vs != xs:
         if xs[:-1] == vs:
             variance = _mp.unsqueeze(variance, -1)
@@ -493,7 +499,12 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight=None,
     """Sigmoid + binary cross entropy in one numerically stable kernel.
 
     ``loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * log(1 + exp(-x))``, then times
-    ``weight``.
+    ``weight``: ``pos_weight`` scales the whole positive term ``-y * log(sigmoid(x))``, as
+    Paddle's documentation describes. Paddle 2.6.2's CPU kernel scales only the
+    ``log(1 + exp(-|x|))`` part of it, so for negative logits of positive labels its loss
+    is smaller than the documented one (x = -2, y = 1, pos_weight = 3: 2.38 instead of 6.38);
+    that is a bug there and is not copied. Without ``pos_weight`` (or where ``x >= 0`` or
+    ``y = 0``) the two agree.
 
     Args:
         logit (Tensor): raw scores, any shape.
@@ -863,6 +874,12 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
 
 
 # ------------------------------------------------------------------------ cross entropy
+# Paddle's softmax cross entropy floors the shifted logits x - max(x) at -64 before taking
+# log(sum(exp)) off them, in float32 and float64 alike: a confidently wrong class costs at
+# most 64 + log(sum(exp(x - max)))
+_LOGP_FLOOR = -64.0
+
+
 def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing, reduction,
                     out_shape):
     """Fused (log-)softmax + label pick + weighting + reduction for integer labels.
@@ -886,12 +903,14 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         e = x3 - m
         xp.exp(e, out=e)
         s = e.sum(axis=1, keepdims=True)
-        lse = (xp.log(s) + m)[:, 0, :]
+        log_s = xp.log(s)[:, 0, :]
         e /= s                     # e now holds the softmax, kept for backward
         probs = e
-        logp_t = picked - lse
+        # Paddle's kernel floors each shifted logit x - max at -64 before subtracting
+        # log(sum(exp)); the gradient stays softmax - target
+        logp_t = xp.maximum(picked - m[:, 0, :], _LOGP_FLOOR) - log_s
         if smoothing:
-            logp_sum = x3.sum(axis=1) - c * lse
+            logp_sum = xp.maximum(x3 - m, _LOGP_FLOOR).sum(axis=1) - c * log_s
     else:
         probs = None
         with np.errstate(divide="ignore"):    # probability 0: an infinite loss, clamped below
@@ -978,10 +997,9 @@ def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
         e = x3 - m
         xp.exp(e, out=e)
         s = e.sum(axis=1, keepdims=True)
-        lse = xp.log(s) + m
         e /= s
         probs = e
-        nll = -(y3 * (x3 - lse)).sum(axis=1)
+        nll = -(y3 * (xp.maximum(x3 - m, _LOGP_FLOOR) - xp.log(s))).sum(axis=1)
     else:
         probs = None
         nll = -(y3 * xp.log(x3)).sum(axis=1)

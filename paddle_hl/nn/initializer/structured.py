@@ -93,7 +93,13 @@ class Bilinear(Initializer):
 
     The weight must be 4-D ``[C_out, C_in, K, K]``; every (out, in) pair gets the same K x K
     bilinear kernel ``w[y, x] = (1 - |x/f - c|) (1 - |y/f - c|)`` with ``f = ceil(K/2)`` and
-    ``c = (2f - 1 - f % 2) / (2f)``.
+    ``c = (2f - 1 - f % 2) / (2f)``: the separable, symmetric interpolation kernel Paddle's
+    documentation describes (row 0 of the 4 x 4 kernel is ``[1, 3, 3, 1] / 16``).
+
+    Paddle 2.6.2 computes the row coordinate with a true division (``y = i / K`` of the flat
+    index instead of ``i // K``), which gives a kernel that is neither separable nor
+    symmetric (row 0 of its 4 x 4 kernel is ``[0.0625, 0.28125, 0.375, 0.15625]``); that bug
+    is not copied. Kernels of size 1 agree.
 
     Example:
         >>> w = paddle.ParamAttr(initializer=paddle.nn.initializer.Bilinear())
