@@ -1,0 +1,3 @@
+"""Sparse layers (``paddle.sparse.nn``)."""
+
+from . import functional  # noqa: F401

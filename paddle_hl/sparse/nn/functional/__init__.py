@@ -1,0 +1,1 @@
+"""Sparse functional ops (``paddle.sparse.nn.functional``)."""
