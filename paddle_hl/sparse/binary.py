@@ -16,8 +16,15 @@ from paddle_hl.framework.op import apply
 from paddle_hl.framework.tensor import Tensor
 
 from . import _kernels as K
-from ._tensor import (SparseCooTensor, SparseCsrTensor, _SparseBase, csr_from_keys, flat_keys,
-                      from_keys, scatter_values)
+from ._tensor import (
+    SparseCooTensor,
+    SparseCsrTensor,
+    _SparseBase,
+    csr_from_keys,
+    flat_keys,
+    from_keys,
+    scatter_values,
+)
 from .unary import coalesce, require_sparse
 
 __all__ = ["add", "addmm", "divide", "is_same_shape", "masked_matmul", "matmul", "multiply", "mv",

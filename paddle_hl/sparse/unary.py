@@ -14,8 +14,16 @@ from paddle_hl import backend
 from paddle_hl.framework import dtype as _dt
 from paddle_hl.framework.tensor import Tensor
 
-from ._tensor import (SparseCooTensor, SparseCsrTensor, _SparseBase, coo_to_csr, flat_keys,
-                      from_keys, gather_values, scatter_values)
+from ._tensor import (
+    SparseCooTensor,
+    SparseCsrTensor,
+    _SparseBase,
+    coo_to_csr,
+    flat_keys,
+    from_keys,
+    gather_values,
+    scatter_values,
+)
 
 __all__ = ["abs", "asin", "asinh", "atan", "atanh", "cast", "coalesce", "deg2rad", "expm1",
            "isnan", "log1p", "neg", "pow", "rad2deg", "reshape", "sin", "sinh", "slice", "sqrt",
