@@ -197,6 +197,7 @@ def _spmm_kernel(v, crows, cols, shape, y):
         out[b] = K.csr_dense(v[s:e], per[b], cols[s:e], m, n, y3[b])
 
     def bw(g):
+        g = xp.ascontiguousarray(g)  # zero strides (a broadcast gradient) defeat BLAS
         g3 = g if g.ndim == 3 else g[None]
         gv = xp.empty_like(v)
         gy = xp.empty_like(y3)
@@ -315,6 +316,7 @@ def _masked_kernel(a, b, rows, cols, batch, crows, shape):
         out[s:e] = K.sddmm(a3[i], b3t[i], rows[s:e], cols[s:e])
 
     def bw(g):
+        g = xp.ascontiguousarray(g)
         ga = xp.empty_like(a3)
         gbt = xp.empty_like(b3t)
         for i in range(nb):

@@ -207,3 +207,25 @@ def test_bad_input_nn():
         sp.nn.functional.softmax(paddle.rand([2, 3]).to_sparse_csr(), axis=0)
     with pytest.raises(ValueError, match="NDHWC"):
         sp.nn.functional.max_pool3d(x, 2, data_format="NCDHW")
+
+
+@pytest.mark.parametrize("subm", [True, False])
+def test_patch_and_pair_kernels_agree(monkeypatch, subm):
+    # the dense-patch GEMM and the per-offset pair GEMMs are two routes to one result
+    from paddle_hl.sparse.nn.functional import conv as conv_mod
+
+    rng = np.random.default_rng(6)
+    ix, vals = _points(rng, 2, (6, 5, 7), 80, 3)
+    w = rng.standard_normal((3, 3, 3, 3, 4)).astype(np.float32)
+    fn = sp.nn.functional.subm_conv3d if subm else sp.nn.functional.conv3d
+    res = []
+    for threshold in (0.0, 1.1):  # never / always the pair lists
+        monkeypatch.setattr(conv_mod, "_PAIRS_BELOW", threshold)
+        x = _pair(paddle, ix, vals, [2, 6, 5, 7, 3])
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        y = fn(x, wt, padding=1)
+        (y.values() * paddle.to_tensor(np.arange(y.values().size, dtype=np.float32).reshape(
+            y.values().shape) / 100)).sum().backward()
+        res.append((y.values().numpy(), x.grad.values().numpy(), wt.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

@@ -27,7 +27,7 @@ class Rulebook:
     """``table`` [n_out, K] input rows (``n_in`` = none), ``out_ix`` [1 + nd, n_out] coordinates,
     ``out_spatial`` and whether the backward may use the transposed table (``symmetric``)."""
 
-    __slots__ = ("table", "out_ix", "out_spatial", "n_in", "symmetric")
+    __slots__ = ("table", "out_ix", "out_spatial", "n_in", "symmetric", "_pairs")
 
     def __init__(self, table, out_ix, out_spatial, n_in, symmetric):
         self.table = table
@@ -35,6 +35,22 @@ class Rulebook:
         self.out_spatial = out_spatial
         self.n_in = n_in
         self.symmetric = symmetric
+        self._pairs = None
+
+    def fill(self) -> float:
+        """Share of (output, offset) slots that have an input."""
+        return float((self.table < self.n_in).mean()) if self.table.size else 0.0
+
+    def pairs(self):
+        """Per offset, the (input rows, output rows) it connects (spconv's rulebook form)."""
+        if self._pairs is None:
+            xp = backend.get_array_module(self.table)
+            res = []
+            for k in range(self.table.shape[1]):
+                out_rows = xp.nonzero(self.table[:, k] < self.n_in)[0]
+                res.append((self.table[out_rows, k], out_rows))
+            self._pairs = tuple(res)
+        return self._pairs
 
 
 def _offsets(ksize, dilation, padding):

@@ -3,7 +3,9 @@
 Inputs are COO tensors in channel-last layout (``NHWC`` / ``NDHWC``): indices over
 ``[batch, *spatial]`` and values ``[nnz, C]``. The weight is ``[*kernel, C_in, C_out]`` as
 Paddle's. Each op builds (or reuses, through ``key``) a rulebook, gathers the ``[n_out, K, C_in]``
-patches in one indexing call and multiplies them by the ``[K * C_in, C_out]`` weight in one GEMM.
+patches in one indexing call and multiplies them by the ``[K * C_in, C_out]`` weight in one GEMM;
+when most (site, offset) slots are empty it runs one small GEMM per offset over the connected
+pairs instead (spconv's gather-GEMM-scatter).
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ def _conv_kernel(v, w, table, n_in, symmetric):
     out = col @ wf
 
     def bw(g):
+        # a broadcast gradient (from a sum) has zero strides, which BLAS cannot take
+        g = xp.ascontiguousarray(g)
         gw = (col.T @ g).reshape(w.shape)
         if symmetric:
-            # submanifold with a centred kernel: input p meets output q at offset k exactly when
-            # q meets p at the mirrored offset: the input gradient is the mirrored table's gather times
-            # the transposed taps, one more GEMM
+            # submanifold with a centred kernel: input p meets output q at offset k exactly
+            # when q meets p at the mirrored offset, so the input gradient is a gather through
+            # the mirrored table times the transposed taps: one more GEMM, no scatter
             gp = xp.concatenate([g, xp.zeros((1, cout), dtype=g.dtype)])
             gcol = gp[table[:, ::-1]].reshape(n_in, kk * cout)
             gv = gcol @ xp.ascontiguousarray(w.transpose(0, 2, 1)).reshape(kk * cout, cin)
@@ -65,6 +69,33 @@ def _conv_kernel(v, w, table, n_in, symmetric):
 
 
 _conv_kernel.saves = (1,)
+
+
+def _conv_pairs_kernel(v, w, pairs, n_out):
+    xp = backend.get_array_module(v)
+    out = xp.zeros((n_out, w.shape[2]), dtype=xp.result_type(v, w))
+    for k, (i, o) in enumerate(pairs):
+        if i.shape[0]:
+            # one output row per input row at a given offset: a plain fancy += is exact
+            out[o] += v[i] @ w[k]
+
+    def bw(g):
+        g = xp.ascontiguousarray(g)  # zero strides (a broadcast gradient) defeat BLAS
+        gw = xp.zeros_like(w)
+        gv = xp.zeros_like(v)
+        for k, (i, o) in enumerate(pairs):
+            if i.shape[0]:
+                go = g[o]
+                gw[k] = v[i].T @ go
+                gv[i] += go @ w[k].T
+        return gv, gw, None, None
+
+    return out, bw
+
+
+# below this share of filled (output, offset) slots the per-offset pair lists beat the dense
+# [n_out, K, C] patch matrix: most of its rows would be the zero padding row
+_PAIRS_BELOW = 0.3
 
 
 def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, nd, subm, op):
@@ -104,7 +135,10 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, 
         if subm and key is not None:
             x._rulebooks[key] = rb
     w = paddle_hl.reshape(weight, [-1, cin, weight.shape[-1]])
-    vals = apply(_conv_kernel, x._vt, w, rb.table, rb.n_in, rb.symmetric)
+    if rb.fill() < _PAIRS_BELOW:
+        vals = apply(_conv_pairs_kernel, x._vt, w, rb.pairs(), rb.table.shape[0])
+    else:
+        vals = apply(_conv_kernel, x._vt, w, rb.table, rb.n_in, rb.symmetric)
     if bias is not None:
         vals = paddle_hl.add(vals, bias)
     shape = [x.shape[0]] + list(rb.out_spatial) + [weight.shape[-1]]
