@@ -57,7 +57,9 @@ def _conv_kernel(v, w, table, n_in, symmetric):
             gcol = gp[table[:, ::-1]].reshape(n_in, kk * cout)
             gv = gcol @ xp.ascontiguousarray(w.transpose(0, 2, 1)).reshape(kk * cout, cin)
         else:
-            gcol = (g @ wf.T).reshape(n_out, kk, cin)
+            # a transposed (F-ordered) right operand sends NumPy off its fast BLAS path for
+            # these shapes: make it contiguous first
+            gcol = (g @ xp.ascontiguousarray(wf.T)).reshape(n_out, kk, cin)
             gvp = xp.zeros((n_in + 1, cin), dtype=g.dtype)
             for k in range(kk):
                 # per offset every input row occurs at most once; only the padding row repeats
@@ -83,11 +85,12 @@ def _conv_pairs_kernel(v, w, pairs, n_out):
         g = xp.ascontiguousarray(g)  # zero strides (a broadcast gradient) defeat BLAS
         gw = xp.zeros_like(w)
         gv = xp.zeros_like(v)
+        wt = xp.ascontiguousarray(w.transpose(0, 2, 1))  # F-ordered operands are slow here
         for k, (i, o) in enumerate(pairs):
             if i.shape[0]:
                 go = g[o]
                 gw[k] = v[i].T @ go
-                gv[i] += go @ w[k].T
+                gv[i] += go @ wt[k]
         return gv, gw, None, None
 
     return out, bw
