@@ -22,7 +22,7 @@ from paddle_hl.framework._printing import format_values
 from paddle_hl.framework.op import apply
 from paddle_hl.framework.tensor import Tensor, _wrap, init_slots
 
-__all__ = ["SparseCooTensor", "SparseCsrTensor"]
+__all__ = []
 
 
 def _xp(a):

@@ -27,8 +27,7 @@ from ._tensor import (
 )
 from .unary import coalesce, require_sparse
 
-__all__ = ["add", "addmm", "divide", "is_same_shape", "masked_matmul", "matmul", "multiply", "mv",
-           "subtract"]
+__all__ = []
 
 
 def is_same_shape(x, y):

@@ -10,7 +10,7 @@ from paddle_hl.framework.tensor import Tensor, to_array
 
 from ._tensor import SparseCooTensor, SparseCsrTensor
 
-__all__ = ["sparse_coo_tensor", "sparse_csr_tensor"]
+__all__ = []
 
 
 def _index_array(a, where, arg, place):

@@ -11,7 +11,7 @@ import paddle_hl
 from .binary import matmul
 from .unary import require_sparse, sum, transpose
 
-__all__ = ["pca_lowrank"]
+__all__ = []
 
 
 def pca_lowrank(x, q=None, center=True, niter=2, name=None):

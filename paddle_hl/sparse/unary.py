@@ -25,9 +25,7 @@ from ._tensor import (
     scatter_values,
 )
 
-__all__ = ["abs", "asin", "asinh", "atan", "atanh", "cast", "coalesce", "deg2rad", "expm1",
-           "isnan", "log1p", "neg", "pow", "rad2deg", "reshape", "sin", "sinh", "slice", "sqrt",
-           "square", "sum", "tan", "tanh", "transpose"]
+__all__ = []
 
 _builtin_slice = slice
 

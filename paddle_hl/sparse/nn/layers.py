@@ -17,8 +17,7 @@ from ..unary import require_sparse
 from . import functional as F
 from .functional.conv import _ntuple
 
-__all__ = ["BatchNorm", "Conv2D", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6", "Softmax",
-           "SubmConv2D", "SubmConv3D", "SyncBatchNorm"]
+__all__ = []
 
 
 class _SparseConv(nn.Layer):

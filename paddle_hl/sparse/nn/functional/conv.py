@@ -21,7 +21,7 @@ from ..._tensor import SparseCooTensor
 from ...unary import coalesce, require_sparse
 from . import _rulebook
 
-__all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv3d"]
+__all__ = []
 
 
 def _ntuple(v, nd, where, arg):

@@ -15,7 +15,7 @@ from ...binary import masked_matmul, matmul
 from ...unary import require_sparse
 from .activation import softmax
 
-__all__ = ["attention"]
+__all__ = []
 
 
 def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=None, name=None):
