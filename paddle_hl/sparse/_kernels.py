@@ -8,6 +8,9 @@ raises an ImportError naming the extra. CuPy arrays go to ``cupyx.scipy.sparse``
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from paddle_hl import backend
@@ -17,6 +20,35 @@ __all__ = []
 _EXTRA = "pip install 'paddle_hl[sparse]'"
 _SCIPY = None
 _CHUNK = 1 << 22  # elements per gathered block in sddmm (16 MiB of float32)
+_PARALLEL_MIN = 1 << 23  # multiply-adds below which one thread is faster than several
+_POOL = None
+
+
+def _threads():
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not on Linux
+        return max(1, min(8, os.cpu_count() or 1))
+
+
+def _map(fn, items):
+    """``[fn(i) for i in items]`` on a small thread pool (SciPy's sparse products and NumPy's
+    einsum release the GIL, so the pieces run in parallel)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(_threads(), thread_name_prefix="paddle_hl_sparse")
+    return list(_POOL.map(fn, items))
+
+
+def _by_columns(fn, y, nnz):
+    """``fn(y)`` computed on column blocks of the dense ``y`` in parallel (one per thread)."""
+    t = _threads()
+    k = y.shape[1]
+    if t < 2 or k < 2 * 16 or nnz * k < _PARALLEL_MIN:
+        return fn(y)
+    edges = np.linspace(0, k, t + 1).astype(int)
+    parts = _map(lambda se: fn(y[:, se[0]:se[1]]), list(zip(edges[:-1], edges[1:])))
+    return np.concatenate(parts, axis=1)
 
 
 def scipy_sparse(required=False):
@@ -49,8 +81,9 @@ def csr_dense(vals, crows, cols, m, n, y):
         return _cupy_kernels.csr_dense(vals, crows, cols, m, n, y)
     sps = scipy_sparse()
     if sps is not None:
-        return np.asarray(sps.csr_matrix((vals, cols, crows), shape=(m, n)) @ y,
-                          dtype=np.result_type(vals, y))
+        a = sps.csr_matrix((vals, cols, crows), shape=(m, n))
+        return _by_columns(lambda part: np.asarray(a @ part, dtype=np.result_type(vals, y)), y,
+                           vals.shape[0])
     out = np.zeros((m, y.shape[1]), dtype=np.result_type(vals, y))
     if vals.shape[0]:
         counts = np.diff(crows)
@@ -70,7 +103,8 @@ def csr_t_dense(vals, crows, cols, m, n, g):
     if sps is not None:
         # A.T of a CSR matrix is a CSC matrix over the same arrays: no copy, a fast product
         at = sps.csc_matrix((vals, cols, crows), shape=(n, m))
-        return np.asarray(at @ g, dtype=np.result_type(vals, g))
+        return _by_columns(lambda part: np.asarray(at @ part, dtype=np.result_type(vals, g)), g,
+                           vals.shape[0])
     out = np.zeros((n, g.shape[1]), dtype=np.result_type(vals, g))
     rows = np.repeat(np.arange(m), np.diff(crows))
     np.add.at(out, cols, vals[:, None] * g[rows])
@@ -83,10 +117,18 @@ def sddmm(a, b, rows, cols):
     nnz = rows.shape[0]
     out = xp.empty(nnz, dtype=xp.result_type(a, b))
     step = max(1, _CHUNK // max(1, a.shape[1]))
-    for s in range(0, nnz, step):
+
+    def block(s):
         e = min(nnz, s + step)
         # einsum reads each gathered pair once; no [nnz, k] product is kept
         out[s:e] = xp.einsum("ij,ij->i", a[rows[s:e]], b[cols[s:e]])
+
+    starts = range(0, nnz, step)
+    if xp is np and len(starts) > 1 and nnz * a.shape[1] >= _PARALLEL_MIN:
+        _map(block, starts)
+    else:
+        for s in starts:
+            block(s)
     return out
 
 

@@ -186,7 +186,11 @@ def _batches(crows, shape):
     return nb, m, n, off, per
 
 
-def _spmm_kernel(v, crows, cols, shape, y):
+def _needs_grad(t):
+    return isinstance(t, Tensor) and not t.stop_gradient and paddle_hl.is_grad_enabled()
+
+
+def _spmm_kernel(v, crows, cols, shape, y, need_v=True, need_y=True):
     nb, m, n, off, per = _batches(crows, shape)
     y3 = y if y.ndim == 3 else y[None]
     xp = backend.get_array_module(y)
@@ -198,14 +202,18 @@ def _spmm_kernel(v, crows, cols, shape, y):
     def bw(g):
         g = xp.ascontiguousarray(g)  # zero strides (a broadcast gradient) defeat BLAS
         g3 = g if g.ndim == 3 else g[None]
-        gv = xp.empty_like(v)
-        gy = xp.empty_like(y3)
+        # the sampled product for the values costs nnz x k multiply-adds: skip it (and the
+        # dense operand's product) when that input does not need a gradient
+        gv = xp.empty_like(v) if need_v else None
+        gy = xp.empty_like(y3) if need_y else None
         for b in range(nb):
             s, e = off[b], off[b + 1]
-            rows = xp.repeat(xp.arange(m), xp.diff(per[b]))
-            gv[s:e] = K.sddmm(g3[b], y3[b], rows, cols[s:e])
-            gy[b] = K.csr_t_dense(v[s:e], per[b], cols[s:e], m, n, g3[b])
-        return gv, None, None, None, gy.reshape(y.shape)
+            if need_v:
+                rows = xp.repeat(xp.arange(m), xp.diff(per[b]))
+                gv[s:e] = K.sddmm(g3[b], y3[b], rows, cols[s:e])
+            if need_y:
+                gy[b] = K.csr_t_dense(v[s:e], per[b], cols[s:e], m, n, g3[b])
+        return gv, None, None, None, None if gy is None else gy.reshape(y.shape), None, None
 
     return (out if y.ndim == 3 else out[0]), bw
 
@@ -300,7 +308,7 @@ def matmul(x, y, name=None):
         raise TypeError(f"paddle.sparse.matmul: x ({x.dtype}) and y ({y.dtype}) must have the "
                         "same dtype")
     vt, crows, cols, shape = _csr_parts(x, "matmul")
-    return apply(_spmm_kernel, vt, crows, cols, shape, y)
+    return apply(_spmm_kernel, vt, crows, cols, shape, y, _needs_grad(vt), _needs_grad(y))
 
 
 def _masked_kernel(a, b, rows, cols, batch, crows, shape):

@@ -36,7 +36,7 @@ def _ntuple(v, nd, where, arg):
     return [int(v)] * nd
 
 
-def _conv_kernel(v, w, table, n_in, symmetric):
+def _conv_kernel(v, w, table, n_in, symmetric, need_v=True):
     xp = backend.get_array_module(v)
     kk, cin, cout = w.shape
     n_out = table.shape[0]
@@ -49,7 +49,9 @@ def _conv_kernel(v, w, table, n_in, symmetric):
         # a broadcast gradient (from a sum) has zero strides, which BLAS cannot take
         g = xp.ascontiguousarray(g)
         gw = (col.T @ g).reshape(w.shape)
-        if symmetric:
+        if not need_v:  # e.g. the first layer: its input features need no gradient
+            gv = None
+        elif symmetric:
             # submanifold with a centred kernel: input p meets output q at offset k exactly
             # when q meets p at the mirrored offset, so the input gradient is a gather through
             # the mirrored table times the transposed taps: one more GEMM, no scatter
@@ -65,7 +67,7 @@ def _conv_kernel(v, w, table, n_in, symmetric):
                 # per offset every input row occurs at most once; only the padding row repeats
                 gvp[table[:, k]] += gcol[:, k]
             gv = gvp[:n_in]
-        return gv, gw, None, None, None
+        return gv, gw, None, None, None, None
 
     return out, bw
 
@@ -73,7 +75,7 @@ def _conv_kernel(v, w, table, n_in, symmetric):
 _conv_kernel.saves = (1,)
 
 
-def _conv_pairs_kernel(v, w, pairs, n_out):
+def _conv_pairs_kernel(v, w, pairs, n_out, need_v=True):
     xp = backend.get_array_module(v)
     out = xp.zeros((n_out, w.shape[2]), dtype=xp.result_type(v, w))
     for k, (i, o) in enumerate(pairs):
@@ -84,14 +86,15 @@ def _conv_pairs_kernel(v, w, pairs, n_out):
     def bw(g):
         g = xp.ascontiguousarray(g)  # zero strides (a broadcast gradient) defeat BLAS
         gw = xp.zeros_like(w)
-        gv = xp.zeros_like(v)
+        gv = xp.zeros_like(v) if need_v else None
         wt = xp.ascontiguousarray(w.transpose(0, 2, 1))  # F-ordered operands are slow here
         for k, (i, o) in enumerate(pairs):
             if i.shape[0]:
                 go = g[o]
                 gw[k] = v[i].T @ go
-                gv[i] += go @ wt[k]
-        return gv, gw, None, None
+                if need_v:
+                    gv[i] += go @ wt[k]
+        return gv, gw, None, None, None
 
     return out, bw
 
@@ -138,10 +141,11 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, 
         if subm and key is not None:
             x._rulebooks[key] = rb
     w = paddle_hl.reshape(weight, [-1, cin, weight.shape[-1]])
+    need_v = not x._vt.stop_gradient and paddle_hl.is_grad_enabled()
     if rb.fill() < _PAIRS_BELOW:
-        vals = apply(_conv_pairs_kernel, x._vt, w, rb.pairs(), rb.table.shape[0])
+        vals = apply(_conv_pairs_kernel, x._vt, w, rb.pairs(), rb.table.shape[0], need_v)
     else:
-        vals = apply(_conv_kernel, x._vt, w, rb.table, rb.n_in, rb.symmetric)
+        vals = apply(_conv_kernel, x._vt, w, rb.table, rb.n_in, rb.symmetric, need_v)
     if bias is not None:
         vals = paddle_hl.add(vals, bias)
     shape = [x.shape[0]] + list(rb.out_spatial) + [weight.shape[-1]]
