@@ -77,7 +77,9 @@ def _scatter_add(out, pos, v):
         else:
             np.add.at(out, pos, v)
     else:
-        xp.add.at(out, pos, v)
+        from . import _cupy_kernels
+
+        _cupy_kernels.scatter_add(out, pos, v)
 
 
 def gather_values(values: Tensor, pos) -> Tensor:
@@ -119,7 +121,9 @@ def _values_to_dense_kernel(v, idx, shape):
         if xp is np:
             np.add.at(out, idx, v)
         else:
-            xp.add.at(out, idx, v)
+            from . import _cupy_kernels
+
+            _cupy_kernels.scatter_add(out, idx, v)
 
     def bw(g):
         return g[idx], None, None
@@ -255,7 +259,9 @@ class _SparseBase(Tensor):
             if xp is np:
                 np.add.at(out, self._dense_index(), values)
             else:
-                xp.add.at(out, self._dense_index(), values)
+                from . import _cupy_kernels
+
+                _cupy_kernels.scatter_add(out, self._dense_index(), values)
         return out
 
     def density(self) -> float:

@@ -267,3 +267,45 @@ def test_bad_input():
         sp.transpose(_sparse(D, "coo"), [0, 0])
     with pytest.raises(ValueError, match="cannot reshape"):
         sp.reshape(_sparse(D, "coo"), [5, 5])
+
+
+def test_without_scipy(monkeypatch):
+    # SciPy is optional: CSR x dense falls back to NumPy, sparse x sparse names the extra
+    from paddle_hl.sparse import _kernels
+
+    monkeypatch.setattr(_kernels, "_SCIPY", False)
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((6, 5)) * (rng.random((6, 5)) > 0.5)).astype(np.float32)
+    a[2] = 0  # an empty row
+    b = rng.standard_normal((5, 3)).astype(np.float32)
+    x = _sparse(a, "csr")
+    y = paddle.to_tensor(b, stop_gradient=False)
+    out = sp.matmul(x, y)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), a.T @ np.ones((6, 3), np.float32), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.to_dense().numpy(),
+                               np.where(a != 0, np.ones((6, 3)) @ b.T, 0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ImportError, match=r"paddle_hl\[sparse\]"):
+        sp.matmul(x, _sparse(b, "csr"))
+
+
+def test_large_matmul_uses_threads_consistently(monkeypatch):
+    # the column-block / row-block thread split gives the single-thread result
+    from paddle_hl.sparse import _kernels
+
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((300, 200)) * (rng.random((300, 200)) > 0.8)).astype(np.float32)
+    b = rng.standard_normal((200, 64)).astype(np.float32)
+    res = []
+    for limit in (1 << 40, 1):  # never / always parallel
+        monkeypatch.setattr(_kernels, "_PARALLEL_MIN", limit)
+        monkeypatch.setattr(_kernels, "_CHUNK", 1024)
+        x = _sparse(a, "csr")
+        y = paddle.to_tensor(b, stop_gradient=False)
+        out = sp.matmul(x, y)
+        (out * out).sum().backward()
+        res.append((out.numpy(), x.grad.values().numpy(), y.grad.numpy()))
+    for r1, r2 in zip(*res):
+        np.testing.assert_allclose(r1, r2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(res[0][0], a @ b, rtol=1e-4, atol=1e-4)

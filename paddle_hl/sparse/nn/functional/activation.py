@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from paddle_hl import backend
 from paddle_hl.framework.op import apply
 from paddle_hl.nn import functional as F
@@ -65,17 +67,28 @@ def leaky_relu(x, negative_slope=0.01, name=None):
     return x._with_values(F.leaky_relu(x._vt, negative_slope))
 
 
+def _segments(v, seg, starts, op):
+    """Per-segment max / sum over sorted segments (reduceat on NumPy, scatter on CuPy)."""
+    if not v.shape[0]:
+        return v
+    if backend.get_array_module(v) is np:
+        return (np.maximum if op == "max" else np.add).reduceat(v, starts)
+    from ..._cupy_kernels import segment_reduce
+
+    return segment_reduce(v, seg, starts.shape[0], op)
+
+
 def _segment_softmax_kernel(v, seg, starts):
     # seg: sorted segment id per entry; starts: first entry of each non-empty segment
     xp = backend.get_array_module(v)
-    mx = xp.maximum.reduceat(v, starts) if v.shape[0] else v
-    e = xp.exp(v - mx[seg])
-    s = xp.add.reduceat(e, starts) if v.shape[0] else e
-    out = e / s[seg]
+    mx = _segments(v, seg, starts, "max")
+    e = xp.exp(v - mx[seg]) if v.shape[0] else v
+    s = _segments(e, seg, starts, "sum")
+    out = e / s[seg] if v.shape[0] else v
 
     def bw(g):
-        dot = xp.add.reduceat(g * out, starts) if g.shape[0] else g
-        return out * (g - dot[seg]), None, None
+        dot = _segments(g * out, seg, starts, "sum")
+        return (out * (g - dot[seg]) if g.shape[0] else g), None, None
 
     return out, bw
 
