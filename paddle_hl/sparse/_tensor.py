@@ -18,6 +18,7 @@ import numpy as np
 import paddle_hl
 from paddle_hl import backend
 from paddle_hl.framework import dtype as _dt
+from paddle_hl.framework import state
 from paddle_hl.framework._printing import format_values
 from paddle_hl.framework.op import apply
 from paddle_hl.framework.tensor import Tensor, _wrap, init_slots
@@ -163,6 +164,34 @@ class _SparseBase(Tensor):
         return self._vt._data
 
     # -- autograd lives on the values tensor
+    @property
+    def _node(self):
+        # A dense op that takes this tensor sees its dense form; so that its gradient reaches
+        # the values, that dense form is the (cached) differentiable to_dense() of this tensor
+        # and its graph node stands in for ours.
+        vt = self._vt
+        if vt.stop_gradient or not state.grad_enabled:
+            return None
+        d = self.__dict__.get("_dense_t")
+        if d is None:
+            d = self.to_dense()
+            self.__dict__["_dense_t"] = d
+            self._dense = d._data
+        return d._node
+
+    @_node.setter
+    def _node(self, value):
+        pass  # a sparse tensor is never an op output itself: its values tensor is
+
+    @property
+    def _idx(self):
+        d = self.__dict__.get("_dense_t")
+        return 0 if d is None else d._idx
+
+    @_idx.setter
+    def _idx(self, value):
+        pass
+
     @property
     def stop_gradient(self):
         return self._vt.stop_gradient

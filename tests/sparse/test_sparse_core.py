@@ -75,6 +75,10 @@ def test_autograd_through_values():
     (x.to_dense() ** 2).sum().backward()
     assert x.grad.is_sparse_coo()
     np.testing.assert_array_equal(x.grad.values().numpy(), 2 * D[D != 0])
+    # a dense op on a sparse tensor works on its dense form, and its gradient reaches the values
+    y = _conv(paddle, D, "csr", False)
+    ((y * 3) + 1).sum().backward()
+    np.testing.assert_array_equal(y.grad.values().numpy(), np.full(5, 3.0, np.float32))
     d = paddle.to_tensor(D, stop_gradient=False)
     sp.sin(d.to_sparse_csr()).values().sum().backward()
     np.testing.assert_allclose(d.grad.numpy(), np.where(D != 0, np.cos(D), 0), rtol=1e-6)
