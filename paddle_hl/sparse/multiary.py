@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
 import paddle_hl
 
 from .binary import matmul
@@ -65,7 +63,7 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
         return out - paddle_hl.matmul(c, paddle_hl.matmul(ones_n, b), transpose_x=True) \
             if center else out
 
-    r = paddle_hl.to_tensor(np.random.standard_normal((n, q)).astype(x._values.dtype))
+    r = paddle_hl.randn([n, q], dtype=x.dtype)  # paddle.seed makes it reproducible
     basis = paddle_hl.linalg.qr(a_mul(r))[0]
     for _ in range(niter):
         basis = paddle_hl.linalg.qr(at_mul(basis))[0]
