@@ -233,7 +233,8 @@ class _SparseBase(Tensor):
         return self._with_values(self._vt.detach())
 
     def register_hook(self, hook):
-        return self._vt.register_hook(lambda g: hook(g))
+        """Call ``hook(grad)`` with the gradient of the values when it is computed."""
+        return self._vt.register_hook(hook)
 
     # -- metadata
     @property

@@ -84,6 +84,8 @@ def test_subm_conv_keeps_sites_and_shares_rulebook():
     y = b(h)
     np.testing.assert_array_equal(y.indices().numpy(), sp.coalesce(x).indices().numpy())
     assert y._rulebooks["blk"] is built  # the second layer reused the first one's rulebook
+    with pytest.raises(ValueError, match="key 'blk'"):
+        sp.nn.SubmConv3D(4, 4, 5, padding=2, key="blk")(h)
 
 
 def test_conv_matches_dense_reference():

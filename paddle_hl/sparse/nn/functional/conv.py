@@ -135,6 +135,10 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, 
     dilation = _ntuple(dilation, nd, op, "dilation")
     x = coalesce(x)
     rb = x._rulebooks.get(key) if (subm and key is not None) else None
+    if rb is not None and rb.table.shape[1] != int(np.prod(ksize)):
+        raise ValueError(f"paddle.sparse.nn.functional.{op}: the rulebook stored under key "
+                         f"{key!r} is for a {rb.table.shape[1]}-tap kernel, this weight has "
+                         f"{int(np.prod(ksize))} taps ({ksize}); use another key")
     if rb is None:
         rb = _rulebook.build(x._ix, x.shape[0], x.shape[1:1 + nd], ksize, stride, padding,
                              dilation, subm)
