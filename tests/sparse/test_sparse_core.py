@@ -316,3 +316,27 @@ def test_large_matmul_uses_threads_consistently(monkeypatch):
     for r1, r2 in zip(*res):
         np.testing.assert_allclose(r1, r2, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(res[0][0], a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("shape", [(5, 7), (3, 4, 6)])
+def test_random_patterns_match_dense(layout, shape):
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal(shape) * (rng.random(shape) > 0.6)).astype(np.float32)
+    b = (rng.standard_normal(shape) * (rng.random(shape) > 0.6)).astype(np.float32)
+    x, y = _sparse(a, layout), _sparse(b, layout)
+    for op, ref in [(sp.add, a + b), (sp.subtract, a - b), (sp.multiply, a * b)]:
+        np.testing.assert_allclose(op(x, y).to_dense().numpy(), ref, rtol=1e-6)
+    perm = list(range(len(shape)))[::-1] if layout == "coo" else \
+        ([1, 0] if len(shape) == 2 else [0, 2, 1])
+    np.testing.assert_array_equal(sp.transpose(x, perm).to_dense().numpy(), a.transpose(perm))
+    np.testing.assert_array_equal(sp.reshape(x, [-1, shape[-1]] if layout == "coo" else
+                                             [shape[-1], -1]).to_dense().numpy(),
+                                  a.reshape([-1, shape[-1]] if layout == "coo" else
+                                            [shape[-1], -1]))
+    np.testing.assert_allclose(sp.sum(x, axis=-1).to_dense().numpy().reshape(-1),
+                               a.sum(-1).reshape(-1), rtol=1e-5, atol=1e-6)
+    if layout == "coo":
+        for axis in range(len(shape)):
+            np.testing.assert_allclose(sp.sum(x, axis=axis).to_dense().numpy(), a.sum(axis),
+                                       rtol=1e-5, atol=1e-6)
