@@ -9,7 +9,9 @@
    PyTorch has no sparse convolution, so this one is against Paddle only.
 
 Each round runs every library once, in turn; the median, the range and the ratios to
-paddle_hl are printed. The machine may be shared: read the ranges.
+paddle_hl are printed. The machine may be shared: read the ranges. Importing Paddle 2.6.2 starts
+its own thread pools, which slows every library in the process on a small machine: compare with a
+run without it (``--libs paddle_hl,torch``).
 
 Run: python benchmarks/sparse.py [--rounds 5] [--conv-rounds 3] [--threads N]
 """
