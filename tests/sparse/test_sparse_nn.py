@@ -231,3 +231,41 @@ def test_patch_and_pair_kernels_agree(monkeypatch, subm):
         res.append((y.values().numpy(), x.grad.values().numpy(), wt.grad.numpy()))
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def _fd_case(name):
+    from tests.op_check import gradcheck
+
+    rng = np.random.default_rng(10)
+    ix, vals = _points(rng, 2, (4, 5, 4), 18, 2)
+    shape = [2, 4, 5, 4, 2]
+    F = sp.nn.functional
+
+    def sparse_in(v):
+        return sp.sparse_coo_tensor(ix, v, shape, stop_gradient=False)
+
+    if name == "subm_even":  # an even kernel: not centred, the scatter backward
+        gradcheck(lambda v, w: F.subm_conv3d(sparse_in(v), w).values(),
+                  [vals, rng.standard_normal((2, 2, 2, 2, 3))])
+    elif name == "conv_stride":
+        gradcheck(lambda v, w, b: F.conv3d(sparse_in(v), w, b, stride=2, padding=1).values(),
+                  [vals, rng.standard_normal((3, 3, 3, 2, 3)), rng.standard_normal(3)])
+    elif name == "pool":
+        gradcheck(lambda v: F.max_pool3d(sparse_in(v), 3, 2, 1).values(), [vals])
+    elif name == "softmax":
+        a = rng.standard_normal((3, 4, 5)) * (rng.random((3, 4, 5)) > 0.4)
+        mask = paddle.to_tensor(a).to_sparse_csr()
+        gradcheck(lambda v: F.softmax(mask._with_values(v)).values(), [mask.values().numpy()])
+    else:  # attention, through masked_matmul, softmax and CSR @ dense
+        m = paddle.to_tensor((rng.random((2, 4, 4)) > 0.3) + np.eye(4)).to_sparse_csr()
+        gradcheck(lambda q, k, v: F.attention(q, k, v, m),
+                  [rng.standard_normal((1, 2, 4, 3)) for _ in range(3)])
+
+
+@pytest.mark.parametrize("name", ["subm_even", "conv_stride", "pool", "softmax", "attention"])
+@pytest.mark.parametrize("pairs_below", [0.0, 1.1])  # patch-matrix GEMM / per-offset pairs
+def test_float64_finite_differences(monkeypatch, name, pairs_below):
+    from paddle_hl.sparse.nn.functional import conv as conv_mod
+
+    monkeypatch.setattr(conv_mod, "_PAIRS_BELOW", pairs_below)
+    _fd_case(name)
