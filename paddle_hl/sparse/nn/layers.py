@@ -198,7 +198,8 @@ class MaxPool3D(nn.Layer):
         kernel_size (int|list): window size.
         stride (int|list, optional): Default: kernel_size.
         padding (int|list): Default 0.
-        return_mask (bool): must be False (no mask output for sparse pooling).
+        return_mask (bool): accepted for Paddle's signature; as in Paddle, sparse pooling
+            returns the pooled tensor only.
         ceil_mode (bool): Default False.
         data_format (str): 'NDHWC'.
         name (str, optional): unused.
@@ -210,9 +211,7 @@ class MaxPool3D(nn.Layer):
     def __init__(self, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                  data_format="NDHWC", name=None):
         super().__init__()
-        if return_mask:
-            raise ValueError("paddle.sparse.nn.MaxPool3D: return_mask=True is not available for "
-                             "sparse pooling")
+        self.return_mask = return_mask  # kept for Paddle's signature: no mask, as in Paddle
         self.ksize = kernel_size
         self.stride = stride
         self.padding = padding
