@@ -201,17 +201,19 @@ class Tensor:
     is_sparse_coo = is_sparse_csr = is_selected_rows = is_sparse
 
     # ------------------------------------------------------------------ layouts
+    # The sparse layouts live in paddle_hl.sparse (imported on first use); these are the dense
+    # tensor's side of the sparse Tensor methods.
     def to_sparse_coo(self, sparse_dim):
         """This tensor in sparse COO layout with ``sparse_dim`` sparse leading dims."""
-        from .sparse_tensor import to_sparse_coo
+        from ..sparse._tensor import dense_to_coo
 
-        return to_sparse_coo(self, sparse_dim)
+        return dense_to_coo(self, int(sparse_dim))
 
     def to_sparse_csr(self):
         """This 2-D/3-D tensor in sparse CSR layout."""
-        from .sparse_tensor import to_sparse_csr
+        from ..sparse._tensor import dense_to_csr
 
-        return to_sparse_csr(self)
+        return dense_to_csr(self)
 
     def to_dense(self):
         return self

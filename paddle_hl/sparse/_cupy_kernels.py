@@ -1,0 +1,54 @@
+"""CuPy versions of the CSR kernels in ``_kernels`` (``cupyx.scipy.sparse``, cuSPARSE).
+
+Only reached with CuPy arrays, so CuPy is imported here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = []
+
+
+def _sps():
+    import cupyx.scipy.sparse as sps
+
+    return sps
+
+
+def csr_dense(vals, crows, cols, m, n, y):
+    return _sps().csr_matrix((vals, cols, crows), shape=(m, n)) @ y
+
+
+def csr_t_dense(vals, crows, cols, m, n, g):
+    return _sps().csr_matrix((vals, cols, crows), shape=(m, n)).T @ g
+
+
+def csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n):
+    sps = _sps()
+    c = (sps.csr_matrix((av, acol, acr), shape=(m, k))
+         @ sps.csr_matrix((bv, bcol, bcr), shape=(k, n))).tocsr()
+    c.sum_duplicates()
+    c.sort_indices()
+    return c.data, c.indptr.astype(np.int64), c.indices.astype(np.int64)
+
+
+def scatter_add(out, index, values):
+    """``out[index] += values`` with repeated indices summed (``cupyx.scatter_add``)."""
+    import cupyx
+
+    cupyx.scatter_add(out, index, values)
+
+
+def segment_reduce(values, seg, nseg, op):
+    """Per-segment max or sum of ``values`` rows (``op`` in {'max', 'sum'})."""
+    import cupy
+    import cupyx
+
+    if op == "max":
+        out = cupy.full((nseg,) + values.shape[1:], -cupy.inf, dtype=values.dtype)
+        cupyx.scatter_max(out, seg, values)
+    else:
+        out = cupy.zeros((nseg,) + values.shape[1:], dtype=values.dtype)
+        cupyx.scatter_add(out, seg, values)
+    return out
