@@ -132,7 +132,7 @@ class LiveChart:
         True
     """
 
-    def __init__(self, metrics=True, total_steps=None, widget=True, width=440, height=230):
+    def __init__(self, metrics=True, total_steps=None, widget=True, width=380, height=220):
         self.panels = ["loss", "metric"] if metrics else ["loss"]
         self.total_steps = total_steps
         self.width = width
@@ -183,9 +183,22 @@ class LiveChart:
         return {k: (list(v[0]), list(v[1])) for k, v in self._series.items()}
 
     # ------------------------------------------------------------------ drawing
-    def _panel_svg(self, panel, static):
-        w, h = self.width, self.height
-        legend_h = 0 if not static else 18
+    def _legend_rows(self, panel, width):
+        """The static legend laid out in rows that fit ``width``: [(x, y, text, colour, kind)]."""
+        out, x, row = [], 46, 0
+        for text, color, kind in self._legend(panel):
+            need = 28 + 6.2 * len(text)
+            if x + need > width and x > 46:
+                x, row = 46, row + 1
+            out.append((x, 12 + 15 * row, text, color, kind))
+            x += need
+        return out
+
+    def _panel_svg(self, panel, static, height=None):
+        w = self.width
+        legend = self._legend_rows(panel, w) if static else []
+        h = height or self.height + ((legend[-1][1] + 6) if legend else 0)
+        legend_h = h - self.height  # the same plot height in every panel
         left, right, top, bottom = 46, 14, 8 + legend_h, 34
         pw, ph = w - left - right, h - top - bottom
         inset = 5  # markers at the ends of the axes are drawn whole
@@ -236,7 +249,7 @@ class LiveChart:
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" '
                    f'style="stroke:{c(_FG2)}"/>'
                    f'<text x="{left + pw / 2:.0f}" y="{h - 4}" text-anchor="middle" '
-                   f'style="fill:{c(_FG2)}">step{" (log scale)" if log else ""}</text>')
+                   f'style="fill:{c(_FG2)}">step{" (y on a log scale)" if log else ""}</text>')
         for (_p, label, kind), (xs, ys) in items:
             color = self._colors[(panel, label)]
             pts = list(zip(xs, ys))
@@ -261,11 +274,9 @@ class LiveChart:
                 else:
                     out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{color}">'
                                f'<title>{name}</title></circle>')
-        if static:  # a standalone image carries its legend above the plot area
-            x = left
-            for text, color, kind in self._legend(panel):
-                out.append(self._legend_svg(x, 12, text, color, kind))
-                x += 28 + 6.5 * len(text)
+        # a standalone image carries its legend above the plot area, in as many rows as needed
+        for x, y, text, color, kind in legend:
+            out.append(self._legend_svg(x, y, text, color, kind))
         out.append("</svg>")
         return "".join(out)
 
@@ -335,10 +346,14 @@ class LiveChart:
     def static_svg(self) -> str:
         """The chart as one standalone SVG document (white background, legends inside, no CSS
         variables): the picture a saved notebook keeps."""
-        w, h = self.width, self.height
+        w = self.width
+        # the panels share one height: the plot's plus the taller legend
+        extra = max((rows[-1][1] + 6 if rows else 0)
+                    for rows in (self._legend_rows(p, w) for p in self.panels))
+        h = self.height + extra
         inner = []
         for i, p in enumerate(self.panels):
-            body = self._panel_svg(p, True)
+            body = self._panel_svg(p, True, height=h)
             inner.append(f'<g transform="translate({i * (w + 10)},0)">'
                          f'{body[body.index(">") + 1:-len("</svg>")]}</g>')
         total = len(self.panels) * w + (len(self.panels) - 1) * 10

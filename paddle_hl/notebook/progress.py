@@ -110,6 +110,7 @@ class _Row:
         self.box = widgets.HBox([self.bar, self.status],
                                 layout=widgets.Layout(width="100%", overflow="hidden",
                                                       flex_flow="row nowrap"))
+        self.box.add_class("phl-row")  # for styling and the browser test
 
     def text(self, now, done):
         steps_w = 2 * len(str(self.steps or self.step)) + 1
@@ -245,6 +246,7 @@ class NotebookDisplay:
             self.chart = LiveChart(metrics=bool(self._metric_names), total_steps=total_steps)
             parts.append(self.chart.widget)
         self.box = widgets.VBox(parts, layout=widgets.Layout(width="100%", overflow="hidden"))
+        self.box.add_class("phl-run")
         self._show(self.box)
 
     def _capture(self, on):
