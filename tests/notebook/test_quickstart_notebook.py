@@ -15,13 +15,15 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def _execute(name):
+def _execute(name, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("ipywidgets")
     pytest.importorskip("matplotlib")
     path = ROOT / name
+    # the kernel imports this checkout's paddle_hl (not another installed copy)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT.parent))
     nb = nbformat.read(path, as_version=4)
     # run from notebooks/, as Jupyter does, so that the notebook finds ../quickstart.py
     client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
@@ -52,8 +54,8 @@ def _execute(name):
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_executes_with_widgets_and_chart():
-    out, state = _execute("01_quickstart.ipynb")
+def test_quickstart_notebook_executes_with_widgets_and_chart(monkeypatch):
+    out, state = _execute("01_quickstart.ipynb", monkeypatch)
     text = "".join(out["stdout"])
     # fit, evaluate, predict, then the early-stopped fit and the num_iters fit: one block each
     views = out["views"]
@@ -93,8 +95,8 @@ def test_quickstart_notebook_executes_with_widgets_and_chart():
 
 
 @pytest.mark.slow
-def test_profiler_and_amp_notebook_executes_with_html_tables_and_timelines():
-    out, _state = _execute("02_profiler_and_amp.ipynb")
+def test_profiler_and_amp_notebook_executes_with_html_tables_and_timelines(monkeypatch):
+    out, _state = _execute("02_profiler_and_amp.ipynb", monkeypatch)
     html = "\n".join(out["html"])
     text = "".join(out["stdout"])
     # prof.summary() renders HTML tables in a notebook, not the wrapped text tables
