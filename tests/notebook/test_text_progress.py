@@ -61,8 +61,9 @@ def test_progressbar_lines_in_paddles_format(verbose):
 @pytest.mark.parametrize("verbose", [1, 2])
 @pytest.mark.parametrize("num,width", [(4, 10), (4, 30), (None, 30)])
 def test_progressbar_matches_real_paddle(verbose, num, width):
-    import numpy.random  # noqa: F401  (before paddle: NumPy 2.x crash otherwise)
     import zlib  # noqa: F401
+
+    import numpy.random  # noqa: F401  (before paddle: NumPy 2.x crash otherwise)
 
     real = pytest.importorskip("paddle.hapi.progressbar")
     ours = _drive(ProgressBar, num, width, verbose)
