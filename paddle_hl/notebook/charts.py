@@ -503,16 +503,11 @@ class HistoryChart:
         return f"<HistoryChart: {n} points; display it in a notebook>"
 
 
-def show_history(history) -> HistoryChart:
+def show_history(history) -> None:
     """Display ``model.history`` in the current notebook output: the same chart, labels and
-    numbers as the live chart of ``fit``.
+    numbers as the live chart of ``fit`` (``HistoryChart(history)`` gives the object).
 
     Args:
         history (dict): ``model.history``.
-
-    Returns:
-        HistoryChart: the displayed chart.
     """
-    chart = HistoryChart(history)
-    _env.display(chart)
-    return chart
+    _env.display(HistoryChart(history))
