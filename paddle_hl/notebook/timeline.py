@@ -246,7 +246,8 @@ function draw(){
   ctx.strokeStyle=C.grid; ctx.fillStyle=C.fg2;
   for(let t=Math.ceil(v0/tick)*tick;t<=v1;t+=tick){const x=t2x(t); if(x<LEFT)continue;
     ctx.beginPath();ctx.moveTo(x,AXIS-4);ctx.lineTo(x,H);ctx.stroke();
-    ctx.fillText((t/u[0]).toFixed(Math.min(dec,6)),x+2,9);}
+    const label=(t/u[0]).toFixed(Math.min(dec,6));
+    if(x+2+ctx.measureText(label).width<=w)ctx.fillText(label,x+2,9);}  // never clipped
   D.rows.forEach((r,ri)=>{
     const y0=rowsY[ri];
     if(!r.lanes){ctx.fillStyle=C.head;ctx.fillRect(0,y0,w,LH-2);ctx.fillStyle=C.fg;

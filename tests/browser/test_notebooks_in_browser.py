@@ -309,6 +309,17 @@ def _check_timeline(page, root, shots, stem, i):
         assert tb["y"] >= rb["y"] - 1 and tb["y"] + tb["height"] <= rb["y"] + rb["height"] + 1
         if which == "last":
             root.screenshot(path=str(shots / f"{stem}-timeline{i}-hover.png"))
+    # shift-drag selects a range: the selected ops' time is added up
+    box = canvas.bounding_box()
+    y = box["y"] + box["height"] - 10
+    page.keyboard.down("Shift")
+    page.mouse.move(box["x"] + box["width"] * 0.15, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.95, y, steps=4)
+    page.mouse.up()
+    page.keyboard.up("Shift")
+    selected = root.locator(".phl-sel").inner_text()
+    assert re.search(r"selection .* \d+ ops.*total", selected), selected
     search = root.locator("input.phl-search")
     search.fill("conv")
     page.wait_for_timeout(150)
