@@ -194,6 +194,7 @@ const D=__DATA__;
 const LH=16, GAP=6, LEFT=120, AXIS=22;
 const cv=root.querySelector("canvas"), tip=root.querySelector(".phl-tip");
 const ctx=cv.getContext("2d");
+cv.tabIndex=0; cv.setAttribute("aria-label","timeline: W/S zoom, A/D pan, 0 reset");
 const search=root.querySelector(".phl-search"), found=root.querySelector(".phl-found");
 const selBox=root.querySelector(".phl-sel");
 const rowsY=[]; let y=AXIS;
@@ -527,7 +528,7 @@ def timeline_html(result, max_events=200_000, summary=False, sorted_by=None, tim
             "placeholder='search ops (e.g. conv)' aria-label='search ops'>"
             "<span class='phl-found'></span></div>"
             "<div class='phl-bar phl-legend'></div>"
-            "<canvas tabindex='0' aria-label='timeline: W/S zoom, A/D pan'></canvas>"
+            "<canvas></canvas>"
             "<div class='phl-sel'></div><div class='phl-tip'></div>"
             f"{tables}<script>{js}</script></div>")
 

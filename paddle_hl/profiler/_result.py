@@ -209,7 +209,7 @@ class ProfilerResult:
         return Timeline(self, **kwargs)
 
     def _repr_html_(self):
-        return self.timeline()._repr_html_()
+        return self.timeline(summary=True)._repr_html_()  # the result shows everything
 
     # ---------------------------------------------------------------- saving
     def save(self, path, format="json"):  # noqa: A002  (Paddle's argument name)

@@ -516,7 +516,7 @@ class Profiler:
         if self.profiler_result is None:
             return (f"<div><b>paddle_hl Profiler</b>: state {self.current_state.name}, step "
                     f"{self.step_num}; nothing recorded yet.</div>")
-        return self.timeline()._repr_html_()
+        return self.timeline(summary=True)._repr_html_()  # the profiler shows everything
 
 
 def _show_in_notebook(result, text, **options) -> bool:
