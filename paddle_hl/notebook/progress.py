@@ -256,9 +256,27 @@ class NotebookDisplay:
             return
         if on:
             self.output.__enter__()
+            self._end_with_cell()
         else:
             self.output.__exit__(None, None, None)
         self._capturing = on
+
+    def _end_with_cell(self):
+        """If the run dies with an exception (train_end never comes), the capture still ends
+        with the cell, so the next run starts clean."""
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return
+        ip = get_ipython()
+        if ip is None or not hasattr(ip, "events"):
+            return
+
+        def done(*_args):
+            self._capture(False)
+            ip.events.unregister("post_run_cell", done)
+
+        ip.events.register("post_run_cell", done)
 
     def _add_row(self, title, steps):
         now = self._clock()
