@@ -320,7 +320,9 @@ def test_display_updates_are_throttled(notebook_mode):
     model.fit(data, batch_size=32, epochs=1, verbose=1)
     stats = progress.last_stats()
     assert stats["updates"] >= 20
-    assert stats["bar_draws"] < stats["updates"] / 2, stats
+    # at most one bar redraw per interval (0.5 s) plus the first and last of the bar: on a
+    # loaded machine where a step takes longer than that, that can be every step
+    assert stats["bar_draws"] <= 3 + stats["elapsed_s"] / 0.5, stats
     assert stats["chart_renders"] <= 3 + stats["elapsed_s"] / 1.0, stats
 
 
