@@ -139,6 +139,7 @@ class LiveChart:
         self.height = height
         self._series = {}  # (panel, label, kind) -> ([xs], [ys])
         self._colors = {}  # (panel, label) -> colour
+        self._extent = {}  # panel -> [x max, y min, y max]
         self.renders = 0
         self.full_renders = 0
         self.markup = ""
@@ -172,8 +173,15 @@ class LiveChart:
             if key not in self._colors:
                 n = sum(1 for p, _ in self._colors if p == panel)
                 self._colors[key] = _PALETTE[n % len(_PALETTE)]
-        s[0].append(float(x))
-        s[1].append(float(y))
+        x, y = float(x), float(y)
+        s[0].append(x)
+        s[1].append(y)
+        # the panel's running extent, so that a render does not rescan every point
+        ext = self._extent.setdefault(panel, [0.0, math.inf, -math.inf])
+        ext[0] = max(ext[0], x)
+        if math.isfinite(y):
+            ext[1] = min(ext[1], y)
+            ext[2] = max(ext[2], y)
 
     def __len__(self):
         return sum(len(s[0]) for s in self._series.values())
@@ -204,11 +212,10 @@ class LiveChart:
         inset = 5  # markers at the ends of the axes are drawn whole
         items = sorted(((k, v) for k, v in self._series.items() if k[0] == panel),
                        key=lambda kv: (kv[0][1], _KIND_ORDER[kv[0][2]]))
-        xs_all = [x for _, (xs, _ys) in items for x in xs]
-        ys_all = [y for _, (_xs, ys) in items for y in ys if math.isfinite(y)]
-        x1 = max([self.total_steps or 0] + xs_all + [1])
-        lo = min(ys_all) if ys_all else 0.0
-        hi = max(ys_all) if ys_all else 1.0
+        xmax, lo, hi = self._extent.get(panel, (0.0, math.inf, -math.inf))
+        x1 = max(self.total_steps or 0, xmax, 1)
+        if lo > hi:
+            lo, hi = 0.0, 1.0
         y0, y1, log, ticks = _axis(lo, hi, panel)
 
         def px(x):
@@ -252,10 +259,12 @@ class LiveChart:
                    f'style="fill:{c(_FG2)}">step{" (y on a log scale)" if log else ""}</text>')
         for (_p, label, kind), (xs, ys) in items:
             color = self._colors[(panel, label)]
-            pts = list(zip(xs, ys))
-            if kind == "step" and len(pts) > _MAX_POINTS:
-                stride = -(-len(pts) // _MAX_POINTS)
-                pts = pts[::stride] + ([pts[-1]] if (len(pts) - 1) % stride else [])
+            if kind == "step" and len(xs) > _MAX_POINTS:
+                stride = -(-len(xs) // _MAX_POINTS)
+                tail = [(xs[-1], ys[-1])] if (len(xs) - 1) % stride else []
+                pts = list(zip(xs[::stride], ys[::stride])) + tail
+            else:
+                pts = list(zip(xs, ys))
             pts = [(px(x), py(y)) for x, y in pts if math.isfinite(y)]
             if not pts:
                 continue
@@ -339,9 +348,8 @@ class LiveChart:
     def fit_to_data(self) -> None:
         """Shrink (or grow) the x axis to the last step that has data (a run that stopped
         early or at ``num_iters``)."""
-        xs = [x for xs, _ys in self._series.values() for x in xs]
-        if xs:
-            self.total_steps = max(xs)
+        if self._extent:
+            self.total_steps = max(ext[0] for ext in self._extent.values())
 
     def static_svg(self) -> str:
         """The chart as one standalone SVG document (white background, legends inside, no CSS
