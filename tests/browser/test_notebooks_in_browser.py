@@ -6,9 +6,10 @@ Run it with ``pytest -m browser tests/browser -s`` (``-s`` shows where the scree
 Asserts, per notebook: every cell ran, no error and no stderr output (no raw warnings), every
 widget rendered; for ``fit`` blocks, that the chart was redrawn at least once per epoch while
 training and that no progress row overflows or wraps; for profiler timelines, that zoom (wheel
-and keyboard) and hover respond, the tooltip stays inside the output, search and range selection report
-the ops' time; and that the text of the timelines, tables and run blocks has a WCAG contrast of
-at least 4.5:1, in the dark theme and again after switching to the light theme.
+and keyboard) and hover respond, the tooltip stays inside the output, search and range
+selection report the ops' time; and that the text of the timelines, tables and run blocks has
+a WCAG contrast of at least 4.5:1, in the dark theme and again after switching to the light
+theme.
 
 Screenshots go to a folder printed at the start (``PHL_BROWSER_SHOTS`` chooses it). Needs
 Debian's ``chromium`` (or ``PHL_CHROMIUM=/path``), ``playwright`` (driven through
@@ -411,7 +412,8 @@ def test_notebook_in_jupyterlab(lab, browser, shots, capsys, notebook):
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Settings$")).click()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).hover()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^JupyterLab Light$")).click()
-        page.wait_for_selector("body[data-jp-theme-light='true']", timeout=20_000)
+        page.wait_for_selector("body[data-jp-theme-light='true']", state="attached",
+                               timeout=20_000)
         page.wait_for_timeout(500)
         pairs = page.evaluate(_CONTRAST, ".phl-tl, .jp-OutputArea-output table, .phl-run, "
                                          ".phl-scaler")
