@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+import shutil
 
 import pytest
 
@@ -15,13 +16,18 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def _execute(name, monkeypatch):
+def _execute(name, monkeypatch, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("ipywidgets")
     pytest.importorskip("matplotlib")
-    path = ROOT / name
+    # a copy (notebooks write files next to themselves, e.g. profiler logs), laid out as in
+    # the repository: quickstart.py one folder up
+    (tmp_path / "notebooks").mkdir()
+    path = tmp_path / "notebooks" / name
+    shutil.copy(ROOT / name, path)
+    shutil.copy(ROOT.parent / "quickstart.py", tmp_path / "quickstart.py")
     # the kernel imports this checkout's paddle_hl (not another installed copy)
     monkeypatch.setenv("PYTHONPATH", str(ROOT.parent))
     nb = nbformat.read(path, as_version=4)
@@ -54,8 +60,8 @@ def _execute(name, monkeypatch):
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_executes_with_widgets_and_chart(monkeypatch):
-    out, state = _execute("01_quickstart.ipynb", monkeypatch)
+def test_quickstart_notebook_executes_with_widgets_and_chart(monkeypatch, tmp_path):
+    out, state = _execute("01_quickstart.ipynb", monkeypatch, tmp_path)
     text = "".join(out["stdout"])
     # fit, evaluate, predict, then the early-stopped fit and the num_iters fit: one block each
     views = out["views"]
@@ -95,8 +101,9 @@ def test_quickstart_notebook_executes_with_widgets_and_chart(monkeypatch):
 
 
 @pytest.mark.slow
-def test_profiler_and_amp_notebook_executes_with_html_tables_and_timelines(monkeypatch):
-    out, _state = _execute("02_profiler_and_amp.ipynb", monkeypatch)
+def test_profiler_and_amp_notebook_executes_with_html_tables_and_timelines(monkeypatch,
+                                                                         tmp_path):
+    out, _state = _execute("02_profiler_and_amp.ipynb", monkeypatch, tmp_path)
     html = "\n".join(out["html"])
     text = "".join(out["stdout"])
     # prof.summary() renders HTML tables in a notebook, not the wrapped text tables
