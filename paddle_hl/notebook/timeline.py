@@ -151,6 +151,7 @@ _CSS = """
 .phl-tl .phl-legend i{display:inline-block;width:10px;height:10px;margin-right:3px;
   vertical-align:-1px;border-radius:2px}
 .phl-tl canvas{display:block;border:1px solid var(--jp-border-color2,#ddd);cursor:grab;
+  touch-action:none;
   background:var(--jp-layout-color0,#fff);outline:none}
 .phl-tl canvas:focus{border-color:var(--jp-brand-color1,#1976d2)}
 .phl-tl .phl-tip{position:absolute;pointer-events:none;background:var(--jp-layout-color2,#eee);
@@ -308,13 +309,15 @@ function summarize(){
   selBox.textContent="selection "+fmt(a)+" - "+fmt(b)+" ("+fmt(b-a)+"): "+n+" ops"+
     (query?" matching '"+query+"'":"")+", total "+fmt(tot)+(top?"\n"+top:"");}
 let drag=null;
-cv.addEventListener("mousedown",ev=>{cv.focus();
+// pointer events, with the default prevented on pointerdown: no compatibility mousedown reaches
+// JupyterLab, whose notebook would take a shift-click for extending the cell selection
+cv.addEventListener("pointerdown",ev=>{ev.preventDefault(); cv.focus();
   const rc=cv.getBoundingClientRect(), t=x2t(ev.clientX-rc.left);
   if(ev.shiftKey){drag={sel:true}; sel=[t,t]; draw(); return;}
   drag={x:ev.clientX,v0:v0,v1:v1};cv.style.cursor="grabbing";});
-window.addEventListener("mouseup",()=>{if(drag&&drag.sel)summarize(); drag=null;
+window.addEventListener("pointerup",()=>{if(drag&&drag.sel)summarize(); drag=null;
   cv.style.cursor="grab";});
-cv.addEventListener("mousemove",ev=>{
+cv.addEventListener("pointermove",ev=>{
   const rc=cv.getBoundingClientRect(), mx=ev.clientX-rc.left, my=ev.clientY-rc.top;
   mouseX=mx;
   if(drag&&drag.sel){sel[1]=x2t(mx); draw(); summarize(); return;}
@@ -323,7 +326,7 @@ cv.addEventListener("mousemove",ev=>{
   const e=hit(mx,my);
   if(!e){tip.style.display="none";return;}
   showTip(e,ev);});
-cv.addEventListener("mouseleave",()=>{tip.style.display="none";mouseX=null;});
+cv.addEventListener("pointerleave",()=>{tip.style.display="none";mouseX=null;});
 function zoom(f,t){v0=t-(t-v0)*f; v1=t+(v1-t)*f;
   if(v1-v0<0.01){const c=(v0+v1)/2;v0=c-0.005;v1=c+0.005;} draw();}
 function reset(){v0=0;v1=tEnd*1.02;draw();}
