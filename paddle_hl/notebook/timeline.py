@@ -178,7 +178,9 @@ _CSS = """
 .phl-sum th:hover{background:var(--jp-layout-color3,#ddd)}
 .phl-sum td{padding:2px 8px;border-bottom:1px solid var(--jp-border-color2,#eee);
   white-space:nowrap;color:var(--jp-ui-font-color1,#212121)}
-.phl-sum tr.phl-child td{color:var(--jp-ui-font-color1,#212121);font-size:11px}
+.phl-sum tr.phl-child td{color:var(--jp-ui-font-color1,#212121)}
+.phl-sum td,.phl-sum th{text-align:right}
+.phl-sum td:first-child,.phl-sum th:first-child,.phl-sum tr.phl-sec td{text-align:left}
 .phl-sum tr.phl-sec td{background:var(--jp-layout-color1,#fafafa);
   color:var(--jp-ui-font-color1,#212121);font-style:italic}
 .phl-notes{color:var(--jp-ui-font-color2,#5f5f5f);font-size:11px;margin:-10px 0 14px 0;
