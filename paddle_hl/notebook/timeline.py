@@ -311,15 +311,16 @@ function summarize(){
   selBox.textContent="selection "+fmt(a)+" - "+fmt(b)+" ("+fmt(b-a)+"): "+n+" ops"+
     (query?" matching '"+query+"'":"")+", total "+fmt(tot)+(top?"\n"+top:"");}
 let drag=null;
-// pointer events, with the default prevented on pointerdown: no compatibility mousedown reaches
-// JupyterLab, whose notebook would take a shift-click for extending the cell selection
-cv.addEventListener("pointerdown",ev=>{ev.preventDefault(); cv.focus();
+// Pointer events, with the default prevented on pointerdown: no compatibility mousedown then
+// reaches JupyterLab, whose notebook would take a shift-click for extending the cell
+// selection. Plain mouse events are handled too (scripted ones have no pointer events); the
+// handlers are idempotent, so a move seen both ways costs a redraw, not a wrong state.
+function down(ev){if(ev.type==="pointerdown")ev.preventDefault(); cv.focus();
   const rc=cv.getBoundingClientRect(), t=x2t(ev.clientX-rc.left);
   if(ev.shiftKey){drag={sel:true}; sel=[t,t]; draw(); return;}
-  drag={x:ev.clientX,v0:v0,v1:v1};cv.style.cursor="grabbing";});
-window.addEventListener("pointerup",()=>{if(drag&&drag.sel)summarize(); drag=null;
-  cv.style.cursor="grab";});
-cv.addEventListener("pointermove",ev=>{
+  drag={x:ev.clientX,v0:v0,v1:v1};cv.style.cursor="grabbing";}
+function up(){if(drag&&drag.sel)summarize(); drag=null; cv.style.cursor="grab";}
+function move(ev){
   const rc=cv.getBoundingClientRect(), mx=ev.clientX-rc.left, my=ev.clientY-rc.top;
   mouseX=mx;
   if(drag&&drag.sel){sel[1]=x2t(mx); draw(); summarize(); return;}
@@ -327,8 +328,12 @@ cv.addEventListener("pointermove",ev=>{
     v0=drag.v0-dt; v1=drag.v1-dt; draw(); tip.style.display="none"; return;}
   const e=hit(mx,my);
   if(!e){tip.style.display="none";return;}
-  showTip(e,ev);});
-cv.addEventListener("pointerleave",()=>{tip.style.display="none";mouseX=null;});
+  showTip(e,ev);}
+function leave(){tip.style.display="none";mouseX=null;}
+["pointerdown","mousedown"].forEach(n=>cv.addEventListener(n,down));
+["pointermove","mousemove"].forEach(n=>cv.addEventListener(n,move));
+["pointerup","mouseup"].forEach(n=>window.addEventListener(n,up));
+["pointerleave","mouseleave"].forEach(n=>cv.addEventListener(n,leave));
 function zoom(f,t){v0=t-(t-v0)*f; v1=t+(v1-t)*f;
   if(v1-v0<0.01){const c=(v0+v1)/2;v0=c-0.005;v1=c+0.005;} draw();}
 function reset(){v0=0;v1=tEnd*1.02;draw();}
