@@ -291,6 +291,12 @@ class TextDisplay:
             (self.file or sys.stdout).write(bar.line(step, items) + "\n")
             (self.file or sys.stdout).flush()
             return
+        if self.verbose == 1:
+            # a terminal redraws in place: ten times a second is plenty (and the last step)
+            now = time.time()
+            if not (force or (steps and step >= steps) or now - self._last >= 0.1):
+                return
+            self._last = now
         bar.update(step, items)
 
     def epoch_end(self, epoch, logs):

@@ -154,3 +154,20 @@ def test_fit_prints_paddles_lines_in_scripts(monkeypatch, capsys, verbose):
     else:
         assert any(ln.startswith("step  5/10 - loss:") for ln in lines), out
     assert lines.count("Eval begin...") == 2 and "Eval samples: 16" in lines
+
+
+def test_terminal_redraws_are_throttled(monkeypatch):
+    monkeypatch.setattr(progressbar.shutil, "get_terminal_size",
+                        lambda fallback=(80, 24): __import__("os").terminal_size((120, 24)))
+    term = _Terminal()
+    display = progressbar.TextDisplay(1, file=term)
+    display.epoch_begin(0, 1, 2000)
+    for step in range(1, 2001):
+        display.update("train", step, 2000, [("loss", "0.5000")], 0.001, {},
+                       force=step == 2000)
+    display.epoch_end(0, {})
+    out = term.getvalue()
+    assert out.count("\r") < 50  # ten redraws a second at most, not one per step
+    last = out.split("\r")[-1]
+    assert last.startswith("step 2000/2000 [") and "- loss: 0.5000 - " in last
+    assert out.endswith("\n")
