@@ -158,10 +158,29 @@ def summary_string(net, input_size=None, dtypes=None, input=None):  # noqa: A002
     return "\n".join(lines) + "\n", info, rows
 
 
+class _SummaryInfo(dict):
+    """``{'total_params': int, 'trainable_params': int}``, as Paddle returns it. In Jupyter the
+    call already displayed the HTML table, so the dict does not show itself again as the cell's
+    result; shown in a later cell it displays as the plain dict."""
+
+    _shown_in = None
+
+    def _ipython_display_(self):
+        from IPython import get_ipython
+        from IPython.display import display
+
+        ip = get_ipython()
+        if self._shown_in is not None and ip is not None and \
+                ip.execution_count == self._shown_in:
+            self._shown_in = None  # the table of this very call is the cell's picture
+            return
+        display(dict(self))
+
+
 def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002
     """Print a table of the network's layers (type, input and output shapes, parameters) and
-    return ``{'total_params': int, 'trainable_params': int}``. In Jupyter the table is also
-    rendered as HTML.
+    return ``{'total_params': int, 'trainable_params': int}``. In Jupyter the table is shown
+    once, as HTML, instead of the text.
 
     Args:
         net (Layer): the network.
@@ -169,11 +188,14 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002
         dtypes (str|list, optional): input dtypes (default float32).
         input (Tensor|list, optional): real inputs instead of input_size.
 
+    Returns:
+        dict: ``{'total_params': int, 'trainable_params': int}``.
+
     Example:
         >>> paddle.summary(paddle.vision.models.LeNet(), (1, 1, 28, 28))
     """
     text, info, rows = summary_string(net, input_size, dtypes, input)
-    print(text)
+    info = _SummaryInfo(info)
     from .progressbar import in_notebook
 
     if in_notebook():
@@ -181,6 +203,16 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002
             from ..notebook.tables import show_summary
 
             show_summary(rows, info)
+        except ImportError:  # no IPython display: print the text table as in a terminal
+            print(text)
+            return info
+        try:
+            from IPython import get_ipython
+
+            ip = get_ipython()
+            info._shown_in = ip.execution_count if ip is not None else None
         except ImportError:
             pass
+        return info
+    print(text)
     return info

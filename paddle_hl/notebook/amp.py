@@ -17,6 +17,11 @@ _W, _H = 520, 170  # chart size in px
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 56, 12, 10, 26
 _MAX_POINTS = 1500
 _MAX_MARKS = 400
+# JupyterLab's theme variables with fallbacks for classic Notebook and plain HTML
+_FG = "var(--jp-ui-font-color1,#212121)"
+_FG2 = "var(--jp-ui-font-color2,#5f5f5f)"
+_GRID = "var(--jp-border-color2,#e0e0e0)"
+_PLOT_BG = "var(--jp-layout-color1,#fafafa)"
 
 _notebook = [None]
 
@@ -83,19 +88,21 @@ def _chart(history) -> str:
                                                         // 4 or 1)):
         y = _PAD_T + (hi - e) / (hi - lo) * ph
         ticks.append(f'<line x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{y:.1f}" y2="{y:.1f}" '
-                     f'stroke="#eee"/><text x="{_PAD_L - 4}" y="{y + 3:.1f}" font-size="10" '
-                     f'text-anchor="end" fill="#666">{_fmt(2.0 ** e)}</text>')
+                     f'style="stroke:{_GRID}"/><text x="{_PAD_L - 4}" y="{y + 3:.1f}" '
+                     f'font-size="10" text-anchor="end" style="fill:{_FG2}">'
+                     f'{_fmt(2.0 ** e)}</text>')
     return (f'<svg width="{_W}" height="{_H}" xmlns="http://www.w3.org/2000/svg" '
             f'style="font-family:sans-serif">'
-            f'<rect x="{_PAD_L}" y="{_PAD_T}" width="{pw}" height="{ph}" fill="#fafafa" '
-            f'stroke="#ccc"/>{"".join(ticks)}'
+            f'<rect x="{_PAD_L}" y="{_PAD_T}" width="{pw}" height="{ph}" '
+            f'style="fill:{_PLOT_BG};stroke:{_GRID}"/>{"".join(ticks)}'
             f'<path d="{"".join(path)}" fill="none" stroke="#1e88e5" stroke-width="1.6"/>'
             f"{dots}"
-            f'<text x="{_PAD_L}" y="{_H - 8}" font-size="10" fill="#666">step {x0}</text>'
-            f'<text x="{_W - _PAD_R}" y="{_H - 8}" font-size="10" fill="#666" '
+            f'<text x="{_PAD_L}" y="{_H - 8}" font-size="10" style="fill:{_FG2}">step {x0}</text>'
+            f'<text x="{_W - _PAD_R}" y="{_H - 8}" font-size="10" style="fill:{_FG2}" '
             f'text-anchor="end">step {history[-1][0]}</text>'
-            f'<text x="{_PAD_L + pw / 2:.0f}" y="{_H - 8}" font-size="10" fill="#666" '
-            f'text-anchor="middle">loss scale per update (log2)</text></svg>')
+            f'<text x="{_PAD_L + pw / 2:.0f}" y="{_H - 8}" font-size="10" '
+            f'style="fill:{_FG2}" text-anchor="middle">loss scale per update (log2)</text>'
+            '</svg>')
 
 
 def scaler_html(scaler) -> str:
@@ -108,8 +115,8 @@ def scaler_html(scaler) -> str:
         str: a self-contained HTML block.
     """
     if not scaler.is_enable():
-        return ("<div style='font-family:sans-serif'><b>GradScaler</b> (disabled: losses and "
-                "gradients pass through unscaled)</div>")
+        return (f"<div style='font-family:sans-serif;color:{_FG}'><b>GradScaler</b> (disabled: "
+                "losses and gradients pass through unscaled)</div>")
     hist = list(scaler._history)
     skipped = sum(1 for _, _, bad in hist if bad)
     scale = scaler._scale_value()
@@ -122,13 +129,18 @@ def scaler_html(scaler) -> str:
                                    f"{scaler.get_incr_every_n_steps()} steps"),
             ("decr_ratio / every", f"{scaler.get_decr_ratio():g} / "
                                    f"{scaler.get_decr_every_n_nan_or_inf()} bad steps")]
-    table = "".join(f"<tr><td style='color:#666;padding-right:10px'>{html.escape(k)}</td>"
-                    f"<td><b>{html.escape(v)}</b></td></tr>" for k, v in rows)
+    # every cell names its colours (and no background of its own), so no theme can put
+    # light text on a light row
+    cell = "background:transparent;padding:1px 10px 1px 0;text-align:left"
+    table = "".join(f"<tr style='background:transparent'><td style='color:{_FG2};{cell}'>"
+                    f"{html.escape(k)}</td><td style='color:{_FG};{cell}'><b>{html.escape(v)}"
+                    "</b></td></tr>" for k, v in rows)
     chart = _chart(hist) if hist else \
-        "<div style='color:#888'>no update yet: the chart fills as training runs</div>"
-    return ("<div style='font-family:sans-serif;display:flex;gap:16px;align-items:flex-start'>"
-            f"<div><b>GradScaler</b><table style='font-size:12px'>{table}</table></div>"
-            f"<div>{chart}</div></div>")
+        f"<div style='color:{_FG2}'>no update yet: the chart fills as training runs</div>"
+    return (f"<div class='phl-scaler' style='font-family:sans-serif;color:{_FG};display:flex;"
+            "gap:16px;align-items:flex-start;flex-wrap:wrap'>"
+            f"<div><b>GradScaler</b><table style='font-size:12px;color:{_FG}'>{table}</table>"
+            f"</div><div>{chart}</div></div>")
 
 
 def stats_html(table) -> str:
@@ -143,23 +155,27 @@ def stats_html(table) -> str:
     counts = table.counts
     cols = (("fp16", "FP16 Calls"), ("bf16", "BF16 Calls"), ("fp32", "FP32 Calls"),
             ("other", "Other Calls"))
-    low = {"fp16": "#e3f2fd", "bf16": "#ede7f6"}
-    head = "".join(f"<th style='text-align:right;padding:2px 8px'>{t}</th>" for _, t in cols)
+    # translucent tints: the theme's text colour stays readable on them
+    low = {"fp16": "rgba(30,136,229,.18)", "bf16": "rgba(126,87,194,.2)"}
+    head = "".join(f"<th style='text-align:right;padding:2px 8px;color:{_FG}'>{t}</th>"
+                   for _, t in cols)
     body = []
     for name, row in counts.items():
         cells = "".join(
-            f"<td style='text-align:right;padding:2px 8px;"
+            f"<td style='text-align:right;padding:2px 8px;color:{_FG};"
             f"{'background:' + low[k] if k in low and row[k] else ''}'>{row[k]}</td>"
             for k, _ in cols)
-        body.append(f"<tr><td style='padding:2px 8px'><code>{html.escape(name)}</code></td>"
+        body.append(f"<tr><td style='padding:2px 8px;color:{_FG}'><code>{html.escape(name)}"
+                    "</code></td>"
                     f"{cells}</tr>")
     totals = {k: sum(r[k] for r in counts.values()) for k, _ in cols}
-    foot = "".join(f"<td style='text-align:right;padding:2px 8px'><b>{totals[k]}</b></td>"
-                   for k, _ in cols)
-    return ("<table style='font-family:sans-serif;font-size:12px;border-collapse:collapse'>"
-            f"<thead><tr><th style='text-align:left;padding:2px 8px'>Op Name</th>{head}</tr>"
-            f"</thead><tbody>{''.join(body)}</tbody><tfoot><tr><td style='padding:2px 8px'>"
-            f"<b>op count: {len(counts)}</b></td>{foot}</tr></tfoot></table>")
+    foot = "".join(f"<td style='text-align:right;padding:2px 8px;color:{_FG}'><b>"
+                   f"{totals[k]}</b></td>" for k, _ in cols)
+    return (f"<table style='font-family:sans-serif;font-size:12px;border-collapse:collapse;"
+            f"color:{_FG}'><thead><tr><th style='text-align:left;padding:2px 8px;color:{_FG}'>"
+            f"Op Name</th>{head}</tr></thead><tbody>{''.join(body)}</tbody><tfoot><tr>"
+            f"<td style='padding:2px 8px;color:{_FG}'><b>op count: {len(counts)}</b></td>"
+            f"{foot}</tr></tfoot></table>")
 
 
 def display_stats(table) -> bool:

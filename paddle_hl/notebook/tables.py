@@ -14,12 +14,18 @@ from . import _env
 
 __all__ = []
 
+# JupyterLab's theme variables, with fallbacks for classic Notebook and plain HTML: the text is
+# the theme's font colour on the theme's background, so both themes read
+_FG = "var(--jp-ui-font-color1,#212121)"
 _TABLE = ("border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
-          "font-size:12px;margin:4px 0")
-_CAPTION = "caption-side:top;text-align:left;font-weight:bold;padding:2px 0 4px 0"
-_TH = "border-bottom:2px solid #888;padding:3px 10px;text-align:{align}"
-_TD = "border-bottom:1px solid #ddd;padding:2px 10px;text-align:{align}"
-_FOOT = "padding:2px 10px;text-align:{align};font-weight:{weight}"
+          f"font-size:12px;margin:4px 0;color:{_FG};background:var(--jp-layout-color0,#fff)")
+_CAPTION = (f"caption-side:top;text-align:left;font-weight:bold;padding:2px 0 4px 0;"
+            f"color:{_FG}")
+_TH = (f"border-bottom:2px solid var(--jp-border-color1,#888);padding:3px 10px;color:{_FG};"
+       "background:var(--jp-layout-color2,#eee);text-align:{align};white-space:nowrap")
+_TD = (f"border-bottom:1px solid var(--jp-border-color2,#ddd);padding:2px 10px;color:{_FG};"
+       "text-align:{align};white-space:nowrap")
+_FOOT = f"padding:2px 10px;color:{_FG};" + "text-align:{align};font-weight:{weight}"
 _ALIGNS = ("left", "right", "center")
 
 

@@ -194,9 +194,13 @@ class ProfilerResult:
                 views=None):
         """Print Paddle's summary tables for this result (see ``Profiler.summary``)."""
         from ._statistic import SortedKeys, build_text
+        from .profiler import _show_in_notebook
 
-        print(build_text(self, sorted_by or SortedKeys.CPUTotal, op_detail, thread_sep,
-                         time_unit, views))
+        sorted_by = sorted_by or SortedKeys.CPUTotal
+        text = build_text(self, sorted_by, op_detail, thread_sep, time_unit, views)
+        if not _show_in_notebook(self, text, sorted_by=sorted_by, op_detail=op_detail,
+                                 thread_sep=thread_sep, time_unit=time_unit, views=views):
+            print(text)
 
     def timeline(self, **kwargs):
         """An interactive timeline of this result for notebooks (see notebook.timeline)."""
@@ -205,7 +209,7 @@ class ProfilerResult:
         return Timeline(self, **kwargs)
 
     def _repr_html_(self):
-        return self.timeline()._repr_html_()
+        return self.timeline(summary=True)._repr_html_()  # the result shows everything
 
     # ---------------------------------------------------------------- saving
     def save(self, path, format="json"):  # noqa: A002  (Paddle's argument name)

@@ -470,8 +470,13 @@ class Profiler:
                 all of them.
         """
         if self.profiler_result is not None:
-            print(build_text(self.profiler_result, sorted_by, op_detail, thread_sep,
-                             time_unit, views, self.with_flops))
+            text = build_text(self.profiler_result, sorted_by, op_detail, thread_sep,
+                              time_unit, views, self.with_flops)
+            if not _show_in_notebook(self.profiler_result, text, sorted_by=sorted_by,
+                                     op_detail=op_detail, thread_sep=thread_sep,
+                                     time_unit=time_unit, views=views,
+                                     with_flops=self.with_flops):
+                print(text)
         if self.with_flops:
             self._print_flops()
 
@@ -511,4 +516,21 @@ class Profiler:
         if self.profiler_result is None:
             return (f"<div><b>paddle_hl Profiler</b>: state {self.current_state.name}, step "
                     f"{self.step_num}; nothing recorded yet.</div>")
-        return self.timeline()._repr_html_()
+        return self.timeline(summary=True)._repr_html_()  # the profiler shows everything
+
+
+def _show_in_notebook(result, text, **options) -> bool:
+    """In Jupyter, display the summary tables as HTML (sortable, themed) instead of printing
+    the text tables; False elsewhere (the caller prints)."""
+    from ..hapi.progressbar import in_notebook
+
+    if not in_notebook():
+        return False
+    try:
+        from IPython.display import display
+
+        from ..notebook.timeline import SummaryTables
+    except ImportError:
+        return False
+    display(SummaryTables(result, text, **options))
+    return True

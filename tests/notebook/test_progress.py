@@ -19,6 +19,7 @@ pytest.importorskip("matplotlib")
 from paddle_hl.notebook import _env, charts, progress, tables  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHART = 4  # header, folded-rows note, bars, callback output, chart
 
 
 class FakeClock:
@@ -78,12 +79,19 @@ def test_bars_per_epoch_and_eval_with_live_values():
     assert [(r[1], r[2], r[3]) for r in rows] == [(20, 20, "success"), (5, 5, "success"),
                                                    (20, 20, "success")]
     status = rows[0][4]
-    assert status.startswith("20/20") and "acc: 0.7000" in status and "10ms/step" in status
+    assert "20/20" in status and "acc: 0.7000" in status and "10ms/step" in status
+    assert "white-space:nowrap" in status  # one line per bar, whatever the metrics
     assert status.count("loss:") == 1  # a repeated log item is shown once
     assert "40 samples" in rows[1][4]
-    assert len(shown) == 1  # one block for the whole fit, updated in place
-    png = bytes(box.children[3].value)
-    assert png.startswith(PNG_MAGIC) and box.children[3].layout.display is None
+    assert {r.children[0].layout.width for r in _rows(box)} == {"16em"}  # one bar width
+    # one block for the whole fit, then the static record: the table and the chart image
+    assert len(shown) == 3 and shown[0] is box
+    record = shown[1]._repr_html_()
+    assert "Training record" in record and "eval loss" in record and "0.9000" in record
+    assert shown[2]._repr_svg_().startswith("<svg")
+    assert "Training finished" in box.children[0].value
+    chart = box.children[CHART]
+    assert "<svg" in chart.value and chart.layout.display == "none"  # the record replaces it
 
 
 def test_bar_redraws_are_throttled_in_time():
@@ -119,11 +127,24 @@ def test_chart_renders_throttled_and_updated_in_place():
     throttled = disp.chart.renders
     assert 2 <= throttled <= 4, throttled
     disp.epoch_end(0, {"loss": [0.0025], "acc": 1.0})
-    assert disp.chart.renders == throttled + 1
-    assert shown[0].children[3] is image  # the same Image widget, new PNG bytes
-    assert len(values) == disp.chart.renders and all(bytes(v).startswith(PNG_MAGIC) for v in values)
-    # the axes keep their limits: later renders only blit the lines
-    assert disp.chart.full_renders < disp.chart.renders
+    assert disp.chart.renders == throttled + 1  # every epoch end draws
+    assert shown[0].children[CHART] is image  # the same widget, new markup
+    assert len(values) == disp.chart.renders and all("<svg" in v for v in values)
+    assert image.layout.display is None
+
+
+def test_chart_redraws_at_every_epoch_end_and_eval_whatever_the_budget():
+    clock = FakeClock()
+    disp, _ = _display(clock, chart_interval=1e9, budget=0.0)
+    disp.train_begin(3, {"metrics": ["loss", "acc"], "steps": 5})
+    for e in range(3):
+        before = disp.chart.renders
+        _run_epoch(disp, clock, e, 3, 5)
+        assert disp.chart.renders == before + 1
+        disp.phase_begin("eval", 1)
+        disp.update("eval", 1, 1, [], 0.01, {"loss": [0.5], "acc": 0.9}, force=True)
+        disp.phase_end("eval", 8, {"loss": [0.5], "acc": 0.9})
+        assert disp.chart.renders == before + 2
 
 
 def test_chart_respects_the_time_budget():
@@ -180,12 +201,15 @@ def test_standalone_evaluate_and_predict_get_their_own_blocks():
     disp.phase_begin("predict", None)  # unknown length (an IterableDataset)
     disp.update("predict", 7, None, [], 0.01, {}, force=True)
     disp.phase_end("predict", 50, {})
-    assert len(shown) == 2
-    assert "Evaluation" in shown[0].children[0].value
-    assert "Prediction" in shown[1].children[0].value
-    assert len(shown[1].children) == 3  # no chart outside fit
-    label, value, vmax, style, status = _row_state(_rows(shown[1])[0])
-    assert (value, vmax, style) == (1, 1, "success") and status.startswith("step 7")
+    # each block is followed by its static record
+    assert len(shown) == 4
+    assert "Evaluation finished" in shown[0].children[0].value
+    assert "Evaluation record" in shown[1]._repr_html_() and "0.1000" in shown[1]._repr_html_()
+    assert "Prediction" in shown[2].children[0].value
+    assert "50 samples" in shown[3]._repr_html_()
+    assert len(shown[2].children) == 4  # no chart outside fit
+    label, value, vmax, style, status = _row_state(_rows(shown[2])[0])
+    assert (value, vmax, style) == (1, 1, "success") and "step 7" in status
 
 
 def test_interrupted_epoch_is_marked_and_old_rows_fold():
@@ -202,17 +226,29 @@ def test_interrupted_epoch_is_marked_and_old_rows_fold():
     assert len(rows) == 3 and rows[0].children[0].description == "Epoch 3/5"
     assert "2 earlier" in shown[0].children[1].value
     assert {r.children[0].bar_style for r in rows} == {"warning"}
+    assert "num_iters" in shown[0].children[0].value
 
 
-def test_chart_missing_matplotlib_shows_bars_and_a_note(monkeypatch):
+def test_early_stop_is_told_in_the_header_and_the_axis_shrinks():
+    clock = FakeClock()
+    disp, shown = _display(clock)
+    disp.train_begin(10, {"metrics": ["loss", "acc"], "steps": 5})
+    for e in range(3):
+        _run_epoch(disp, clock, e, 10, 5)
+    disp.train_end({})
+    header = shown[0].children[0].value
+    assert "stopped early" in header and "epoch 3 of 10" in header and "15 steps" in header
+    assert disp.chart.total_steps == 15
+    assert shown[1]._repr_html_().count("<tr>") == 1 + 3  # header + one row per epoch
+
+
+def test_chart_needs_no_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     disp, shown = _display(FakeClock())
     disp.train_begin(1, {"metrics": ["loss"], "steps": 2})
-    assert disp.chart is None
-    note = shown[0].children[-1]
-    assert isinstance(note, widgets.HTML) and "paddle_hl[notebook]" in note.value
     _run_epoch(disp, FakeClock(), 0, 1, 2, metrics=())
     disp.train_end({})
+    assert "<svg" in shown[0].children[CHART].value
 
 
 # ---------------------------------------------------------------------------- with Model
@@ -256,16 +292,17 @@ def test_model_fit_evaluate_predict_use_the_widgets(notebook_mode, capsys):
     labels = [r.children[0].description for r in _rows(box)]
     assert labels == ["Epoch 1/2", "Eval", "Epoch 2/2", "Eval"]
     assert all(r.children[0].bar_style == "success" for r in _rows(box))
-    assert bytes(box.children[3].value).startswith(PNG_MAGIC)
+    assert "<svg" in box.children[CHART].value
     chart = progress.last_stats()
     assert chart["updates"] >= 6 and chart["chart_renders"] >= 1
     res = model.evaluate(data, batch_size=48, verbose=1)
     assert set(res) == {"loss", "acc"}
     out = model.predict(data, batch_size=48, verbose=1)
     assert len(out[0]) == 2
-    assert len(notebook_mode) == 3
-    assert "Evaluation" in notebook_mode[1].children[0].value
-    assert "Prediction" in notebook_mode[2].children[0].value
+    boxes = [b for b in notebook_mode if isinstance(b, widgets.VBox)]
+    assert len(boxes) == 3 and len(notebook_mode) == 3 + 2 + 1 + 1  # with the records
+    assert "Evaluation" in boxes[1].children[0].value
+    assert "Prediction" in boxes[2].children[0].value
 
 
 def test_model_fit_verbose_0_displays_nothing(notebook_mode, capsys):
@@ -277,20 +314,23 @@ def test_model_fit_verbose_0_displays_nothing(notebook_mode, capsys):
 def test_display_updates_are_throttled(notebook_mode):
     # the cost itself is measured, not asserted (timings are for benchmarks, not tests): here
     # only the throttling that bounds it -- far fewer redraws than steps, one chart render at
-    # most every couple of seconds plus the final one
+    # most every second plus one per epoch end and the final one
     model = _lenet_model()
     data = _Digits(n=640)
     model.fit(data, batch_size=32, epochs=1, verbose=1)
     stats = progress.last_stats()
     assert stats["updates"] >= 20
-    assert stats["bar_draws"] < stats["updates"] / 2, stats
-    assert stats["chart_renders"] <= 2 + stats["elapsed_s"] / 1.5, stats
+    # at most one bar redraw per interval (0.5 s) plus the first and last of the bar: on a
+    # loaded machine where a step takes longer than that, that can be every step
+    assert stats["bar_draws"] <= 3 + stats["elapsed_s"] / 0.5, stats
+    assert stats["chart_renders"] <= 3 + stats["elapsed_s"] / 1.0, stats
 
 
 def test_summary_renders_html_table_in_notebook(notebook_mode, capsys):
     info = paddle.summary(paddle.vision.models.LeNet(), (1, 1, 28, 28))
     assert info == {"total_params": 61610, "trainable_params": 61610}
-    assert "Total params: 61,610" in capsys.readouterr().out  # the text table is printed too
+    assert isinstance(info, dict)
+    assert capsys.readouterr().out == ""  # one table: the HTML one, no text copy
     (table,) = notebook_mode
     html = table._repr_html_()
     assert html.startswith("<table") and "Model Summary" in html
@@ -338,27 +378,51 @@ def test_history_chart_from_model_history():
     np.testing.assert_array_equal(loss_step.get_xdata(), [1, 2, 3, 4])
 
 
-def test_live_chart_blits_until_a_point_leaves_the_axes():
+def test_live_chart_svg_keeps_points_inside_and_legend_outside_the_plot():
+    import re
+
     chart = charts.LiveChart(metrics=True, total_steps=100, widget=False)
-    chart.add("metric", "acc", "step", 1, 0.5)
-    chart.add("loss", "loss", "step", 1, 2.3)
-    chart.render()
-    assert chart.full_renders == 0  # a loss in [1e-3, 10] and an accuracy fit the primed axes
-    for i in range(2, 11):
-        chart.add("loss", "loss", "step", i, 50.0)  # above the provisional 10
-    chart.render()
-    assert chart.full_renders == 1
-    for i in range(11, 50):
-        chart.add("loss", "loss", "step", i, 0.5)
-    chart.render()
-    assert (chart.renders, chart.full_renders) == (3, 1)
-    chart.add("loss", "loss", "step", 50, -1.0)  # not on a log axis: redraw everything
-    chart.render()
-    assert chart.full_renders == 2
-    assert len(chart) == 51
+    for i in range(1, 101):
+        chart.add("loss", "loss", "step", i, 2.3 / i)
+        chart.add("metric", "acc", "step", i, i / 100)
+    chart.add("loss", "loss", "epoch", 100, 0.023)
+    chart.add("metric", "acc", "eval", 100, 1.0)
+    markup = chart.render()
+    assert markup.count("<svg") == 2 and "var(--jp-ui-font-color1" in markup
+    assert "loss (epoch)" in markup and "acc (eval)" in markup
+    # the legend is HTML above each panel, not drawn over the plot
+    for svg in re.findall(r"<svg.*?</svg>", markup):
+        w, h = map(float, re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
+        for cx, cy in re.findall(r'cx="([\d.-]+)" cy="([\d.-]+)" r="3.5"', svg):
+            assert 46 < float(cx) + 3.5 <= w - 14 and 3.5 <= float(cy) <= h
+        for x, y in re.findall(r'<rect x="([\d.-]+)" y="([\d.-]+)" width="7"', svg):
+            assert float(x) + 7 <= w - 14 and float(y) >= 0  # the end point is drawn whole
+    static = chart.static_svg()
+    assert static.startswith("<svg") and "var(" not in static and "loss (epoch)" in static
     single = charts.LiveChart(metrics=False, widget=False)
     single.add("metric", "acc", "step", 1, 0.5)  # no metric panel: ignored
     assert len(single) == 0
+    with pytest.raises(ValueError, match="LiveChart.add: kind"):
+        single.add("loss", "loss", "batch", 1, 0.5)
+
+
+def test_one_meaning_per_label_live_history_rows_and_table(notebook_mode):
+    model = _lenet_model()
+    data = _Digits(n=96)
+    model.fit(data, data, batch_size=32, epochs=2, verbose=1)
+    epoch_losses = [r["loss"] for r in model.history["epoch"]]
+    live = notebook_mode[0].children[CHART]
+    disp = progress._LAST
+    series = disp.chart.series()
+    np.testing.assert_allclose(series[("loss", "loss", "epoch")][1], epoch_losses)
+    hist = charts._history_chart(model.history).series()
+    np.testing.assert_allclose(hist[("loss", "loss", "epoch")][1], epoch_losses)
+    np.testing.assert_allclose(hist[("metric", "acc", "epoch")][1],
+                               [r["acc"] for r in model.history["epoch"]])
+    rows = _rows(notebook_mode[0])
+    assert f"loss: {epoch_losses[0]:.4f}" in rows[0].children[1].value
+    assert f"{epoch_losses[1]:.4f}" in notebook_mode[1]._repr_html_()
+    assert "<svg" in live.value
 
 
 @pytest.mark.parametrize("value,expected", [
