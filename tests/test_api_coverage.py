@@ -28,7 +28,8 @@ NAMESPACES = ["paddle_hl", "paddle_hl.Tensor", "paddle_hl.linalg", "paddle_hl.ff
               "paddle_hl.vision.datasets", "paddle_hl.vision.ops", "paddle_hl.distribution",
               "paddle_hl.audio", "paddle_hl.audio.backends", "paddle_hl.audio.datasets",
               "paddle_hl.audio.features", "paddle_hl.audio.functional", "paddle_hl.geometric",
-              "paddle_hl.text", "paddle_hl.text.datasets"]
+              "paddle_hl.text", "paddle_hl.text.datasets", "paddle_hl.sparse",
+              "paddle_hl.sparse.nn", "paddle_hl.sparse.nn.functional"]
 PENDING = {}
 
 

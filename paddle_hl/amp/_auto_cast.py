@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
+
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework import place as _pl
@@ -75,14 +77,22 @@ class _AutoCast:
         # Paddle keeps the dtype of the last auto_cast entered (GradScaler consults it)
         _hook.last_dtype[0] = self._dtype
         tls.cfg = self._cfg
+        self._quiet = None
         if self._cfg is not None:
             _hook.retain()
+            # Low precision overflows by design (GradScaler detects and reports it): NumPy's
+            # overflow / invalid-value warnings from the casts and matmuls inside the block
+            # would only repeat that, so they are off here, as in Paddle
+            self._quiet = np.errstate(over="ignore", invalid="ignore")
+            self._quiet.__enter__()
         return self
 
     def __exit__(self, *exc):
         _hook._tls.cfg = self._prev
         if self._cfg is not None:
             _hook.release()
+        if self._quiet is not None:
+            self._quiet.__exit__(*exc)
         return False
 
     def __call__(self, func):

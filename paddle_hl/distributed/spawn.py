@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 
-from .launch._job import JobError, run
+from .launch._job import run
 
 __all__ = []  # the package exports the public names
 

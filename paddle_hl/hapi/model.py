@@ -239,6 +239,10 @@ class Model:
     def _forward(self, inputs):
         inputs = [_to_tensor(x) for x in _to_list(inputs)]
         outputs = self.network(*inputs)
+        if not self._forwarded:
+            # the shapes of the first batch seen, for save(training=False) without 'inputs'
+            # (the batch axis left free, as Paddle derives it)
+            self._seen_specs = [([-1] + list(x.shape[1:]), x.dtype) for x in inputs]
         self._forwarded = True
         return _to_list(outputs)
 
@@ -492,7 +496,9 @@ class Model:
     # ------------------------------------------------------------------ persistence
     def save(self, path, training=True):
         """Write ``path.pdparams`` (and ``path.pdopt`` when the optimizer has state). With
-        ``training=False`` only the parameters are written, for inference.
+        ``training=False``, write an inference model as Paddle does: ``paddle.jit.save`` of the
+        network for the Model's ``inputs`` (or the shapes of the batches it has run), i.e.
+        ``path.pdmodel``, ``path.pdiparams`` and ``path.pdiparams.info``.
 
         The files are written as one checkpoint: all to temporaries first, then renamed into
         place, each ending with a shared save id after its pickle (real ``paddle.load`` reads
@@ -510,6 +516,13 @@ class Model:
                                    "saving. Please specify 'inputs' in Model initialization "
                                    "or input training data and perform a training for shape "
                                    "derivation.")
+            from ..jit import save as jit_save
+            from ..static import InputSpec
+
+            specs = list(self._inputs) if specified else [
+                InputSpec(shape, dtype) for shape, dtype in self._seen_specs]
+            jit_save(self.network, path, input_spec=specs)
+            return
         files = {".pdparams": self.network.state_dict()}
         if training and self._optimizer is not None:
             opt_state = self._optimizer.state_dict()

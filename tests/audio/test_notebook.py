@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / \
     "03_audio_classification.ipynb"
 

@@ -99,8 +99,11 @@ def test_stale_pdopt_beside_newer_parameters(tmp_path):
     model, net = _model()
     _train(model)
     model.save(path)
+    old_opt = open(path + ".pdopt", "rb").read()
     _train(model)
-    model.save(path, training=False)  # writes .pdparams only; the old .pdopt stays
+    model.save(path)
+    with open(path + ".pdopt", "wb") as f:  # an older optimizer file beside newer parameters
+        f.write(old_opt)
     model2, net2 = _model(seed=2)
     with pytest.raises(RuntimeError, match="different saves"):
         model2.load(path)
