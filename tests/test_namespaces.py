@@ -22,7 +22,8 @@ EXTRA_PUBLIC = {"paddle_hl.amp.debugging", "paddle_hl.regularizer", "paddle_hl.s
                 "paddle_hl.static.amp.bf16", "paddle_hl.incubate", "paddle_hl.incubate.nn",
                 "paddle_hl.incubate.nn.functional", "paddle_hl.incubate.autograd",
                 "paddle_hl.incubate.optimizer", "paddle_hl.nn.loss",
-                "paddle_hl.utils.unique_name", "paddle_hl.hapi.progressbar",
+                "paddle_hl.utils.unique_name", "paddle_hl.utils.datasets",
+                "paddle_hl.hapi.progressbar",
                 "paddle_hl.hapi.callbacks", "paddle_hl.distributed.launch",
                 *(f"paddle_hl.nn.initializer.{m}" for m in (
                     "assign", "constant", "dirac", "initializer", "kaiming", "normal",

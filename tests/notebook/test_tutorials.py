@@ -4,36 +4,17 @@ data pipeline."""
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import pytest
 
-NOTEBOOKS = pathlib.Path(__file__).resolve().parents[2] / "notebooks"
+from tests.notebook_runner import NOTEBOOKS, run_notebook
 
 
 def _execute(name):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    pytest.importorskip("matplotlib")
-    path = NOTEBOOKS / name
-    nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()
-    text, pngs = [], 0
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for out in cell.outputs:
-            assert out.output_type != "error", "\n".join(out.get("traceback", []))
-            if out.output_type == "stream":
-                assert out.name == "stdout", f"unexpected stderr output: {out.text}"
-                text.append(out.text)
-            elif "image/png" in out.get("data", {}):
-                pngs += 1
-    return "".join(text), pngs
+    run = run_notebook(name, requires=("matplotlib",))
+    assert not run.stderr, f"unexpected stderr output: {run.stderr}"
+    return run.text, len(run.pngs)
 
 
 @pytest.mark.slow
@@ -73,3 +54,11 @@ def test_data_pipeline_notebook():
     assert int(counts.group(3)) > int(counts.group(1)) + int(counts.group(2)) - 100
     assert float(re.search(r"validation accuracy: ([0-9.]+)", text).group(1)) > 0.5
     assert pngs == 2  # augmented views and the first batch are pictures
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebooks_are_saved_without_outputs(path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
