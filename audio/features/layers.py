@@ -13,7 +13,9 @@ import numbers
 
 import paddle_hl as paddle
 from paddle_hl import nn
+from paddle_hl.framework.tensor import set_html_view
 
+from .._display import display
 from ..functional import create_dct, get_window, power_to_db
 from ..functional.functional import _fbank_np
 from ._spectrum import power_spectrum_frames
@@ -53,6 +55,12 @@ def _check_input(x, layer, n_fft):
                         "use a smaller n_fft or a longer signal")
 
 
+def _show_as_image(layer, inputs, output):
+    """A feature shows in Jupyter as an image (the first item of a batch), with its shape."""
+    title = f"{type(layer).__name__} {list(output.shape)}"
+    set_html_view(output, lambda t: display(t[0] if t.ndim == 3 else t, title=title)._repr_html_())
+
+
 class Spectrogram(nn.Layer):
     """Magnitude spectrogram ``|STFT(x)| ** power``.
 
@@ -87,6 +95,7 @@ class Spectrogram(nn.Layer):
                  center: bool = True, pad_mode: str = "reflect",
                  dtype: str = "float32") -> None:
         super().__init__()
+        self.register_forward_post_hook(_show_as_image)
         name = type(self).__name__
         self.n_fft = _check_int(n_fft, name, "n_fft")
         self.hop_length = _check_int(hop_length, name, "hop_length", True) or self.n_fft // 4
@@ -200,6 +209,7 @@ class MelSpectrogram(nn.Layer):
                  f_min: float = 50.0, f_max: float | None = None, htk: bool = False,
                  norm="slaney", dtype: str = "float32") -> None:
         super().__init__()
+        self.register_forward_post_hook(_show_as_image)
         self._spectrogram = Spectrogram(n_fft=n_fft, hop_length=hop_length,
                                         win_length=win_length, window=window, power=power,
                                         center=center, pad_mode=pad_mode, dtype=dtype)
@@ -257,6 +267,7 @@ class LogMelSpectrogram(nn.Layer):
                  norm="slaney", ref_value: float = 1.0, amin: float = 1e-10,
                  top_db: float | None = None, dtype: str = "float32") -> None:
         super().__init__()
+        self.register_forward_post_hook(_show_as_image)
         self._melspectrogram = MelSpectrogram(
             sr=sr, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window,
             power=power, center=center, pad_mode=pad_mode, n_mels=n_mels, f_min=f_min,
@@ -306,6 +317,7 @@ class MFCC(nn.Layer):
                  ref_value: float = 1.0, amin: float = 1e-10, top_db: float | None = None,
                  dtype: str = "float32") -> None:
         super().__init__()
+        self.register_forward_post_hook(_show_as_image)
         _check_int(n_mfcc, "MFCC", "n_mfcc")
         if n_mfcc > n_mels:
             raise _ArgError(f"MFCC: n_mfcc cannot be larger than n_mels: {n_mfcc} vs {n_mels}")

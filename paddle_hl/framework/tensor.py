@@ -20,6 +20,21 @@ from . import state
 __all__ = []
 
 _name_counter = itertools.count()
+# id(tensor) -> callable(tensor) -> HTML, for the tensors a domain gave a rich view; entries
+# leave with their tensor
+_HTML_VIEWS = {}
+
+
+def set_html_view(tensor, render):
+    """Give ``tensor`` a rich view in Jupyter: ``render(tensor)`` returns the HTML to show.
+
+    Domains use it for what they produce (audio features render as spectrogram images). The
+    view lasts as long as the tensor; nothing is kept once it is freed.
+    """
+    key = id(tensor)
+    if key not in _HTML_VIEWS:
+        weakref.finalize(tensor, _HTML_VIEWS.pop, key, None)
+    _HTML_VIEWS[key] = render
 _EXTRA = {}  # id(tensor) -> (kind, payload) for vocabulary / string-list tensors
 
 
@@ -398,6 +413,13 @@ class Tensor:
         return tensor_repr(self)
 
     __str__ = __repr__
+
+    def _repr_html_(self):
+        """Jupyter's rich view: the HTML a domain registered for this tensor with
+        :func:`set_html_view` (an audio feature shows as a spectrogram image), else None, and
+        Jupyter shows the text repr."""
+        render = _HTML_VIEWS.get(id(self))
+        return None if render is None else render(self)
 
     def __format__(self, spec):
         if self._data.ndim == 0 and spec:
