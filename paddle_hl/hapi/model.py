@@ -166,6 +166,19 @@ class Model:
                 f"{type(m).__name__} is not sub class of paddle.metric.Metric"
         self._metrics = _to_list(metrics)
         self._prepare_amp(amp_configs)
+        self._prepare_data_parallel()
+
+    def _prepare_data_parallel(self):
+        """Under a launcher with several processes, train data parallel: the network is
+        wrapped in DataParallel (rank 0's weights are broadcast), the loaders shard the data
+        with a DistributedBatchSampler, metrics are computed on every rank's outputs, and only
+        rank 0 logs and saves."""
+        from .. import distributed as dist
+
+        if dist.get_world_size() <= 1 or getattr(self, "_dp", None) is not None:
+            return
+        dist.init_parallel_env()
+        self._dp = dist.DataParallel(self.network)
 
     def _prepare_amp(self, amp_configs):
         """Parse ``amp_configs`` (None, 'O0'|'O1'|'O2' or a dict) as Paddle 2.6 does."""
@@ -235,7 +248,8 @@ class Model:
     # ------------------------------------------------------------------ one batch
     def _forward(self, inputs):
         inputs = [_to_tensor(x) for x in _to_list(inputs)]
-        outputs = self.network(*inputs)
+        net = getattr(self, "_dp", None) or self.network
+        outputs = net(*inputs)
         self._forwarded = True
         return _to_list(outputs)
 
@@ -252,10 +266,37 @@ class Model:
 
     def _update_metrics(self, outputs, labels):
         res = []
+        if self._metrics and getattr(self, "_dp", None) is not None:
+            outputs, labels = self._gather_for_metrics(outputs, labels)
         for m in self._metrics:
             outs = _to_list(m.compute(*(outputs + labels)))
             res.append(m.update(*[_np(o) for o in outs]))
         return res
+
+    def _gather_for_metrics(self, outputs, labels):
+        """Every rank's outputs and labels, so the metrics are the global ones on every rank;
+        the samples a DistributedBatchSampler repeated to even out the ranks are dropped."""
+        from .. import distributed as dist
+        from ..tensor.manipulation import concat
+
+        def gather(t):
+            if not isinstance(t, Tensor):
+                return t
+            parts = []
+            dist.all_gather(parts, t)
+            return concat(parts, axis=0)
+
+        outputs = [gather(o) for o in outputs]
+        labels = [gather(lb) for lb in labels]
+        left = getattr(self, "_dp_samples_left", None)
+        if left is not None and outputs and isinstance(outputs[0], Tensor):
+            n = outputs[0].shape[0] if outputs[0].shape else 1
+            if n > left:
+                outputs = [o[:left] if isinstance(o, Tensor) else o for o in outputs]
+                labels = [lb[:left] if isinstance(lb, Tensor) else lb for lb in labels]
+                n = left
+            self._dp_samples_left = left - n
+        return outputs, labels
 
     def train_batch(self, inputs, labels=None, update=True):
         """One training step; returns the losses (and metrics when set) as NumPy values."""
@@ -345,6 +386,9 @@ class Model:
 
     def _run_one_epoch(self, loader, cbks, mode, logs, num_iters=None, epoch=None):
         steps = self._len(loader)
+        sampler = getattr(loader, "batch_sampler", None)
+        self._dp_samples_left = len(sampler.dataset) if isinstance(
+            sampler, DistributedBatchSampler) and sampler.nranks > 1 else None
         outputs = []
         total_steps = 0
         for step, data in enumerate(loader):
@@ -422,6 +466,11 @@ class Model:
         user = _to_list(callbacks)
         if eval_loader is None and any(type(c).__name__ == "EarlyStopping" for c in user):
             warnings.warn("EarlyStopping needs validation data.", stacklevel=2)
+        if getattr(self, "_dp", None) is not None and self._dp._reducer is not None:
+            from .. import distributed as dist
+
+            if dist.get_rank() != 0:  # data parallel: rank 0 alone logs and saves
+                verbose, save_dir = 0, None
         cbks = config_callbacks(user + [_History(self)], model=self, epochs=epochs,
                                 steps=steps if num_iters is None else min(
                                     steps or num_iters, num_iters),
