@@ -471,6 +471,11 @@ class Model:
 
             if dist.get_rank() != 0:  # data parallel: rank 0 alone logs and saves
                 verbose, save_dir = 0, None
+        if os.environ.get("PADDLE_HL_PROGRESS_REPORT"):
+            # spawned from a notebook: the parent draws every rank's progress
+            from ..distributed._progress import RankReporter
+
+            user, verbose = user + [RankReporter()], 0
         cbks = config_callbacks(user + [_History(self)], model=self, epochs=epochs,
                                 steps=steps if num_iters is None else min(
                                     steps or num_iters, num_iters),
