@@ -36,10 +36,7 @@ from ..framework.parameter import Parameter
 from ..framework.tensor import Tensor, _wrap
 from . import collective as _coll
 
-__all__ = ["ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType",
-           "ParallelMode", "DistAttr", "Strategy", "shard_tensor", "dtensor_from_fn", "reshard",
-           "shard_layer", "shard_optimizer", "to_static", "DistTensor", "DistParameter",
-           "DistModel"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 # ------------------------------------------------------------------ mesh

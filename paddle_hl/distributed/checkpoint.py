@@ -20,7 +20,7 @@ from ..framework.tensor import Tensor
 from . import auto_parallel as _ap
 from . import collective as _coll
 
-__all__ = ["save_state_dict", "load_state_dict"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 _FORMAT = "paddle_hl.distcp/1"
 

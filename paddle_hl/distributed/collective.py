@@ -18,13 +18,7 @@ from ..framework.tensor import Tensor
 from . import _comm
 from ._comm import Group, ReduceOp, Task
 
-__all__ = ["ReduceOp", "Group", "init_parallel_env", "is_initialized", "is_available",
-           "get_backend", "get_group", "new_group", "destroy_process_group", "get_rank",
-           "get_world_size", "all_reduce", "broadcast", "reduce", "all_gather",
-           "all_gather_object", "gather", "scatter", "scatter_object_list",
-           "broadcast_object_list", "reduce_scatter", "alltoall", "alltoall_single", "send",
-           "recv", "isend", "irecv", "wait", "barrier", "gloo_init_parallel_env",
-           "gloo_barrier", "gloo_release"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 # process groups by id; 0 is the global group
 _GROUPS: dict[int, Group] = {}

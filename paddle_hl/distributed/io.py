@@ -8,8 +8,7 @@ use instead: ``paddle.save(layer.state_dict(), path)`` / ``paddle.load`` for one
 
 from __future__ import annotations
 
-__all__ = ["is_persistable", "save_persistables", "load_persistables",
-           "load_inference_model_distributed"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 def _static_only(fn):

@@ -13,7 +13,7 @@ from ..framework.tensor import Tensor, _wrap
 from ..nn.layer.layers import Layer
 from . import collective as _coll
 
-__all__ = ["split"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 def _all_reduce_copy(t):

@@ -10,9 +10,9 @@ import sys
 import tempfile
 import threading
 
-from .launch._job import JobError, run
+from .launch._job import JobError, run  # noqa: F401  (JobError: what join raises)
 
-__all__ = ["spawn", "MultiprocessContext"]
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 def _dumps(func, args):
@@ -169,4 +169,3 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     return ctx
 
 
-__all__ += ["JobError"]
