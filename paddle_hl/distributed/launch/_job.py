@@ -141,7 +141,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         cmd += ["-disable-auto-cleanup"]
         monitor = _Monitor(os.path.join(run_dir, "monitor.sock"))
         env[MONITOR_ENV] = monitor.path
-    cmd += [sys.executable, "-u", "-m", "paddle_hl.distributed.launch._worker", *worker_args]
+    cmd += [sys.executable, "-m", "paddle_hl.distributed.launch._worker", *worker_args]
     out = out or sys.stdout
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True, bufsize=1,

@@ -58,6 +58,10 @@ def _redirect(log_dir, rank):
 
 def main(argv):
     run_dir = argv[argv.index("--run-dir") + 1]
+    # whole lines: each line reaches mpiexec in one write, so the ranks' lines do not
+    # interleave mid-line (unbuffered, print() writes every piece on its own)
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)
     env = rank_environment()
     os.environ.update(env)
     rank = int(env["PADDLE_TRAINER_ID"])
