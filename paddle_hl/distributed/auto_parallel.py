@@ -502,7 +502,7 @@ def _check_placements(fn, mesh, placements, ndim):
         if not isinstance(p, Placement):
             raise TypeError(f"paddle_hl.distributed.{fn}: placements must hold Shard, "
                             f"Replicate or Partial, got {type(p).__name__}")
-        if p.is_shard() and not -ndim <= p.get_dim() < max(ndim, 1):
+        if p.is_shard() and not -ndim <= p.get_dim() < ndim:
             raise ValueError(f"paddle_hl.distributed.{fn}: {p!r} for a tensor of {ndim} "
                              f"dimension(s)")
     placements = [Shard(p.get_dim() % ndim) if p.is_shard() else p for p in placements]

@@ -79,6 +79,16 @@ def test_one_process_shard_and_reshard():
     # a DistAttr may stand for the placements
     y = dist.shard_tensor(g, mesh, dist.DistAttr(mesh, [None, "x"]))
     assert y.placements == [dist.Shard(1)]
+    # computations on a distributed tensor run on its global value and give dense tensors
+    z = x + 1
+    assert not z.is_dist()
+    np.testing.assert_array_equal(z.numpy(), g + 1)
+    with pytest.raises(ValueError, match=r"shard_tensor: Shard\(dim=0\) for a tensor of 0"):
+        dist.shard_tensor(paddle.to_tensor(1.0), mesh, [dist.Shard(0)])
+    with pytest.raises(TypeError, match="placements must hold Shard, Replicate or Partial"):
+        dist.shard_tensor(g, mesh, ["x"])
+    with pytest.raises(TypeError, match="dtensor_from_fn: fn must be callable"):
+        dist.dtensor_from_fn(None, mesh, [dist.Replicate()])
 
 
 def test_one_process_shard_layer_optimizer_and_to_static():
