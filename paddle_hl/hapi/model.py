@@ -273,9 +273,39 @@ class Model:
             res.append(m.update(*[_np(o) for o in outs]))
         return res
 
+    def _logs_here(self):
+        """False on the ranks other than 0 of a data-parallel run (rank 0 alone logs)."""
+        if getattr(self, "_dp", None) is None or self._dp._reducer is None:
+            return True
+        from .. import distributed as dist
+
+        return dist.get_rank() == 0
+
+    def _gather_predictions(self, outputs, total):
+        """Every rank's predictions, batch by batch, cut to the dataset's ``total`` samples
+        (the sampler repeats a few at the end to even out the ranks)."""
+        from .. import distributed as dist
+
+        gathered = []
+        for batch in outputs:
+            row = []
+            for o in batch:
+                parts = []
+                dist.all_gather(parts, _wrap(np.ascontiguousarray(o)))
+                row.append(np.concatenate([p.numpy() for p in parts], axis=0))
+            n = len(row[0]) if row else 0
+            if total is not None and n > total:
+                row = [o[:total] for o in row]
+                n = total
+            if total is not None:
+                total -= n
+            gathered.append(row)
+        return gathered
+
     def _gather_for_metrics(self, outputs, labels):
-        """Every rank's outputs and labels, so the metrics are the global ones on every rank;
-        the samples a DistributedBatchSampler repeated to even out the ranks are dropped."""
+        """Every rank's outputs and labels, so the metrics are the global ones on every rank.
+        The last batch is cut by as many samples as a DistributedBatchSampler repeated to
+        even out the ranks (exactly those samples when the data is not shuffled)."""
         from .. import distributed as dist
         from ..tensor.manipulation import concat
 
@@ -466,11 +496,8 @@ class Model:
         user = _to_list(callbacks)
         if eval_loader is None and any(type(c).__name__ == "EarlyStopping" for c in user):
             warnings.warn("EarlyStopping needs validation data.", stacklevel=2)
-        if getattr(self, "_dp", None) is not None and self._dp._reducer is not None:
-            from .. import distributed as dist
-
-            if dist.get_rank() != 0:  # data parallel: rank 0 alone logs and saves
-                verbose, save_dir = 0, None
+        if not self._logs_here():  # data parallel: rank 0 alone logs and saves
+            verbose, save_dir = 0, None
         if os.environ.get("PADDLE_HL_PROGRESS_REPORT"):
             # spawned from a notebook: the parent draws every rank's progress
             from ..distributed._progress import RankReporter
@@ -514,7 +541,8 @@ class Model:
                  callbacks=None, num_iters=None):
         """Evaluate; returns ``{'loss': [...], metric_name: value, ...}`` (B118)."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose,
+        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq,
+                                verbose=verbose if self._logs_here() else 0,
                                 metrics=self._metrics_name())
         logs = self._evaluate_loader(loader, cbks, num_iters)
         out = {}
@@ -530,11 +558,17 @@ class Model:
         """Run the network over ``test_data``; returns one list per output of per-batch arrays
         (or one stacked array per output with ``stack_outputs``)."""
         loader = self._loader(test_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(callbacks, model=self, verbose=verbose, metrics=[],
+        cbks = config_callbacks(callbacks, model=self,
+                                verbose=verbose if self._logs_here() else 0, metrics=[],
                                 mode="test")
         cbks.on_begin("predict", {"steps": self._len(loader)})
         logs, outputs = self._run_one_epoch(loader, cbks, "predict", {})
         cbks.on_end("predict", logs)
+        sampler = getattr(loader, "batch_sampler", None)
+        if getattr(self, "_dp", None) is not None and self._dp._reducer is not None:
+            # data parallel: every rank returns the predictions of the whole dataset
+            outputs = self._gather_predictions(outputs, len(sampler.dataset) if isinstance(
+                sampler, DistributedBatchSampler) else None)
         outs = [list(o) for o in zip(*outputs)] if outputs else []
         if stack_outputs:
             outs = [np.vstack(o) for o in outs]

@@ -55,6 +55,11 @@ for a, b in zip(net.parameters(), ref.parameters()):
 res = model.evaluate(Data(EX, EY), batch_size=2, verbose=0)
 pred = ref(paddle.to_tensor(EX)).numpy().argmax(-1)
 np.testing.assert_allclose(res["acc"], float((pred == EY[:, 0]).mean()), rtol=1e-6)
+# predict: every rank gets the predictions of all 11 samples, in order
+preds = model.predict(Data(EX, EY), batch_size=2, verbose=0, stack_outputs=True)[0]
+assert preds.shape == (11, 3), preds.shape
+# (each step: rank 0's 2 samples then rank 1's 2; the 12th is the padding, cut)
+np.testing.assert_allclose(preds, ref(paddle.to_tensor(EX)).numpy(), rtol=1e-5, atol=1e-6)
 dist.barrier()
 assert os.path.exists(os.path.join(save_dir, "final.pdparams"))
 print(f"OK rank {rank} of {n} acc {res['acc']:.4f}", flush=True)
