@@ -248,8 +248,8 @@ class Model:
     # ------------------------------------------------------------------ one batch
     def _forward(self, inputs):
         inputs = [_to_tensor(x) for x in _to_list(inputs)]
-        net = getattr(self, "_dp", None) or self.network
-        outputs = net(*inputs)
+        dp = getattr(self, "_dp", None)
+        outputs = (self.network if dp is None else dp)(*inputs)
         self._forwarded = True
         return _to_list(outputs)
 
