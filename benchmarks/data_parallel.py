@@ -11,8 +11,10 @@ share of a step spent in gradient communication outside backward (packing the bu
 for the all-reduces still in flight when backward ends, writing the averages back) is printed
 too; the all-reduces started during backward overlap with it.
 
-Prints images/s (median and range over the repeats), speed-ups, efficiencies and the load
-average (the machine may be shared: read the figures with it).
+Prints images/s (median and range over the repeats), speed-ups, efficiencies, the load
+average (the machine may be shared: read the figures with it), and a baseline of 2 paddle_hl
+processes training apart without communicating: on a busy machine (or 2 vCPUs that are one
+physical core) that is already below 2x, and it bounds what any data-parallel run can reach.
 
 Run: python benchmarks/data_parallel.py [--steps 8] [--repeats 3] [--libs paddle_hl,torch]
 """
@@ -31,6 +33,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 BATCH = 32
+NO_COMM = "PADDLE_HL_BENCH_NO_COMM"
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
@@ -84,7 +87,9 @@ def _worker_paddle_hl(steps):
         setattr(parallel._Reducer, name, timed)
     paddle.seed(0)
     net = paddle.vision.models.resnet18(num_classes=10)
-    model = paddle.DataParallel(net) if world > 1 else net
+    # the no-communication baseline: 2 processes training apart (what 2 processes on this
+    # machine can reach at best, whatever the communication)
+    model = paddle.DataParallel(net) if world > 1 and not os.environ.get(NO_COMM) else net
     opt = paddle.optimizer.SGD(0.01, parameters=net.parameters())
     loss_fn = paddle.nn.CrossEntropyLoss()
     xs, ys = _data(rank)
@@ -140,6 +145,8 @@ def _worker_torch(steps):
 
 def _run(lib, nprocs, steps, port):
     env = dict(os.environ, **ONE_THREAD)
+    if lib == "no-comm":
+        lib, env[NO_COMM] = "paddle_hl", "1"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     me = [str(pathlib.Path(__file__).resolve()), "--worker", lib, "--steps", str(steps)]
     if lib == "paddle_hl" and nprocs > 1:
@@ -180,16 +187,17 @@ def main(argv=None):
         return
     libs = args.libs.split(",")
     res = {(lib, n): [] for lib in libs for n in (1, 2)}
+    if "paddle_hl" in libs:
+        res[("no-comm", 2)] = []
     load0 = os.getloadavg()
     port = 29500 + os.getpid() % 1000
     for rep in range(args.repeats):  # interleaved: every configuration once per round
-        for lib in libs:
-            for n in (1, 2):
-                port += 1
-                r = _run(lib, n, args.steps, port)
-                res[(lib, n)].append(r)
-                print(f"round {rep + 1} {lib:<9} {n} proc: {r['ips']:6.1f} images/s "
-                      f"(step {r['step_s'] * 1e3:.0f} ms)", flush=True)
+        for lib, n in res:
+            port += 1
+            r = _run(lib, n, args.steps, port)
+            res[(lib, n)].append(r)
+            print(f"round {rep + 1} {lib:<9} {n} proc: {r['ips']:6.1f} images/s "
+                  f"(step {r['step_s'] * 1e3:.0f} ms)", flush=True)
     load1 = os.getloadavg()
     print(f"\nResNet-18, batch {BATCH} per process, one core and one thread per process, "
           f"{args.steps} timed steps x {args.repeats} repeats; load average "
@@ -207,6 +215,13 @@ def main(argv=None):
         print(f"{lib:<10}{m1:>8.1f} [{min(one):.1f}-{max(one):.1f}]".ljust(32)
               + f"{m2:>8.1f} [{min(two):.1f}-{max(two):.1f}]".ljust(22)
               + f"{m2 / m1:>8.2f}x{100 * eff[lib]:>11.0f}%{share_s:>12}")
+    if ("no-comm", 2) in res:
+        base = statistics.median(r["ips"] for r in res[("paddle_hl", 1)])
+        nc = [r["ips"] for r in res[("no-comm", 2)]]
+        print(f"2 paddle_hl processes training apart (no communication): "
+              f"{statistics.median(nc):.1f} images/s [{min(nc):.1f}-{max(nc):.1f}], "
+              f"{statistics.median(nc) / base:.2f}x one process: the most 2 processes reach "
+              "on this machine now")
     if "paddle_hl" in eff and "torch" in eff:
         print(f"paddle_hl efficiency / torch efficiency: {eff['paddle_hl'] / eff['torch']:.2f}")
 
