@@ -100,6 +100,7 @@ class _Reducer:
             self.buckets.append(cur)
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
+        self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
         self._reset()
 
     def _reset(self):
@@ -136,6 +137,15 @@ class _Reducer:
         ps = [self.params[i] for i in idx]
         dtype = ps[0]._data.dtype
         sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
+        views = self.views.get(b)
+        if views is not None and all(p._grad is not None and p._grad._data is v
+                                     for p, v in zip(ps, views[1])):
+            # the gradients still are the views of the last pass's buffer (accumulated and
+            # zeroed in place): they are packed already
+            red = views[0]
+            self.inflight[b] = (self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red,
+                                                           op=_comm.mpi().SUM), red)
+            return
         buf = np.empty(sum(sizes), dtype=dtype)
         off = 0
         for p, n in zip(ps, sizes):
@@ -161,10 +171,12 @@ class _Reducer:
         else:
             buf //= self.group.nranks
         off = 0
+        views = []
         for i in self.buckets[b]:
             p = self.params[i]
             n = int(np.prod(p.shape, dtype=np.int64))
             avg = buf[off:off + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
+            views.append(avg)
             off += n
             if p._grad is None:
                 if np.any(avg):
@@ -178,6 +190,7 @@ class _Reducer:
                     p._grad._data[...] = avg
             else:
                 p._grad._data[...] = _coll._to_device(avg, p._grad._data)
+        self.views[b] = (buf, views)
 
 
 class DataParallel(Layer):
