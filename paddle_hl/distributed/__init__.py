@@ -7,9 +7,15 @@ mpich wheel): collectives move NumPy buffers directly, without pickling. Start a
 :func:`init_parallel_env`, wrap the model in ``paddle.DataParallel`` and shard the data with
 ``paddle.io.DistributedBatchSampler``. A single process needs none of this: every collective
 is then the identity.
+
+Beyond data parallelism: :func:`split` (tensor model parallelism for linear and embedding
+layers), the semi-automatic names (:class:`ProcessMesh`, placements, :func:`shard_tensor`,
+:func:`reshard`, :func:`shard_layer`, :func:`shard_optimizer`; see
+:mod:`paddle_hl.distributed.auto_parallel` for what each rank keeps in memory) and sharded
+checkpoints (:func:`save_state_dict` / :func:`load_state_dict`).
 """
 
-from . import collective
+from . import collective, io
 from ._unsupported import (
     CountFilterEntry,
     InMemoryDataset,
@@ -17,6 +23,24 @@ from ._unsupported import (
     QueueDataset,
     ShowClickEntry,
 )
+from .auto_parallel import (
+    DistAttr,
+    ParallelMode,
+    Partial,
+    Placement,
+    ProcessMesh,
+    ReduceType,
+    Replicate,
+    Shard,
+    Strategy,
+    dtensor_from_fn,
+    reshard,
+    shard_layer,
+    shard_optimizer,
+    shard_tensor,
+    to_static,
+)
+from .checkpoint import load_state_dict, save_state_dict
 from .collective import (
     ReduceOp,
     all_gather,
@@ -48,6 +72,7 @@ from .collective import (
     wait,
 )
 from .launch import launch
+from .model_parallel import split
 from .parallel import DataParallel, ParallelEnv, get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
 
@@ -59,5 +84,8 @@ __all__ = [
     "reduce_scatter", "scatter", "scatter_object_list", "send", "wait", "launch",
     "DataParallel", "ParallelEnv", "get_rank", "get_world_size", "init_parallel_env", "spawn",
     "InMemoryDataset", "QueueDataset", "CountFilterEntry", "ProbabilityEntry",
-    "ShowClickEntry",
+    "ShowClickEntry", "io", "split", "save_state_dict", "load_state_dict", "to_static",
+    "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "ParallelMode",
+    "shard_tensor", "dtensor_from_fn", "reshard", "shard_layer", "shard_optimizer", "DistAttr",
+    "Strategy",
 ]

@@ -3,7 +3,7 @@ parallel over collectives; these exist so that imports work, and using them says
 
 from __future__ import annotations
 
-__all__ = []  # the package exports the public names
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 class _ParameterServerOnly:

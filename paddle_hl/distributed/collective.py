@@ -18,7 +18,7 @@ from ..framework.tensor import Tensor
 from . import _comm
 from ._comm import Group, ReduceOp, Task
 
-__all__ = []  # the package exports the public names
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 # process groups by id; 0 is the global group
 _GROUPS: dict[int, Group] = {}

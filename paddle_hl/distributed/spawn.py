@@ -10,9 +10,9 @@ import sys
 import tempfile
 import threading
 
-from .launch._job import run
+from .launch._job import JobError, run  # noqa: F401  (JobError: what join raises)
 
-__all__ = []  # the package exports the public names
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 def _dumps(func, args):
@@ -42,6 +42,8 @@ class MultiprocessContext:
     Attributes:
         nprocs (int): the number of processes.
         return_values (list): after ``join()``, what ``func`` returned on each rank.
+        progress: the per-rank progress display (None when not shown); its ``history`` holds
+            the merged metrics of every epoch and evaluation.
     """
 
     def __init__(self, nprocs, payload, options):
@@ -61,6 +63,18 @@ class MultiprocessContext:
         self._error = None
         self._code = None
         out = _NotebookSafeOut()
+        self.progress = None
+        show = options.get("progress")
+        if show is None:
+            from ..hapi.progressbar import in_notebook
+
+            show = in_notebook()
+        if show:
+            from ._progress import REPORT_ENV, SpawnProgress
+
+            # the ranks report Model.fit's progress as tagged lines; this draws them
+            self.progress = out = SpawnProgress(nprocs, out, display=options.get("display"))
+            env[REPORT_ENV] = "1"
 
         def target():
             try:
@@ -118,7 +132,10 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
         nprocs (int, optional): the number of processes (-1: the CPUs this process may use).
         join (bool, optional): wait for the job to end. Default: True.
         daemon (bool, optional): accepted for compatibility.
-        **options: ``env`` (dict): extra environment variables of the ranks.
+        **options: ``env`` (dict): extra environment variables of the ranks;
+            ``progress`` (bool): show ``Model.fit``'s progress as one row per rank with the
+            merged metrics (default: when running in Jupyter); ``display`` (callable): what
+            shows that widget (IPython's ``display`` by default).
 
     Returns:
         MultiprocessContext: the job; ``return_values`` holds each rank's result after

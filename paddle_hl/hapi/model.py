@@ -169,6 +169,19 @@ class Model:
                 f"{type(m).__name__} is not sub class of paddle.metric.Metric"
         self._metrics = _to_list(metrics)
         self._prepare_amp(amp_configs)
+        self._prepare_data_parallel()
+
+    def _prepare_data_parallel(self):
+        """Under a launcher with several processes, train data parallel: the network is
+        wrapped in DataParallel (rank 0's weights are broadcast), the loaders shard the data
+        with a DistributedBatchSampler, metrics are computed on every rank's outputs, and only
+        rank 0 logs and saves."""
+        from .. import distributed as dist
+
+        if dist.get_world_size() <= 1 or getattr(self, "_dp", None) is not None:
+            return
+        dist.init_parallel_env()
+        self._dp = dist.DataParallel(self.network)
 
     def _prepare_amp(self, amp_configs):
         """Parse ``amp_configs`` (None, 'O0'|'O1'|'O2' or a dict) as Paddle 2.6 does."""
@@ -238,7 +251,8 @@ class Model:
     # ------------------------------------------------------------------ one batch
     def _forward(self, inputs):
         inputs = [_to_tensor(x) for x in _to_list(inputs)]
-        outputs = self.network(*inputs)
+        dp = getattr(self, "_dp", None)
+        outputs = (self.network if dp is None else dp)(*inputs)
         if not self._forwarded:
             # the shapes of the first batch seen, for save(training=False) without 'inputs'
             # (the batch axis left free, as Paddle derives it)
@@ -259,10 +273,67 @@ class Model:
 
     def _update_metrics(self, outputs, labels):
         res = []
+        if self._metrics and getattr(self, "_dp", None) is not None:
+            outputs, labels = self._gather_for_metrics(outputs, labels)
         for m in self._metrics:
             outs = _to_list(m.compute(*(outputs + labels)))
             res.append(m.update(*[_np(o) for o in outs]))
         return res
+
+    def _logs_here(self):
+        """False on the ranks other than 0 of a data-parallel run (rank 0 alone logs)."""
+        if getattr(self, "_dp", None) is None or self._dp._reducer is None:
+            return True
+        from .. import distributed as dist
+
+        return dist.get_rank() == 0
+
+    def _gather_predictions(self, outputs, total):
+        """Every rank's predictions, batch by batch, cut to the dataset's ``total`` samples
+        (the sampler repeats a few at the end to even out the ranks)."""
+        from .. import distributed as dist
+
+        gathered = []
+        for batch in outputs:
+            row = []
+            for o in batch:
+                parts = []
+                dist.all_gather(parts, _wrap(np.ascontiguousarray(o)))
+                row.append(np.concatenate([p.numpy() for p in parts], axis=0))
+            n = len(row[0]) if row else 0
+            if total is not None and n > total:
+                row = [o[:total] for o in row]
+                n = total
+            if total is not None:
+                total -= n
+            gathered.append(row)
+        return gathered
+
+    def _gather_for_metrics(self, outputs, labels):
+        """Every rank's outputs and labels, so the metrics are the global ones on every rank.
+        The last batch is cut by as many samples as a DistributedBatchSampler repeated to
+        even out the ranks (exactly those samples when the data is not shuffled)."""
+        from .. import distributed as dist
+        from ..tensor.manipulation import concat
+
+        def gather(t):
+            if not isinstance(t, Tensor):
+                return t
+            parts = []
+            dist.all_gather(parts, t)
+            return concat(parts, axis=0)
+
+        outputs = [gather(o) for o in outputs]
+        labels = [gather(lb) for lb in labels]
+        left = getattr(self, "_dp_samples_left", None)
+        if left is not None and outputs and isinstance(outputs[0], Tensor):
+            n = outputs[0].shape[0] if outputs[0].shape else 1
+            if n > left:
+                outputs = [o[:left] if isinstance(o, Tensor) else o for o in outputs]
+                labels = [lb[:left] if isinstance(lb, Tensor) else lb for lb in labels]
+                n = left
+            self._dp_samples_left = left - n
+        return outputs, labels
 
     def train_batch(self, inputs, labels=None, update=True):
         """One training step; returns the losses (and metrics when set) as NumPy values."""
@@ -352,6 +423,9 @@ class Model:
 
     def _run_one_epoch(self, loader, cbks, mode, logs, num_iters=None, epoch=None):
         steps = self._len(loader)
+        sampler = getattr(loader, "batch_sampler", None)
+        self._dp_samples_left = len(sampler.dataset) if isinstance(
+            sampler, DistributedBatchSampler) and sampler.nranks > 1 else None
         outputs = []
         total_steps = 0
         for step, data in enumerate(loader):
@@ -429,6 +503,13 @@ class Model:
         user = _to_list(callbacks)
         if eval_loader is None and any(type(c).__name__ == "EarlyStopping" for c in user):
             warnings.warn("EarlyStopping needs validation data.", stacklevel=2)
+        if not self._logs_here():  # data parallel: rank 0 alone logs and saves
+            verbose, save_dir = 0, None
+        if os.environ.get("PADDLE_HL_PROGRESS_REPORT"):
+            # spawned from a notebook: the parent draws every rank's progress
+            from ..distributed._progress import RankReporter
+
+            user, verbose = user + [RankReporter()], 0
         cbks = config_callbacks(user + [_History(self)], model=self, epochs=epochs,
                                 steps=steps if num_iters is None else min(
                                     steps or num_iters, num_iters),
@@ -467,7 +548,8 @@ class Model:
                  callbacks=None, num_iters=None):
         """Evaluate; returns ``{'loss': [...], metric_name: value, ...}`` (B118)."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose,
+        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq,
+                                verbose=verbose if self._logs_here() else 0,
                                 metrics=self._metrics_name())
         logs = self._evaluate_loader(loader, cbks, num_iters)
         out = {}
@@ -483,11 +565,17 @@ class Model:
         """Run the network over ``test_data``; returns one list per output of per-batch arrays
         (or one stacked array per output with ``stack_outputs``)."""
         loader = self._loader(test_data, batch_size, False, False, num_workers)
-        cbks = config_callbacks(callbacks, model=self, verbose=verbose, metrics=[],
+        cbks = config_callbacks(callbacks, model=self,
+                                verbose=verbose if self._logs_here() else 0, metrics=[],
                                 mode="test")
         cbks.on_begin("predict", {"steps": self._len(loader)})
         logs, outputs = self._run_one_epoch(loader, cbks, "predict", {})
         cbks.on_end("predict", logs)
+        sampler = getattr(loader, "batch_sampler", None)
+        if getattr(self, "_dp", None) is not None and self._dp._reducer is not None:
+            # data parallel: every rank returns the predictions of the whole dataset
+            outputs = self._gather_predictions(outputs, len(sampler.dataset) if isinstance(
+                sampler, DistributedBatchSampler) else None)
         outs = [list(o) for o in zip(*outputs)] if outputs else []
         if stack_outputs:
             outs = [np.vstack(o) for o in outs]

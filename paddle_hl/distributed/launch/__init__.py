@@ -29,7 +29,7 @@ import tempfile
 
 from ._job import JobError, run
 
-__all__ = []  # the package exports the public names
+__all__ = []  # the public names are re-exported by paddle_hl.distributed
 
 
 def _parser():

@@ -4,4 +4,7 @@ import sys
 
 from . import launch
 
-sys.exit(launch())
+__all__ = []
+
+if __name__ == "__main__":  # importing the module (e.g. to list the package) starts nothing
+    sys.exit(launch())
