@@ -29,7 +29,8 @@ NAMESPACES = ["paddle_hl", "paddle_hl.Tensor", "paddle_hl.linalg", "paddle_hl.ff
               "paddle_hl.audio", "paddle_hl.audio.backends", "paddle_hl.audio.datasets",
               "paddle_hl.audio.features", "paddle_hl.audio.functional", "paddle_hl.geometric",
               "paddle_hl.text", "paddle_hl.text.datasets", "paddle_hl.sparse",
-              "paddle_hl.sparse.nn", "paddle_hl.sparse.nn.functional"]
+              "paddle_hl.sparse.nn", "paddle_hl.sparse.nn.functional", "paddle_hl.distributed",
+              "paddle_hl.jit"]
 PENDING = {}
 
 

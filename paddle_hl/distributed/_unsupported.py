@@ -35,14 +35,23 @@ class CountFilterEntry(_ParameterServerOnly):
 
     _what = "a sparse-table entry rule"
 
+    def __init__(self, count_filter):
+        super().__init__()
+
 
 class ProbabilityEntry(_ParameterServerOnly):
     """Sparse-table admission by probability (not supported; raises on construction)."""
 
     _what = "a sparse-table entry rule"
 
+    def __init__(self, probability):
+        super().__init__()
+
 
 class ShowClickEntry(_ParameterServerOnly):
     """Sparse-table show/click entry (not supported; raises on construction)."""
 
     _what = "a sparse-table entry rule"
+
+    def __init__(self, show_name, click_name):
+        super().__init__()

@@ -10,6 +10,7 @@ A world of one process needs no MPI at all: every collective is then the identit
 
 from __future__ import annotations
 
+import datetime
 import os
 
 import numpy as np
@@ -144,7 +145,7 @@ def get_world_size(group=None) -> int:
     return _group(group, "get_world_size").nranks
 
 
-def new_group(ranks=None, backend=None, timeout=None):
+def new_group(ranks=None, backend=None, timeout=datetime.timedelta(seconds=1800)):
     """Create a process group of some of the ranks. Every process must call it, in the same order.
 
     Args:

@@ -62,14 +62,14 @@ def _cpus():
         return os.cpu_count() or 1
 
 
-def launch(argv=None):
-    """Parse the launcher's command line (``sys.argv`` by default) and run the job.
+def launch():
+    """Parse the launcher's command line (``sys.argv``) and run the job.
 
     Returns:
         int: the exit status (0 when every rank succeeded); errors end the process with
         status 1 when run as ``python -m``.
     """
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(sys.argv[1:])
     if not os.path.isfile(args.training_script):
         raise SystemExit(f"paddle_hl.distributed.launch: training script "
                          f"{args.training_script!r} not found")
