@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.layer_check import case, check_layer, real_paddle, x
+from tests.layer_check import case, input_makers, real_paddle, run_case
+
+x, ints = input_makers(2)
 
 
 @pytest.fixture(scope="module")
@@ -115,4 +117,4 @@ TRANSFORMER = [
 
 @pytest.mark.parametrize("make, inputs, kw", RNN + TRANSFORMER)
 def test_layer(oracle, make, inputs, kw):
-    check_layer(make, inputs, oracle, **kw)
+    run_case(oracle, make, inputs, kw)

@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 import paddle_hl
-from tests.layer_check import ALL_CHECKS, LayerCheckError, case, check_layer, ints, real_paddle, x
+from tests.layer_check import (
+    ALL_CHECKS,
+    LayerCheckError,
+    case,
+    check_layer,
+    input_makers,
+    real_paddle,
+    run_case,
+)
+
+x, ints = input_makers(1)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +79,28 @@ def _up(ident, shape, **kw):
     return case(ident, lambda L: L.nn.Upsample(**kw), [x(*shape)])
 
 
+def _containers(L):
+    """Sequential, LayerList, LayerDict and ParameterList nested in one network."""
+    class Net(L.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.seq = L.nn.Sequential(L.nn.Linear(4, 5), L.nn.Tanh())
+            self.named = L.nn.Sequential(("fc", L.nn.Linear(5, 5)), ("act", L.nn.Sigmoid()))
+            self.blocks = L.nn.LayerList([L.nn.Linear(5, 5) for _ in range(2)])
+            self.heads = L.nn.LayerDict({"a": L.nn.Linear(5, 2), "b": L.nn.Linear(5, 3)})
+            self.scales = L.nn.ParameterList(
+                [self.create_parameter([2]), self.create_parameter([3])])
+
+        def forward(self, v):
+            h = self.named(self.seq(v))
+            for block in self.blocks:
+                h = h + block(h)
+            return self.heads["a"](h) * self.scales[0], self.heads["b"](h) * self.scales[1]
+    return Net()
+
+
 COMMON = [
+    *case("containers", _containers, [x(2, 4)]),
     *case("Linear", lambda L: L.nn.Linear(4, 3), [x(2, 4)]),
     *case("Linear-3d-input", lambda L: L.nn.Linear(4, 3), [x(2, 5, 4)]),
     *case("Linear-no-bias", lambda L: L.nn.Linear(4, 3, bias_attr=False), [x(2, 4)]),
@@ -274,7 +305,7 @@ POOLING = [
 
 @pytest.mark.parametrize("make, inputs, kw", ACTIVATIONS + COMMON + CONV + NORM + POOLING)
 def test_layer(oracle, make, inputs, kw):
-    check_layer(make, inputs, oracle, **kw)
+    run_case(oracle, make, inputs, kw)
 
 
 # ----------------------------------------------------------------------------- the checker
@@ -294,10 +325,11 @@ class _Scaled(paddle_hl.nn.Layer):
 
 def test_checker_catches_a_wrong_gradient():
     """The finite-difference part runs without the oracle and fails on a wrong backward."""
-    check_layer(lambda L: _Scaled(False), [x(2, 3)], None, checks=("fd", "dtype",
+    v = np.array([[0.5, -1.2, 2.0], [1.1, 0.3, -0.7]], np.float32)
+    check_layer(lambda L: _Scaled(False), [v], None, checks=("fd", "dtype",
                                                                    "train_step"))
     with pytest.raises(LayerCheckError, match=r"(?s)\[fd\].*gradient of input 0"):
-        check_layer(lambda L: _Scaled(True), [x(2, 3)], None, checks=("fd",))
+        check_layer(lambda L: _Scaled(True), [v], None, checks=("fd",))
 
 
 def test_checker_catches_a_wrong_forward_and_state(oracle):
@@ -308,7 +340,8 @@ def test_checker_catches_a_wrong_forward_and_state(oracle):
         return L.nn.ReLU6() if L is paddle_hl else L.nn.ReLU()
 
     with pytest.raises(LayerCheckError, match=r"(?s)\[forward\].*output 0"):
-        check_layer(make, [x(2, 3) * 10], oracle, checks=("forward",))
+        check_layer(make, [np.array([[7.0, -1.0, 2.0]], np.float32)], oracle,
+                    checks=("forward",))
 
     def make_state(L):
         return L.nn.Linear(3, 2, bias_attr=L is not paddle_hl)
