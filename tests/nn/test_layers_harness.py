@@ -42,6 +42,9 @@ _NO_INT_KERNEL = ("Paddle 2.6.2 raises RuntimeError for an int64 input (no integ
                   "paddle_hl returns {}")
 _INT_FLOAT = {"int_input": _NO_INT_KERNEL.format("a float32 result")}
 _INT_SAME = {"int_input": _NO_INT_KERNEL.format("an int64 result")}
+_TRAIN_INT = {"int_input": "in training Paddle applies dropout to an int64 input and returns "
+                           "int64; paddle_hl raises TypeError ('x' must be a floating point "
+                           "Tensor)"}
 _EVAL_INT = {"int_input": "in eval mode Paddle returns an int64 input unchanged; paddle_hl "
                           "raises TypeError ('x' must be a floating point Tensor)"}
 
@@ -116,6 +119,10 @@ COMMON = [
                           "x * 0.7); paddle_hl computes x * 0.7 exactly"}),
     *case("Dropout2D-eval", lambda L: L.nn.Dropout2D(0.5), [x(2, 3, 2, 2)], mode="eval",
           known=_EVAL_INT),
+    *case("Dropout2D-train", lambda L: L.nn.Dropout2D(0.5), [x(2, 3, 2, 2)], random=True,
+          known=_TRAIN_INT),
+    *case("AlphaDropout-train", lambda L: L.nn.AlphaDropout(0.5), [x(2, 3)], random=True,
+          known=_TRAIN_INT),
     *case("Dropout3D-eval", lambda L: L.nn.Dropout3D(0.5), [x(2, 3, 2, 2, 2)], mode="eval",
           known=_EVAL_INT),
     *case("AlphaDropout-eval", lambda L: L.nn.AlphaDropout(0.5), [x(2, 3)], mode="eval",
