@@ -2,11 +2,13 @@
 published ``.pdparams`` files load unchanged.
 
 ``MODEL_REGISTRY`` maps every public constructor name (``resnet50``, ``mobilenet_v2``, ...) to
-its function; tests and ``paddle_hl.hub`` use it.
+its function; each constructor adds itself with ``@register_model`` (``_registry.py``), and
+tests and ``paddle_hl.hub`` use it.
 """
 
 from __future__ import annotations
 
+from ._registry import MODEL_REGISTRY, register_model  # noqa: F401
 from .alexnet import AlexNet, alexnet
 from .densenet import DenseNet, densenet121, densenet161, densenet169, densenet201, densenet264
 from .googlenet import GoogLeNet, googlenet
@@ -62,6 +64,3 @@ __all__ = [
     "ShuffleNetV2", "shufflenet_v2_x0_25", "shufflenet_v2_x0_33", "shufflenet_v2_x0_5",
     "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0", "shufflenet_v2_swish",
 ]
-
-# Every public constructor function (lower-case names), name -> callable(pretrained, **kw).
-MODEL_REGISTRY = {name: globals()[name] for name in __all__ if name[0].islower()}

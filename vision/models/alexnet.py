@@ -8,6 +8,7 @@ import paddle_hl as paddle
 import paddle_hl.nn.functional as F
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import _uniform_attr, build_model
 
 __all__ = []
@@ -98,6 +99,7 @@ def _alexnet(arch, pretrained, **kwargs):
     return build_model(AlexNet, arch, pretrained, model_urls, **kwargs)
 
 
+@register_model
 def alexnet(pretrained: bool = False, **kwargs) -> AlexNet:
     """AlexNet; ``pretrained=True`` loads Paddle's ImageNet weights.
 

@@ -8,6 +8,7 @@ import paddle_hl as paddle
 import paddle_hl.nn.functional as F
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import _uniform_attr, build_model
 
 __all__ = []
@@ -183,14 +184,9 @@ def _densenet(arch, layers, pretrained, **kwargs):
     return build_model(DenseNet, arch, pretrained, model_urls, layers=layers, **kwargs)
 
 
-def _factory(layers):
-    arch = f"densenet{layers}"
-
-    def build(pretrained: bool = False, **kwargs) -> DenseNet:
-        return _densenet(arch, layers, pretrained, **kwargs)
-
-    build.__name__ = build.__qualname__ = arch
-    build.__doc__ = f"""DenseNet-{layers}: ``DenseNet(layers={layers})``.
+@register_model
+def densenet121(pretrained: bool = False, **kwargs) -> DenseNet:
+    """DenseNet-121: ``DenseNet(layers=121)``.
 
     Args:
         pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
@@ -201,14 +197,83 @@ def _factory(layers):
         DenseNet: the model.
 
     Examples:
-        >>> from paddle_hl.vision.models import {arch}
-        >>> model = {arch}()
+        >>> from paddle_hl.vision.models import densenet121
+        >>> model = densenet121()
     """
-    return build
+    return _densenet("densenet121", 121, pretrained, **kwargs)
 
 
-densenet121 = _factory(121)
-densenet161 = _factory(161)
-densenet169 = _factory(169)
-densenet201 = _factory(201)
-densenet264 = _factory(264)
+@register_model
+def densenet161(pretrained: bool = False, **kwargs) -> DenseNet:
+    """DenseNet-161: ``DenseNet(layers=161)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`DenseNet` (``bn_size``, ``dropout``, ``num_classes``,
+            ``with_pool``).
+
+    Returns:
+        DenseNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import densenet161
+        >>> model = densenet161()
+    """
+    return _densenet("densenet161", 161, pretrained, **kwargs)
+
+
+@register_model
+def densenet169(pretrained: bool = False, **kwargs) -> DenseNet:
+    """DenseNet-169: ``DenseNet(layers=169)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`DenseNet` (``bn_size``, ``dropout``, ``num_classes``,
+            ``with_pool``).
+
+    Returns:
+        DenseNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import densenet169
+        >>> model = densenet169()
+    """
+    return _densenet("densenet169", 169, pretrained, **kwargs)
+
+
+@register_model
+def densenet201(pretrained: bool = False, **kwargs) -> DenseNet:
+    """DenseNet-201: ``DenseNet(layers=201)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`DenseNet` (``bn_size``, ``dropout``, ``num_classes``,
+            ``with_pool``).
+
+    Returns:
+        DenseNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import densenet201
+        >>> model = densenet201()
+    """
+    return _densenet("densenet201", 201, pretrained, **kwargs)
+
+
+@register_model
+def densenet264(pretrained: bool = False, **kwargs) -> DenseNet:
+    """DenseNet-264: ``DenseNet(layers=264)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`DenseNet` (``bn_size``, ``dropout``, ``num_classes``,
+            ``with_pool``).
+
+    Returns:
+        DenseNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import densenet264
+        >>> model = densenet264()
+    """
+    return _densenet("densenet264", 264, pretrained, **kwargs)

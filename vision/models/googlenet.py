@@ -6,6 +6,7 @@ import paddle_hl as paddle
 import paddle_hl.nn.functional as F
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import _uniform_attr, build_model
 
 __all__ = []
@@ -145,6 +146,7 @@ class GoogLeNet(nn.Layer):
         return [out, aux1, aux2]
 
 
+@register_model
 def googlenet(pretrained: bool = False, **kwargs) -> GoogLeNet:
     """GoogLeNet; ``forward`` returns ``[out, aux1, aux2]``.
 

@@ -7,6 +7,7 @@ import math
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import ConvNormActivation, _uniform_attr, build_model
 
 __all__ = []
@@ -218,6 +219,7 @@ class InceptionV3(nn.Layer):
         return x
 
 
+@register_model
 def inception_v3(pretrained: bool = False, **kwargs) -> InceptionV3:
     """InceptionV3 (expects 3x299x299 input for the published weights).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import ConvNormActivation, build_model
 
 __all__ = []
@@ -91,6 +92,7 @@ def _mobilenet(arch, pretrained=False, **kwargs):
     return build_model(MobileNetV1, arch, pretrained, model_urls, **kwargs)
 
 
+@register_model
 def mobilenet_v1(pretrained: bool = False, scale: float = 1.0, **kwargs) -> MobileNetV1:
     """MobileNetV1 with channel multiplier ``scale``.
 

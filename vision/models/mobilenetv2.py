@@ -5,6 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import ConvNormActivation, _make_divisible, build_model
 
 __all__ = []
@@ -108,6 +109,7 @@ def _mobilenet(arch, pretrained=False, **kwargs):
     return build_model(MobileNetV2, arch, pretrained, model_urls, **kwargs)
 
 
+@register_model
 def mobilenet_v2(pretrained: bool = False, scale: float = 1.0, **kwargs) -> MobileNetV2:
     """MobileNetV2 with channel multiplier ``scale``.
 

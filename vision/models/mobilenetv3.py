@@ -7,6 +7,7 @@ from functools import partial
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import ConvNormActivation, _make_divisible, build_model
 
 __all__ = []
@@ -246,6 +247,7 @@ def _mobilenet_v3(arch, pretrained=False, scale=1.0, **kwargs):
                        **kwargs)
 
 
+@register_model
 def mobilenet_v3_small(pretrained: bool = False, scale: float = 1.0,
                        **kwargs) -> MobileNetV3Small:
     """MobileNetV3-Small with channel multiplier ``scale``.
@@ -266,6 +268,7 @@ def mobilenet_v3_small(pretrained: bool = False, scale: float = 1.0,
     return _mobilenet_v3("mobilenet_v3_small", pretrained, scale, **kwargs)
 
 
+@register_model
 def mobilenet_v3_large(pretrained: bool = False, scale: float = 1.0,
                        **kwargs) -> MobileNetV3Large:
     """MobileNetV3-Large with channel multiplier ``scale``.

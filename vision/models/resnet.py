@@ -5,6 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import build_model
 
 __all__ = []
@@ -181,21 +182,15 @@ class ResNet(nn.Layer):
 
 
 def _resnet(arch, depth, pretrained, **kwargs):
+    """Build ``arch``; the variant's own ``width``/``groups`` are merged over the caller's
+    kwargs by the constructors, so they win, as in Paddle."""
     block = BasicBlock if depth < 50 else BottleneckBlock
     return build_model(ResNet, arch, pretrained, model_urls, block, depth, **kwargs)
 
 
-def _factory(arch, depth, title, **fixed):
-    """Make the public constructor ``arch``: one code path for all thirteen variants. The
-    variant's own ``width``/``groups`` (``fixed``) win over the caller's, as in Paddle."""
-    block = "BasicBlock" if depth < 50 else "BottleneckBlock"
-    spec = "".join(f", {k}={v}" for k, v in fixed.items())
-
-    def build(pretrained: bool = False, **kwargs) -> ResNet:
-        return _resnet(arch, depth, pretrained, **{**kwargs, **fixed})
-
-    build.__name__ = build.__qualname__ = arch
-    build.__doc__ = f"""{title}: ``ResNet({block}, {depth}{spec})``.
+@register_model
+def resnet18(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNet-18: ``ResNet(BasicBlock, 18)``.
 
     Args:
         pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
@@ -205,22 +200,223 @@ def _factory(arch, depth, title, **fixed):
         ResNet: the model.
 
     Examples:
-        >>> from paddle_hl.vision.models import {arch}
-        >>> model = {arch}()
+        >>> from paddle_hl.vision.models import resnet18
+        >>> model = resnet18()
     """
-    return build
+    return _resnet("resnet18", 18, pretrained, **kwargs)
 
 
-resnet18 = _factory("resnet18", 18, "ResNet-18")
-resnet34 = _factory("resnet34", 34, "ResNet-34")
-resnet50 = _factory("resnet50", 50, "ResNet-50")
-resnet101 = _factory("resnet101", 101, "ResNet-101")
-resnet152 = _factory("resnet152", 152, "ResNet-152")
-resnext50_32x4d = _factory("resnext50_32x4d", 50, "ResNeXt-50 32x4d", groups=32, width=4)
-resnext50_64x4d = _factory("resnext50_64x4d", 50, "ResNeXt-50 64x4d", groups=64, width=4)
-resnext101_32x4d = _factory("resnext101_32x4d", 101, "ResNeXt-101 32x4d", groups=32, width=4)
-resnext101_64x4d = _factory("resnext101_64x4d", 101, "ResNeXt-101 64x4d", groups=64, width=4)
-resnext152_32x4d = _factory("resnext152_32x4d", 152, "ResNeXt-152 32x4d", groups=32, width=4)
-resnext152_64x4d = _factory("resnext152_64x4d", 152, "ResNeXt-152 64x4d", groups=64, width=4)
-wide_resnet50_2 = _factory("wide_resnet50_2", 50, "Wide ResNet-50-2", width=128)
-wide_resnet101_2 = _factory("wide_resnet101_2", 101, "Wide ResNet-101-2", width=128)
+@register_model
+def resnet34(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNet-34: ``ResNet(BasicBlock, 34)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnet34
+        >>> model = resnet34()
+    """
+    return _resnet("resnet34", 34, pretrained, **kwargs)
+
+
+@register_model
+def resnet50(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNet-50: ``ResNet(BottleneckBlock, 50)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnet50
+        >>> model = resnet50()
+    """
+    return _resnet("resnet50", 50, pretrained, **kwargs)
+
+
+@register_model
+def resnet101(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNet-101: ``ResNet(BottleneckBlock, 101)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnet101
+        >>> model = resnet101()
+    """
+    return _resnet("resnet101", 101, pretrained, **kwargs)
+
+
+@register_model
+def resnet152(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNet-152: ``ResNet(BottleneckBlock, 152)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnet152
+        >>> model = resnet152()
+    """
+    return _resnet("resnet152", 152, pretrained, **kwargs)
+
+
+@register_model
+def resnext50_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-50 32x4d: ``ResNet(BottleneckBlock, 50, groups=32, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext50_32x4d
+        >>> model = resnext50_32x4d()
+    """
+    return _resnet("resnext50_32x4d", 50, pretrained, **{**kwargs, "groups": 32, "width": 4})
+
+
+@register_model
+def resnext50_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-50 64x4d: ``ResNet(BottleneckBlock, 50, groups=64, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext50_64x4d
+        >>> model = resnext50_64x4d()
+    """
+    return _resnet("resnext50_64x4d", 50, pretrained, **{**kwargs, "groups": 64, "width": 4})
+
+
+@register_model
+def resnext101_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-101 32x4d: ``ResNet(BottleneckBlock, 101, groups=32, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext101_32x4d
+        >>> model = resnext101_32x4d()
+    """
+    return _resnet("resnext101_32x4d", 101, pretrained, **{**kwargs, "groups": 32, "width": 4})
+
+
+@register_model
+def resnext101_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-101 64x4d: ``ResNet(BottleneckBlock, 101, groups=64, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext101_64x4d
+        >>> model = resnext101_64x4d()
+    """
+    return _resnet("resnext101_64x4d", 101, pretrained, **{**kwargs, "groups": 64, "width": 4})
+
+
+@register_model
+def resnext152_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-152 32x4d: ``ResNet(BottleneckBlock, 152, groups=32, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext152_32x4d
+        >>> model = resnext152_32x4d()
+    """
+    return _resnet("resnext152_32x4d", 152, pretrained, **{**kwargs, "groups": 32, "width": 4})
+
+
+@register_model
+def resnext152_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
+    """ResNeXt-152 64x4d: ``ResNet(BottleneckBlock, 152, groups=64, width=4)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import resnext152_64x4d
+        >>> model = resnext152_64x4d()
+    """
+    return _resnet("resnext152_64x4d", 152, pretrained, **{**kwargs, "groups": 64, "width": 4})
+
+
+@register_model
+def wide_resnet50_2(pretrained: bool = False, **kwargs) -> ResNet:
+    """Wide ResNet-50-2: ``ResNet(BottleneckBlock, 50, width=128)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import wide_resnet50_2
+        >>> model = wide_resnet50_2()
+    """
+    return _resnet("wide_resnet50_2", 50, pretrained, **{**kwargs, "width": 128})
+
+
+@register_model
+def wide_resnet101_2(pretrained: bool = False, **kwargs) -> ResNet:
+    """Wide ResNet-101-2: ``ResNet(BottleneckBlock, 101, width=128)``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ResNet` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ResNet: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import wide_resnet101_2
+        >>> model = wide_resnet101_2()
+    """
+    return _resnet("wide_resnet101_2", 101, pretrained, **{**kwargs, "width": 128})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import _DEFAULT, ConvNormActivation, build_model
 
 __all__ = []
@@ -167,13 +168,9 @@ def _shufflenet_v2(arch, pretrained=False, **kwargs):
     return build_model(ShuffleNetV2, arch, pretrained, model_urls, **kwargs)
 
 
-def _factory(arch, scale, act="relu"):
-    def build(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
-        return _shufflenet_v2(arch, pretrained=pretrained, scale=scale, act=act, **kwargs)
-
-    build.__name__ = build.__qualname__ = arch
-    build.__doc__ = f"""ShuffleNetV2 {scale}x with {act}: ``ShuffleNetV2(scale={scale},
-    act='{act}')``.
+@register_model
+def shufflenet_v2_x0_25(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 0.25x with relu: ``ShuffleNetV2(scale=0.25, act='relu')``.
 
     Args:
         pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
@@ -183,16 +180,122 @@ def _factory(arch, scale, act="relu"):
         ShuffleNetV2: the model.
 
     Examples:
-        >>> from paddle_hl.vision.models import {arch}
-        >>> model = {arch}()
+        >>> from paddle_hl.vision.models import shufflenet_v2_x0_25
+        >>> model = shufflenet_v2_x0_25()
     """
-    return build
+    return _shufflenet_v2("shufflenet_v2_x0_25", pretrained=pretrained, scale=0.25, act="relu",
+                          **kwargs)
 
 
-shufflenet_v2_x0_25 = _factory("shufflenet_v2_x0_25", 0.25)
-shufflenet_v2_x0_33 = _factory("shufflenet_v2_x0_33", 0.33)
-shufflenet_v2_x0_5 = _factory("shufflenet_v2_x0_5", 0.5)
-shufflenet_v2_x1_0 = _factory("shufflenet_v2_x1_0", 1.0)
-shufflenet_v2_x1_5 = _factory("shufflenet_v2_x1_5", 1.5)
-shufflenet_v2_x2_0 = _factory("shufflenet_v2_x2_0", 2.0)
-shufflenet_v2_swish = _factory("shufflenet_v2_swish", 1.0, act="swish")
+@register_model
+def shufflenet_v2_x0_33(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 0.33x with relu: ``ShuffleNetV2(scale=0.33, act='relu')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_x0_33
+        >>> model = shufflenet_v2_x0_33()
+    """
+    return _shufflenet_v2("shufflenet_v2_x0_33", pretrained=pretrained, scale=0.33, act="relu",
+                          **kwargs)
+
+
+@register_model
+def shufflenet_v2_x0_5(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 0.5x with relu: ``ShuffleNetV2(scale=0.5, act='relu')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_x0_5
+        >>> model = shufflenet_v2_x0_5()
+    """
+    return _shufflenet_v2("shufflenet_v2_x0_5", pretrained=pretrained, scale=0.5, act="relu",
+                          **kwargs)
+
+
+@register_model
+def shufflenet_v2_x1_0(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 1.0x with relu: ``ShuffleNetV2(scale=1.0, act='relu')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_x1_0
+        >>> model = shufflenet_v2_x1_0()
+    """
+    return _shufflenet_v2("shufflenet_v2_x1_0", pretrained=pretrained, scale=1.0, act="relu",
+                          **kwargs)
+
+
+@register_model
+def shufflenet_v2_x1_5(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 1.5x with relu: ``ShuffleNetV2(scale=1.5, act='relu')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_x1_5
+        >>> model = shufflenet_v2_x1_5()
+    """
+    return _shufflenet_v2("shufflenet_v2_x1_5", pretrained=pretrained, scale=1.5, act="relu",
+                          **kwargs)
+
+
+@register_model
+def shufflenet_v2_x2_0(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 2.0x with relu: ``ShuffleNetV2(scale=2.0, act='relu')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_x2_0
+        >>> model = shufflenet_v2_x2_0()
+    """
+    return _shufflenet_v2("shufflenet_v2_x2_0", pretrained=pretrained, scale=2.0, act="relu",
+                          **kwargs)
+
+
+@register_model
+def shufflenet_v2_swish(pretrained: bool = False, **kwargs) -> ShuffleNetV2:
+    """ShuffleNetV2 1.0x with swish: ``ShuffleNetV2(scale=1.0, act='swish')``.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights. Default: False.
+        **kwargs: passed to :class:`ShuffleNetV2` (``num_classes``, ``with_pool``).
+
+    Returns:
+        ShuffleNetV2: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import shufflenet_v2_swish
+        >>> model = shufflenet_v2_swish()
+    """
+    return _shufflenet_v2("shufflenet_v2_swish", pretrained=pretrained, scale=1.0, act="swish",
+                          **kwargs)

@@ -6,6 +6,7 @@ import paddle_hl as paddle
 import paddle_hl.nn.functional as F
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import build_model
 
 __all__ = []
@@ -111,6 +112,7 @@ def _squeezenet(arch, version, pretrained, **kwargs):
     return build_model(SqueezeNet, arch, pretrained, model_urls, version, **kwargs)
 
 
+@register_model
 def squeezenet1_0(pretrained: bool = False, **kwargs) -> SqueezeNet:
     """SqueezeNet 1.0.
 
@@ -128,6 +130,7 @@ def squeezenet1_0(pretrained: bool = False, **kwargs) -> SqueezeNet:
     return _squeezenet("squeezenet1_0", "1.0", pretrained, **kwargs)
 
 
+@register_model
 def squeezenet1_1(pretrained: bool = False, **kwargs) -> SqueezeNet:
     """SqueezeNet 1.1 (2.4x less computation than 1.0, same accuracy).
 

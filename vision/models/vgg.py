@@ -5,6 +5,7 @@ from __future__ import annotations
 import paddle_hl as paddle
 from paddle_hl import nn
 
+from ._registry import register_model
 from ._utils import build_model
 
 __all__ = []
@@ -105,7 +106,9 @@ def _vgg(depth, pretrained, batch_norm, **kwargs):
     return build_model(make, arch, pretrained, model_urls, **kwargs)
 
 
-_DOC = """VGG-{depth}; ``batch_norm=True`` adds a BatchNorm2D after every conv.
+@register_model
+def vgg11(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
+    """VGG-11; ``batch_norm=True`` adds a BatchNorm2D after every conv.
 
     Args:
         pretrained (bool, optional): load Paddle's ImageNet weights (published for
@@ -117,26 +120,67 @@ _DOC = """VGG-{depth}; ``batch_norm=True`` adds a BatchNorm2D after every conv.
         VGG: the model.
 
     Examples:
-        >>> from paddle_hl.vision.models import vgg{depth}
-        >>> model = vgg{depth}(batch_norm=True)
+        >>> from paddle_hl.vision.models import vgg11
+        >>> model = vgg11(batch_norm=True)
     """
-
-
-def vgg11(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
     return _vgg(11, pretrained, batch_norm, **kwargs)
 
 
+@register_model
 def vgg13(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
+    """VGG-13; ``batch_norm=True`` adds a BatchNorm2D after every conv.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights (published for
+            vgg16 and vgg19 without batch norm). Default: False.
+        batch_norm (bool, optional): use batch normalization. Default: False.
+        **kwargs: passed to :class:`VGG` (``num_classes``, ``with_pool``).
+
+    Returns:
+        VGG: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import vgg13
+        >>> model = vgg13(batch_norm=True)
+    """
     return _vgg(13, pretrained, batch_norm, **kwargs)
 
 
+@register_model
 def vgg16(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
+    """VGG-16; ``batch_norm=True`` adds a BatchNorm2D after every conv.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights (published for
+            vgg16 and vgg19 without batch norm). Default: False.
+        batch_norm (bool, optional): use batch normalization. Default: False.
+        **kwargs: passed to :class:`VGG` (``num_classes``, ``with_pool``).
+
+    Returns:
+        VGG: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import vgg16
+        >>> model = vgg16(batch_norm=True)
+    """
     return _vgg(16, pretrained, batch_norm, **kwargs)
 
 
+@register_model
 def vgg19(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
+    """VGG-19; ``batch_norm=True`` adds a BatchNorm2D after every conv.
+
+    Args:
+        pretrained (bool, optional): load Paddle's ImageNet weights (published for
+            vgg16 and vgg19 without batch norm). Default: False.
+        batch_norm (bool, optional): use batch normalization. Default: False.
+        **kwargs: passed to :class:`VGG` (``num_classes``, ``with_pool``).
+
+    Returns:
+        VGG: the model.
+
+    Examples:
+        >>> from paddle_hl.vision.models import vgg19
+        >>> model = vgg19(batch_norm=True)
+    """
     return _vgg(19, pretrained, batch_norm, **kwargs)
-
-
-for _depth, _fn in ((11, vgg11), (13, vgg13), (16, vgg16), (19, vgg19)):
-    _fn.__doc__ = _DOC.format(depth=_depth)
