@@ -37,7 +37,9 @@ def switch(new_generator=None, new_para_name_checker=None):
     """Make ``new_generator`` (a fresh one when None) the current generator.
 
     Returns:
-        The previous generator (pass it back to ``switch`` to restore it).
+        tuple: ``(previous_generator, previous_name_checker)``, as Paddle returns them:
+        ``switch(*old)`` restores them. (paddle_hl keeps no separate parameter-name checker;
+        its slot is None.)
     """
     old = _param.name_generator[0]
     if new_generator is None:
@@ -46,7 +48,7 @@ def switch(new_generator=None, new_para_name_checker=None):
         raise TypeError("unique_name.switch: new_generator must be a generator returned by "
                         f"switch(), got {type(new_generator).__name__}")
     _param.name_generator[0] = new_generator
-    return old
+    return old, None
 
 
 @contextlib.contextmanager
@@ -61,4 +63,4 @@ def guard(new_generator=None):
     try:
         yield
     finally:
-        switch(old)
+        switch(*old)

@@ -19,7 +19,7 @@ def _names(lib):
         out.append(u.generate("fc"))
     old = u.switch()
     out.append(u.generate("fc"))
-    u.switch(old)
+    u.switch(*old)  # switch returns (generator, name checker)
     return out
 
 
