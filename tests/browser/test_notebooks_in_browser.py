@@ -92,7 +92,7 @@ def lab(tmp_path_factory):
     # a copy, so that running the notebooks leaves the checkout clean (profiler logs, ...)
     shutil.copytree(REPO / "notebooks", work / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "profiler_log"))
-    for extra in ("quickstart.py",):
+    for extra in ("quickstart.py", "hubconf.py"):
         if (REPO / extra).exists():
             shutil.copy(REPO / extra, work / extra)
     settings = work / ".settings"
@@ -158,12 +158,12 @@ def browser(lab):
             b.close()
 
 
-# Installed in the page before the cells run: it samples every live chart every 100 ms and
-# keeps each distinct state with the number of epoch markers (circles) it shows.
+# Installed in the page before the cells run: on every DOM change (and every 100 ms) it keeps
+# each distinct state of every live chart with the number of epoch markers (circles) it shows.
 _MONITOR = """
 () => {
   window.__phl = {charts: []};
-  setInterval(() => {
+  const record = () => {
     document.querySelectorAll('.phl-run').forEach((run, i) => {
       const c = run.querySelector('.phl-chart');
       if (!c) return;
@@ -172,7 +172,12 @@ _MONITOR = """
       const n = c.querySelectorAll('circle').length;
       if (!a.length || a[a.length - 1][1] !== key) a.push([n, key, performance.now()]);
     });
-  }, 100);
+  };
+  // every DOM change, not a timer: each widget update from the kernel is seen even when
+  // epochs end faster than a polling interval
+  new MutationObserver(record).observe(document.body,
+                                       {childList: true, subtree: true, characterData: true});
+  setInterval(record, 100);
 }
 """
 
