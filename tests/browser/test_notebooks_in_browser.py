@@ -395,9 +395,10 @@ def test_notebook_in_jupyterlab(lab, browser, shots, capsys, notebook):
                 epochs = sum(1 for r in rows if r["label"].startswith("Epoch"))
                 states = history[i] if i < len(history) and history[i] else []
                 counts = sorted({n for n, _k, _t in states if n > 0})
+                # at least one redraw per epoch (a fast first epoch may end before the chart's
+                # empty state is ever painted, so that state is not required)
                 assert len(counts) >= epochs, (
                     f"the chart showed {counts} epoch-marker counts for {epochs} epochs")
-                assert len(states) >= epochs + 1, states
 
         # timelines respond
         tls = page.locator(".phl-tl")
