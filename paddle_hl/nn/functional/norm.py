@@ -554,8 +554,10 @@ def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NC
         idx[caxis] = slice(j, j + c)
         term = padded[tuple(idx)]
         acc = term if acc is None else acc + term
-    # alpha, k and beta act as float32 attributes in Paddle
-    div = _math.pow((acc / float(size)) * _eps(alpha) + _eps(k), _eps(beta))
+    # alpha, k and beta act as float32 attributes in Paddle on float32 input; float64 input
+    # uses them in full
+    cast = float if x._data.dtype == np.float64 else _eps
+    div = _math.pow((acc / float(size)) * cast(alpha) + cast(k), cast(beta))
     return x / div
 
 
