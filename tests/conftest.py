@@ -40,6 +40,21 @@ def _gpu_available():
     return backend.cupy_module() is not None
 
 
+# PADDLE_HL_TEST_DEVICE=gpu runs the whole suite with the GPU as the default device (tests that
+# name a device keep it); the run refuses to start without CuPy and a GPU rather than
+# quietly testing the CPU again.
+TEST_DEVICE = __import__("os").environ.get("PADDLE_HL_TEST_DEVICE", "cpu").lower()
+
+
+def pytest_configure(config):
+    if TEST_DEVICE not in ("cpu", "gpu"):
+        raise pytest.UsageError(f"PADDLE_HL_TEST_DEVICE must be 'cpu' or 'gpu', got "
+                                f"{TEST_DEVICE!r}")
+    if TEST_DEVICE == "gpu" and not _gpu_available():
+        raise pytest.UsageError("PADDLE_HL_TEST_DEVICE=gpu needs CuPy and a CUDA GPU "
+                                "(pip install 'paddle_hl[gpu]')")
+
+
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 
 
@@ -56,11 +71,13 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _fresh_state():
-    """Each test starts with the default dtype, grad mode on, and a fixed seed."""
+    """Each test starts with the default dtype, grad mode on, the suite's device (CPU unless
+    PADDLE_HL_TEST_DEVICE says otherwise) and a fixed seed."""
     from paddle_hl.framework import state
 
     paddle_hl.set_default_dtype("float32")
     state.grad_enabled = True
+    paddle_hl.set_device(TEST_DEVICE)
     np.random.seed(0)
     seed = getattr(paddle_hl, "seed", None)
     if seed is not None:
