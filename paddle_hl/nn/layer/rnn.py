@@ -453,6 +453,7 @@ class _BuiltinCell(RNNCellBase):
         if st.shape != [batch, self.hidden_size]:
             raise ValueError(f"{type(self).__name__}: expected {what} of shape [batch_size="
                              f"{batch}, hidden_size={self.hidden_size}], got {st.shape}")
+        _check_state_dtype(st, type(self).__name__, what)
 
     def _zeros(self, inputs):
         xp = backend.get_array_module(inputs._data)
@@ -605,6 +606,13 @@ def _fusable(cell):
             and not cell._forward_post_hooks)
 
 
+def _check_state_dtype(st, where, what):
+    """A recurrent state is floating point, as Paddle requires (an integer one is refused)."""
+    if not _dt.is_inexact_np(st._data.dtype):
+        raise ValueError(f"{where}: {what} must be a floating-point Tensor, got dtype "
+                         f"{st.dtype}")
+
+
 # ============================================================================ RNN drivers
 def _run_fused(cell, inputs, initial_states, mask, reverse, time_major, zero_pad, where):
     """Run a built-in cell over ``inputs`` with :func:`_seq_kernel`."""
@@ -635,6 +643,7 @@ def _run_fused(cell, inputs, initial_states, mask, reverse, time_major, zero_pad
         if st.shape != [batch, cell.hidden_size]:
             raise ValueError(f"{where}: expected initial state {what} of shape [batch_size="
                              f"{batch}, hidden_size={cell.hidden_size}], got {st.shape}")
+        _check_state_dtype(st, where, f"initial state {what}")
     res = apply(_seq_kernel, inputs, h0, c0, cell.weight_ih, cell.weight_hh, cell.bias_ih,
                 cell.bias_hh, mask, mode=cell._mode, reverse=bool(reverse),
                 time_major=bool(time_major), zero_pad=bool(zero_pad))
