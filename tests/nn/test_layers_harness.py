@@ -37,11 +37,11 @@ def _act(name, *args, shape=(2, 3, 4), known=None, **kw):
     return case(ident, lambda L: getattr(L.nn, name)(*args, **kw), [x(*shape)], known=known)
 
 
-_TRAIN_INT = {"int_input": "in training Paddle applies dropout to an int64 input and returns "
-                           "int64; paddle_hl raises TypeError ('x' must be a floating point "
-                           "Tensor)"}
-_EVAL_INT = {"int_input": "in eval mode Paddle returns an int64 input unchanged; paddle_hl "
-                          "raises TypeError ('x' must be a floating point Tensor)"}
+_TRAIN_INT = {"int_input": "an int64 x in training: Paddle documents float x only, yet runs an "
+                           "integer x through its float formula with every factor cast to "
+                           "int64 first (dropout2d with p=0.3 leaves kept values unscaled, "
+                           "alpha_dropout with p=0.5 returns zeros), a bug not copied: "
+                           "paddle_hl raises TypeError"}
 
 
 ACTIVATIONS = [
@@ -109,19 +109,14 @@ COMMON = [
     *case("Dropout-eval", lambda L: L.nn.Dropout(0.5), [x(2, 3)], mode="eval"),
     *case("Dropout-train", lambda L: L.nn.Dropout(0.5), [x(2, 3)], random=True),
     *case("Dropout-downscale-eval",
-          lambda L: L.nn.Dropout(0.3, mode="downscale_in_infer"), [x(2, 3)], mode="eval",
-          known={"dtype": "float64 eval output: Paddle scales by float32(0.7) (7.6e-9 away from "
-                          "x * 0.7); paddle_hl computes x * 0.7 exactly"}),
-    *case("Dropout2D-eval", lambda L: L.nn.Dropout2D(0.5), [x(2, 3, 2, 2)], mode="eval",
-          known=_EVAL_INT),
+          lambda L: L.nn.Dropout(0.3, mode="downscale_in_infer"), [x(2, 3)], mode="eval"),
+    *case("Dropout2D-eval", lambda L: L.nn.Dropout2D(0.5), [x(2, 3, 2, 2)], mode="eval"),
     *case("Dropout2D-train", lambda L: L.nn.Dropout2D(0.5), [x(2, 3, 2, 2)], random=True,
           known=_TRAIN_INT),
     *case("AlphaDropout-train", lambda L: L.nn.AlphaDropout(0.5), [x(2, 3)], random=True,
           known=_TRAIN_INT),
-    *case("Dropout3D-eval", lambda L: L.nn.Dropout3D(0.5), [x(2, 3, 2, 2, 2)], mode="eval",
-          known=_EVAL_INT),
-    *case("AlphaDropout-eval", lambda L: L.nn.AlphaDropout(0.5), [x(2, 3)], mode="eval",
-          known=_EVAL_INT),
+    *case("Dropout3D-eval", lambda L: L.nn.Dropout3D(0.5), [x(2, 3, 2, 2, 2)], mode="eval"),
+    *case("AlphaDropout-eval", lambda L: L.nn.AlphaDropout(0.5), [x(2, 3)], mode="eval"),
     *case("Flatten", lambda L: L.nn.Flatten(), [x(2, 3, 2, 2)]),
     *case("Flatten-1-2", lambda L: L.nn.Flatten(1, 2), [x(2, 3, 2, 2)]),
     *case("Unflatten", lambda L: L.nn.Unflatten(1, [2, 3]), [x(2, 6, 2)]),
