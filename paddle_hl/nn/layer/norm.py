@@ -613,6 +613,13 @@ class SpectralNorm(Layer):
     singular value of the weight seen as a matrix [weight_shape[dim], -1], estimated with
     ``power_iters`` power iterations from the vectors ``weight_u`` and ``weight_v``.
 
+    The backward holds the iterated u, v constant, so with W the weight matrix, G the output
+    gradient and sigma = u^T W v, the weight gets ``G / sigma - sum(G * W) / sigma**2 * u v^T``,
+    the derivative of ``W / sigma``. Paddle 2.6.2's backward gives
+    ``G / sigma - sum(W) * (u v^T * G) / sigma**2`` instead (the sum taken over W alone and
+    the product with G elementwise), which is not the derivative of its own forward: a bug
+    there, not copied. The forward and the buffers agree with Paddle.
+
     Args:
         weight_shape (list[int]): shape of the weights this layer normalizes.
         dim (int): the axis that becomes the matrix rows, 0 or 1. Default 0.
