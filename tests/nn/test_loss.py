@@ -403,13 +403,17 @@ def test_cross_entropy_matches_hard_onehot_soft():
                          soft_label=True)
     np.testing.assert_allclose(hard.numpy(), sl.numpy(), rtol=1e-12)
     # label smoothing on a non-last class axis equals the smoothed one-hot soft label (Paddle
-    # 2.6.2 takes the class count from the last dim here and fails)
+    # 2.6.2 takes the class count from the last dim here and fails); the smoothed target is
+    # built in float32, as Paddle builds it, also for float64 logits
     w = _unif(7, seed=6)
+    off = np.float32(0.3) / np.float32(7)
+    smoothed = np.where(soft == 1, (np.float32(1) - np.float32(0.3)) + off, off)
     for red in REDS:
         smooth = F.cross_entropy(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab), axis=1,
                                  weight=paddle_hl.to_tensor(w), label_smoothing=0.3,
                                  reduction=red)
-        ref = F.cross_entropy(paddle_hl.to_tensor(x), paddle_hl.to_tensor(soft * 0.7 + 0.3 / 7),
+        ref = F.cross_entropy(paddle_hl.to_tensor(x),
+                              paddle_hl.to_tensor(smoothed.astype(np.float64)),
                               axis=1, weight=paddle_hl.to_tensor(w), soft_label=True,
                               reduction=red)
         np.testing.assert_allclose(smooth.numpy(), ref.numpy(), rtol=1e-12)
@@ -522,13 +526,15 @@ def test_bce_clamps_log_at_minus_100():
 
 
 def test_multi_margin_weight_numpy():
-    """weight[label] scales each sample's loss (Paddle 2.6.2 broadcasts [N] against [N, 1] into
-    an [N, N] result here, an obvious bug; the documented [N] result is kept)."""
+    """weight[label] scales the margins inside the power, as Paddle documents:
+    sum_{j != y} max(0, w[y] * (margin - x[y] + x[j]))**p / C (Paddle 2.6.2 broadcasts [N]
+    against [N, 1] into an [N, N] result here, an obvious bug; the documented [N] result is
+    kept)."""
     x, lab, w = _randn(4, 5), _ints(5, 4, seed=1), _unif(5, seed=2)
     for p in (1, 2):
-        hinge = np.maximum(0, 1.0 - x[np.arange(4), lab][:, None] + x) ** p
+        hinge = np.maximum(0, w[lab][:, None] * (1.0 - x[np.arange(4), lab][:, None] + x)) ** p
         hinge[np.arange(4), lab] = 0
-        ref = hinge.sum(1) / 5 * w[lab]
+        ref = hinge.sum(1) / 5
         out = F.multi_margin_loss(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab), p=p,
                                   weight=paddle_hl.to_tensor(w), reduction="none")
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
