@@ -1,6 +1,7 @@
 """Losses: parity with Paddle 2.6.2 (values and input gradients, every reduction and option),
-float64 finite-difference gradients, 0-D reductions (B1), cross-entropy behaviours (B9, B70,
-B71), kl_div reductions (B72), reference formulas (B90), errors, and the loss layers."""
+float64 finite-difference gradients, 0-D reductions, cross-entropy behaviours (integer label
+dtypes, out-of-range and ignored labels, soft labels, probabilities), kl_div reductions,
+reference formulas, errors, and the loss layers."""
 
 from __future__ import annotations
 
@@ -290,7 +291,7 @@ def test_gradcheck(fn, build, opts):
     ("kl_div", lambda: [paddle_hl.randn([3, 4]), paddle_hl.rand([3, 4])]),
 ])
 def test_reductions_are_0d(name, args, reduction):
-    """B1: mean/sum losses are 0-D; float() / item() / numpy() work."""
+    """mean/sum losses are 0-D; float() / item() / numpy() work."""
     loss = getattr(F, name)(*args(), reduction=reduction)
     assert loss.shape == []
     assert loss.numpy().shape == ()
@@ -299,7 +300,7 @@ def test_reductions_are_0d(name, args, reduction):
 
 @pytest.mark.parametrize("ldtype", ["int16", "int32", "int64", "uint8"])
 def test_cross_entropy_integer_label_dtypes(ldtype):
-    """B9: int16 (and the other integer) labels work and agree with int64."""
+    """int16 (and the other integer) labels work and agree with int64."""
     x = paddle_hl.to_tensor(_randn(5, 4, dtype="float32"), stop_gradient=False)
     lab = _ints(4, 5, seed=3)
     ref = F.cross_entropy(x, paddle_hl.to_tensor(lab))
@@ -311,7 +312,7 @@ def test_cross_entropy_integer_label_dtypes(ldtype):
 
 @pytest.mark.parametrize("bad", [5, 7, -1])
 def test_cross_entropy_label_out_of_range(bad):
-    """B70: an out-of-range label (other than ignore_index) raises a clear IndexError."""
+    """an out-of-range label (other than ignore_index) raises a clear IndexError."""
     x = paddle_hl.randn([3, 5])
     with pytest.raises(IndexError, match="cross_entropy.*label"):
         F.cross_entropy(x, paddle_hl.to_tensor([0, bad, 1]))
@@ -320,7 +321,7 @@ def test_cross_entropy_label_out_of_range(bad):
 
 
 def test_cross_entropy_ignore_index_mean_not_nan():
-    """B70: 'mean' averages over the non-ignored items only and is never NaN."""
+    """'mean' averages over the non-ignored items only and is never NaN."""
     xn = _randn(4, 5, dtype="float32")
     x = paddle_hl.to_tensor(xn)
     lab = np.array([0, -100, 3, -100])
@@ -356,7 +357,7 @@ def test_nll_loss_ignore_index_numpy(reduction):
 
 @pytest.mark.parametrize("reduction", REDS)
 def test_cross_entropy_soft_label_weight_numpy(reduction):
-    """B71: soft_label=True with weight matches a NumPy reference."""
+    """soft_label=True with weight matches a NumPy reference."""
     x, y, w = _randn(5, 4), _soft(5, 4, seed=1), _unif(4, seed=2)
     per = -(y * _np_log_softmax(x)).sum(-1) * (y @ w)
     ref = {"none": per[:, None], "sum": per.sum(), "mean": per.sum() / (y @ w).sum()}
@@ -386,7 +387,7 @@ def test_cross_entropy_weight_gradient(kind, reduction):
 
 
 def test_cross_entropy_use_softmax_false_is_probabilities():
-    """B71: use_softmax=False treats the input as probabilities."""
+    """use_softmax=False treats the input as probabilities."""
     p = _soft(4, 6)
     lab = np.array([1, 0, 5, 2])
     out = F.cross_entropy(paddle_hl.to_tensor(p), paddle_hl.to_tensor(lab), use_softmax=False,
@@ -462,7 +463,7 @@ def test_softmax_with_cross_entropy_gradcheck_both_outputs():
 # ------------------------------------------------------------------ other behaviours
 @pytest.mark.parametrize("reduction", ["none", "batchmean", "mean", "sum"])
 def test_kl_div_reductions_numpy(reduction):
-    """B72: kl_div is correct for every reduction."""
+    """kl_div is correct for every reduction."""
     x, y = _np_log_softmax(_randn(3, 4)), _soft(3, 4, seed=1)
     y[0, 0] = 0.0
     per = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1)) - x), 0)
@@ -472,8 +473,8 @@ def test_kl_div_reductions_numpy(reduction):
     assert out.shape == ([3, 4] if reduction == "none" else [])
 
 
-def test_b90_reference_formulas():
-    """B90: SoftMarginLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss and
+def test_margin_and_embedding_losses_match_reference_formulas():
+    """SoftMarginLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss and
     MultiLabelSoftMarginLoss match their formulas."""
     nn = paddle_hl.nn
     t = paddle_hl.to_tensor
@@ -887,7 +888,7 @@ def test_layer_errors_name_the_layer():
 
 
 def test_implementation_modules_export_nothing():
-    """B17: implementation modules have an empty __all__."""
+    """implementation modules have an empty __all__."""
     import paddle_hl.nn.functional.distance as fd
     import paddle_hl.nn.functional.extension as fe
     import paddle_hl.nn.functional.loss as fl

@@ -56,7 +56,7 @@ class _BatchNormBase(Layer):
         super().__init__()
         kind = type(self).__name__
         num_features = _positive_int(num_features, kind, "num_features")
-        # B79: the dtype in force now is the parameters' dtype for good
+        # the default dtype in force at construction is the parameters' dtype for good
         self._dtype = _dt.get_default_dtype()
         self._num_features = num_features
         self._momentum = momentum
@@ -124,7 +124,7 @@ class _BatchNormBase(Layer):
 
 
 class BatchNorm1D(_BatchNormBase):
-    """Batch normalization over a [N, C] or [N, C, L] input (B79).
+    """Batch normalization over a [N, C] or [N, C, L] input.
 
     Args:
         num_features (int): C.
@@ -335,7 +335,7 @@ class BatchNorm(Layer):
 # ---------------------------------------------------------------- layer / group / instance
 
 class LayerNorm(Layer):
-    """Layer normalization over the trailing ``normalized_shape`` dims (B80).
+    """Layer normalization over the trailing ``normalized_shape`` dims.
 
     Args:
         normalized_shape (int|list[int]): the trailing dims normalized together.
@@ -478,7 +478,7 @@ class _InstanceNormBase(Layer):
 
 
 class InstanceNorm1D(_InstanceNormBase):
-    """Instance normalization of a [N, C] or [N, C, L] input (B80).
+    """Instance normalization of a [N, C] or [N, C, L] input.
 
     Args:
         num_features (int): C.
