@@ -375,3 +375,24 @@ def test_spectral_norm_known_mismatch_is_paddles_formula(oracle):
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(grads["paddle_hl"], g / sigma - (g * w).sum() * uv / sigma ** 2,
                                rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- integer inputs
+def test_integer_input_rules_without_the_oracle():
+    """The integer-input rules the checker holds to Paddle, checked without it: sigmoid and
+    tanh refuse an integer x; channel dropouts and alpha dropout return it unchanged outside
+    training and refuse it in training."""
+    F = paddle_hl.nn.functional
+    xi = paddle_hl.to_tensor(np.arange(-8, 40).reshape(2, 3, 2, 4))
+    for fn in (F.sigmoid, F.tanh):
+        with pytest.raises(TypeError, match=f"{fn.__name__}: argument 'x' has dtype int64"):
+            fn(xi)
+    for fn in (F.dropout2d, F.alpha_dropout):
+        assert fn(xi, 0.5, training=False) is xi
+        with pytest.raises(TypeError, match=f"{fn.__name__}: 'x' must be a floating point"):
+            fn(xi, 0.5)
+    x5 = paddle_hl.to_tensor(np.arange(48).reshape(2, 3, 2, 2, 2))
+    assert F.dropout3d(x5, 0.5, training=False) is x5
+    for layer in (paddle_hl.nn.Dropout2D(0.3), paddle_hl.nn.AlphaDropout(0.3)):
+        layer.eval()
+        np.testing.assert_array_equal(layer(xi).numpy(), xi.numpy())

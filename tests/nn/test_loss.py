@@ -1003,3 +1003,70 @@ def test_losses_on_device(device):
         paddle_hl.set_device(prev)
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-9)
         np.testing.assert_allclose(t.grad.numpy(), tc.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ integer inputs and targets
+_F32 = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
+_I64 = np.array([[1, 0, 2], [0, 1, 1]], np.int64)
+
+
+@pytest.mark.parametrize("fn, args, arg", [
+    (F.mse_loss, (_F32, _I64), "label"),
+    (F.l1_loss, (_F32, _I64), "label"),
+    (F.smooth_l1_loss, (_F32, _I64), "label"),
+    (F.binary_cross_entropy_with_logits, (_F32, _I64), "label"),
+    (F.kl_div, (_F32, _I64), "label"),
+    (F.margin_ranking_loss, (_F32, _I64, _F32), "other"),
+    (F.margin_ranking_loss, (_F32, _F32, _I64), "label"),
+    (F.triplet_margin_loss, (_F32, _I64, _F32), "positive"),
+    (F.triplet_margin_loss, (_F32, _F32, _I64), "negative"),
+    (F.triplet_margin_with_distance_loss, (_F32, _F32, _I64), "negative"),
+    (F.gaussian_nll_loss, (_F32, _I64, np.ones((2, 3), np.float32)), "label"),
+    (F.gaussian_nll_loss, (_F32, _F32, _I64), "variance"),
+    (F.multi_label_soft_margin_loss, (_F32, _I64), "label"),
+    (lambda x, y: F.cross_entropy(x, y, soft_label=True), (_F32, _I64), "label"),
+])
+def test_integer_float_targets_are_refused(fn, args, arg):
+    """Targets Paddle documents (and its kernels require) as floating point: an integer one
+    raises TypeError naming the loss, the argument and the dtype, as Paddle refuses it."""
+    ts = [paddle_hl.to_tensor(a) for a in args]
+    with pytest.raises(TypeError, match=rf"'{arg}' must be a floating point tensor.*int64"):
+        fn(*ts)
+
+
+def test_integer_inputs_soft_and_multi_margin_compute_in_float32():
+    """soft_margin_loss and multi_margin_loss compute an integer input in the default float
+    dtype, as Paddle does; the values are those of the same input given as floats."""
+    lab = paddle_hl.to_tensor(np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]], np.float32))
+    got = F.soft_margin_loss(paddle_hl.to_tensor(_I64), lab)
+    assert got.dtype == paddle_hl.float32
+    ref = F.soft_margin_loss(paddle_hl.to_tensor(_I64.astype(np.float32)), lab)
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-7)
+    cls = paddle_hl.to_tensor(np.array([2, 0]))
+    got = F.multi_margin_loss(paddle_hl.to_tensor(_I64), cls, reduction="none")
+    assert got.dtype == paddle_hl.float32
+    ref = F.multi_margin_loss(paddle_hl.to_tensor(_I64.astype(np.float32)), cls,
+                              reduction="none")
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-7)
+    with pytest.raises(TypeError, match="soft_margin_loss: 'input'.*bool"):
+        F.soft_margin_loss(paddle_hl.to_tensor(_I64 > 0), lab)
+
+
+def test_poisson_nll_refuses_an_integer_input():
+    """Paddle documents float inputs only (its dynamic mode truncates the label to the
+    integer input's dtype, a bug not copied)."""
+    with pytest.raises(TypeError, match="poisson_nll_loss: 'input'.*int64"):
+        F.poisson_nll_loss(paddle_hl.to_tensor(_I64), paddle_hl.to_tensor(_F32))
+
+
+def test_multi_margin_float64_takes_off_paddles_float32_target_term():
+    """Without weight, the target class's share margin**p / C is taken off as a float32
+    constant, as Paddle does: float64 losses differ from the exact formula by that rounding
+    only (and so agree with Paddle's)."""
+    x, lab = _randn(4, 3), _ints(3, 4, seed=1)
+    hinge = np.maximum(0, 1.0 - x[np.arange(4), lab][:, None] + x)
+    exact = hinge.sum(1) / 3 - 1.0 / 3
+    got = F.multi_margin_loss(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab),
+                              reduction="none").numpy()
+    np.testing.assert_allclose(got, exact + (1.0 / 3 - float(np.float32(1) / np.float32(3))),
+                               rtol=0, atol=1e-15)
