@@ -905,8 +905,10 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
     # The smoothed target is ``off`` everywhere plus ``on`` at the label. Paddle builds it in
     # float32 whatever the input's dtype (label_smooth on a float32 one-hot, then a cast), so
     # the same rounded values are used here: float64 losses agree with Paddle's
-    off = float(np.float32(smoothing) / np.float32(c)) if smoothing else 0.0
-    on = float(np.float32(np.float32(1) - np.float32(smoothing)) + np.float32(off)) - off
+    on, off = 1.0, 0.0
+    if smoothing:
+        off = float(np.float32(smoothing) / np.float32(c))
+        on = float(np.float32(np.float32(1) - np.float32(smoothing)) + np.float32(off)) - off
     if use_softmax:
         m = x3.max(axis=1, keepdims=True) if c else xp.zeros((pre, 1, post), wd)
         e = x3 - m
