@@ -94,6 +94,46 @@ _map_source_tree_domains()
 
 globals().update(_tensor_lib.api_names())
 
+
+def _attach_tensor_methods():
+    """Tensor methods whose code lives above the op library (signal, nn, sparse): attached
+    here, at the top of the stack, and loading their module on first call."""
+
+    def stft(self, *args, **kwargs):
+        from .signal import stft
+
+        return stft(self, *args, **kwargs)
+
+    def istft(self, *args, **kwargs):
+        from .signal import istft
+
+        return istft(self, *args, **kwargs)
+
+    def create_parameter(*args, **kwargs):
+        """``Tensor.create_parameter`` is ``paddle.create_parameter``."""
+        from .nn.layer.layers import create_parameter as create
+
+        return create(*args, **kwargs)
+
+    def to_sparse_coo(self, sparse_dim):
+        """This tensor in sparse COO layout with ``sparse_dim`` sparse leading dims."""
+        from .sparse._tensor import dense_to_coo
+
+        return dense_to_coo(self, int(sparse_dim))
+
+    def to_sparse_csr(self):
+        """This 2-D/3-D tensor in sparse CSR layout."""
+        from .sparse._tensor import dense_to_csr
+
+        return dense_to_csr(self)
+
+    Tensor.stft, Tensor.istft = stft, istft
+    Tensor.create_parameter = staticmethod(create_parameter)
+    Tensor.to_sparse_coo, Tensor.to_sparse_csr = to_sparse_coo, to_sparse_csr
+
+
+_attach_tensor_methods()
+
 # Domains and heavier subpackages load on first attribute access.
 _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",
          "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",

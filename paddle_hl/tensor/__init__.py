@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import types
 
+from ..framework import engine
 from ..framework.registry import collect_api, family_modules
 from ..framework.tensor import Tensor
 from . import creation, linalg, manipulation, math, stat
 from ._helpers import OPERATOR
+from ._unbroadcast import unbroadcast_tensor
 
 __all__ = []
 
@@ -40,35 +42,7 @@ def _attach():
                 name, fn = entry, getattr(mod, entry)
             setattr(Tensor, name, fn)
     _attach_operators()
-    _attach_lazy_methods()
-
-
-def _lazy_method(module, name):
-    """A Tensor method whose function lives in a module loaded on first call."""
-
-    def method(self, *args, **kwargs):
-        import importlib
-
-        fn = getattr(importlib.import_module(module), name)
-        setattr(Tensor, name, fn)  # later calls go straight to the function
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
-
-
-def _create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
-                      default_initializer=None):
-    """``Tensor.create_parameter`` is ``paddle.create_parameter``."""
-    from ..nn.layer.layers import create_parameter
-
-    return create_parameter(shape, dtype, name, attr, is_bias, default_initializer)
-
-
-def _attach_lazy_methods():
-    for name in ("stft", "istft"):
-        setattr(Tensor, name, _lazy_method("paddle_hl.signal", name))
-    Tensor.create_parameter = staticmethod(_create_parameter)
+    engine.attach_tensor_ops(math.add, unbroadcast_tensor)
 
 
 def _swap(fn):

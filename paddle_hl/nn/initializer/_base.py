@@ -8,7 +8,6 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework.tensor import Tensor
 
@@ -150,24 +149,3 @@ def set_global_initializer(weight_init, bias_init=None):
 def _global_initializer(is_bias: bool):
     """The initializer set by :func:`set_global_initializer` for this kind, or None."""
     return _global_bias if is_bias else _global_weight
-
-
-def _default_initializer_for(is_bias: bool, dtype=None):
-    """The initializer a parameter gets when neither its ParamAttr nor its layer names one.
-
-    The global initializer when set; otherwise zeros for biases and Xavier-uniform for float
-    weights. Non-float weights have no default (Paddle refuses them).
-    """
-    from .common import Constant, XavierUniform
-
-    glob = _global_initializer(is_bias)
-    if glob is not None:
-        return glob
-    if is_bias:
-        return Constant(0.0)
-    if dtype is not None and not _dt.is_float_np(_dt.to_np(dtype)):
-        raise TypeError(f"create_parameter: cannot create a parameter of dtype "
-                        f"{_dt.convert(dtype).name} with the default initializer (float16, "
-                        "bfloat16, float32, float64 only); pass default_initializer or a "
-                        "ParamAttr initializer that fits the dtype")
-    return XavierUniform()

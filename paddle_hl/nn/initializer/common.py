@@ -13,10 +13,11 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
 from ...framework.tensor import Tensor
-from ._base import Initializer, calculate_gain, compute_fans
+from ._base import Initializer, _global_initializer, calculate_gain, compute_fans
 
 __all__ = []
 
@@ -245,3 +246,22 @@ class KaimingUniform(_Kaiming):
         gain, fi = self._gain_over_fan(shape)
         limit = gain * math.sqrt(3.0 / fi) if fi > 0 else 0.0
         return _rnd.uniform_array(shape, _draw_dtype(dtype), -limit, limit, place)
+
+
+def _default_initializer_for(is_bias: bool, dtype=None):
+    """The initializer a parameter gets when neither its ParamAttr nor its layer names one.
+
+    The global initializer when set; otherwise zeros for biases and Xavier-uniform for float
+    weights. Non-float weights have no default (Paddle refuses them).
+    """
+    glob = _global_initializer(is_bias)
+    if glob is not None:
+        return glob
+    if is_bias:
+        return Constant(0.0)
+    if dtype is not None and not _dt.is_float_np(_dt.to_np(dtype)):
+        raise TypeError(f"create_parameter: cannot create a parameter of dtype "
+                        f"{_dt.convert(dtype).name} with the default initializer (float16, "
+                        "bfloat16, float32, float64 only); pass default_initializer or a "
+                        "ParamAttr initializer that fits the dtype")
+    return XavierUniform()
