@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-from . import tensor as _tensor_lib
 from .framework._printing import set_printoptions
 from .framework.dtype import DType as dtype
 from .framework.dtype import (
@@ -49,50 +48,349 @@ from .framework.place import (
 )
 from .framework.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .framework.tensor import Tensor
+from .tensor import __all__ as _tensor_names
+from .tensor import (
+    abs,
+    abs_,
+    acos,
+    acos_,
+    acosh,
+    add,
+    add_n,
+    addmm,
+    addmm_,
+    all,
+    allclose,
+    amax,
+    amin,
+    angle,
+    any,
+    arange,
+    argmax,
+    argmin,
+    argsort,
+    as_complex,
+    as_real,
+    as_strided,
+    asin,
+    asinh,
+    assign,
+    atan,
+    atan2,
+    atan_,
+    atanh,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    bernoulli,
+    bincount,
+    bitwise_and,
+    bitwise_and_,
+    bitwise_not,
+    bitwise_not_,
+    bitwise_or,
+    bitwise_or_,
+    bitwise_xor,
+    bitwise_xor_,
+    bmm,
+    broadcast_shape,
+    broadcast_tensors,
+    broadcast_to,
+    bucketize,
+    cast,
+    cast_,
+    cauchy_,
+    cdist,
+    ceil,
+    chunk,
+    clip,
+    clone,
+    combinations,
+    complex,
+    concat,
+    conj,
+    cos,
+    cos_,
+    cosh,
+    count_nonzero,
+    crop,
+    cross,
+    cummax,
+    cummin,
+    cumprod,
+    cumprod_,
+    cumsum,
+    cumsum_,
+    cumulative_trapezoid,
+    deg2rad,
+    diag,
+    diag_embed,
+    diagflat,
+    diagonal,
+    diagonal_scatter,
+    diff,
+    digamma,
+    digamma_,
+    dist,
+    divide,
+    divide_,
+    dot,
+    einsum,
+    empty,
+    empty_like,
+    equal,
+    equal_,
+    equal_all,
+    erf,
+    erf_,
+    erfinv,
+    exp,
+    expand,
+    expand_as,
+    expm1,
+    expm1_,
+    eye,
+    flatten,
+    flip,
+    floor,
+    floor_divide,
+    floor_divide_,
+    floor_mod,
+    floor_mod_,
+    fmax,
+    fmin,
+    frac,
+    frac_,
+    frexp,
+    full,
+    full_like,
+    gather,
+    gather_nd,
+    gcd,
+    gcd_,
+    geometric_,
+    get_cuda_rng_state,
+    get_rng_state,
+    greater_equal,
+    greater_equal_,
+    greater_than,
+    greater_than_,
+    heaviside,
+    histogram,
+    hypot,
+    hypot_,
+    i0,
+    i0_,
+    i0e,
+    i1,
+    i1e,
+    imag,
+    increment,
+    index_add,
+    index_add_,
+    index_fill,
+    index_fill_,
+    index_put,
+    index_put_,
+    index_sample,
+    index_select,
+    inner,
+    is_complex,
+    is_empty,
+    is_floating_point,
+    is_integer,
+    is_tensor,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    kron,
+    kthvalue,
+    lcm,
+    lcm_,
+    ldexp,
+    ldexp_,
+    lerp,
+    less_equal,
+    less_equal_,
+    less_than,
+    less_than_,
+    lgamma,
+    lgamma_,
+    linspace,
+    log,
+    log1p,
+    log2,
+    log2_,
+    log10,
+    log10_,
+    log_,
+    logaddexp,
+    logcumsumexp,
+    logical_and,
+    logical_and_,
+    logical_not,
+    logical_not_,
+    logical_or,
+    logical_or_,
+    logical_xor,
+    logit,
+    logit_,
+    logspace,
+    logsumexp,
+    masked_fill,
+    masked_fill_,
+    masked_select,
+    matmul,
+    max,
+    maximum,
+    mean,
+    median,
+    meshgrid,
+    min,
+    minimum,
+    mm,
+    mod,
+    mod_,
+    mode,
+    moveaxis,
+    multigammaln,
+    multigammaln_,
+    multinomial,
+    multiplex,
+    multiply,
+    multiply_,
+    mv,
+    nan_to_num,
+    nan_to_num_,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    neg,
+    neg_,
+    nextafter,
+    nonzero,
+    normal,
+    normal_,
+    not_equal,
+    numel,
+    ones,
+    ones_like,
+    outer,
+    poisson,
+    polar,
+    polygamma,
+    polygamma_,
+    pow,
+    pow_,
+    prod,
+    put_along_axis,
+    quantile,
+    rad2deg,
+    rand,
+    randint,
+    randint_like,
+    randn,
+    randperm,
+    rank,
+    real,
+    reciprocal,
+    remainder,
+    remainder_,
+    renorm,
+    renorm_,
+    repeat_interleave,
+    reshape,
+    reshape_,
+    reverse,
+    roll,
+    rot90,
+    round,
+    rsqrt,
+    scale,
+    scatter,
+    scatter_,
+    scatter_nd,
+    scatter_nd_add,
+    searchsorted,
+    seed,
+    select_scatter,
+    set_cuda_rng_state,
+    set_rng_state,
+    sgn,
+    shape,
+    shard_index,
+    sign,
+    sin,
+    sin_,
+    sinh,
+    sinh_,
+    slice,
+    sort,
+    split,
+    sqrt,
+    square,
+    square_,
+    squeeze,
+    squeeze_,
+    stack,
+    standard_normal,
+    stanh,
+    std,
+    strided_slice,
+    subtract,
+    sum,
+    t,
+    t_,
+    take,
+    take_along_axis,
+    tan,
+    tan_,
+    tanh,
+    tanh_,
+    tensordot,
+    tile,
+    to_tensor,
+    tolist,
+    topk,
+    trace,
+    transpose,
+    transpose_,
+    trapezoid,
+    tril,
+    tril_,
+    tril_indices,
+    triu,
+    triu_,
+    triu_indices,
+    trunc,
+    trunc_,
+    unbind,
+    unflatten,
+    unfold,
+    uniform,
+    unique,
+    unique_consecutive,
+    unsqueeze,
+    unsqueeze_,
+    unstack,
+    vander,
+    var,
+    view,
+    view_as,
+    vsplit,
+    where,
+    where_,
+    zeros,
+    zeros_like,
+)
 
 # Paddle code branches on ``paddle.__version__``: report the Paddle release whose API this is, and
 # keep paddle_hl's own release in ``__hl_version__`` (see paddle_hl/version.py)
 __version__ = "2.6.2"
 __hl_version__ = "0.1.0"
 
-_DOMAINS = ("vision", "audio", "text", "geometric", "hub")
-
-
-def _map_source_tree_domains():
-    """Running a script from a source checkout puts the repository root first on sys.path, so
-    this folder is imported directly, and the domain folders (vision/, hub/, ...) sit beside it
-    rather than inside it. Map them in as setup.py does for installs (a no-op when installed)."""
-    import importlib.abc
-    import importlib.util
-    import os
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.exists(os.path.join(root, "setup.py")):
-        return
-
-    class _DomainFinder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            parts = name.split(".")
-            if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _DOMAINS:
-                return None
-            base = os.path.join(root, *parts[1:])
-            if os.path.isfile(os.path.join(base, "__init__.py")):
-                return importlib.util.spec_from_file_location(
-                    name, os.path.join(base, "__init__.py"), submodule_search_locations=[base])
-            if os.path.isfile(base + ".py"):
-                return importlib.util.spec_from_file_location(name, base + ".py")
-            return None
-
-    # first on the path: the folders beside this paddle_hl win over an editable install of
-    # another checkout, whose finder would otherwise hand out that checkout's domains
-    if not any(type(f).__name__ == "_DomainFinder" for f in sys.meta_path):
-        sys.meta_path.insert(0, _DomainFinder())
-
-
-_map_source_tree_domains()
-
-globals().update(_tensor_lib.api_names())
 
 
 def _attach_tensor_methods():
@@ -161,6 +459,17 @@ _LAZY_NAMES = {
 }
 
 
+__all__ = [
+    "Tensor", "dtype", "bool", "bfloat16", "float16", "float32", "float64", "int8", "int16",
+    "int32", "int64", "uint8", "complex64", "complex128", "finfo", "iinfo", "get_default_dtype",
+    "set_default_dtype", "set_printoptions", "grad", "get_flags", "set_flags", "LazyGuard",
+    "batch", "check_shape", "disable_signal_handler", "disable_static", "enable_static",
+    "in_dynamic_mode", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "get_device",
+    "is_compiled_with_cuda", "set_device", "enable_grad", "is_grad_enabled", "no_grad",
+    "set_grad_enabled", *_LAZY_NAMES, *_tensor_names,
+]
+
+
 def __getattr__(name):
     target = _LAZY_NAMES.get(name)
     if target is not None:
@@ -169,14 +478,7 @@ def __getattr__(name):
         globals()[name] = value
         return value
     if name in _LAZY:
-        try:
-            mod = _importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            # a subpackage not present in this install reads as a missing attribute, so that
-            # hasattr() and getattr(paddle, name, default) work as on Paddle
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'") from None
+        mod = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = mod
         return mod
     raise AttributeError(f"module 'paddle_hl' has no attribute '{name}'")

@@ -492,7 +492,7 @@ class Tensor:
     def clear_gradient(self, *args, **kwargs):
         """Reset ``.grad``: zero-filled by default, dropped (None) by ``clear_gradient(False)``.
 
-        As in Paddle, ``set_to_zero`` is read only when passed positionally (B35).
+        As in Paddle, ``set_to_zero`` is read only when passed positionally.
         """
         set_to_zero = bool(args[0]) if args else True
         if self._grad is None:

@@ -80,7 +80,7 @@ _LINEAR_GAINS = ("sigmoid", "linear", "conv1d", "conv2d", "conv3d", "conv1d_tran
 
 
 def calculate_gain(nonlinearity, param=None):
-    """The recommended gain of an activation, used to scale initial weights (B86).
+    """The recommended gain of an activation, used to scale initial weights.
 
     Args:
         nonlinearity (str): one of 'sigmoid', 'linear', 'conv1d', 'conv2d', 'conv3d',
@@ -122,7 +122,7 @@ _global_bias = None
 
 
 def set_global_initializer(weight_init, bias_init=None):
-    """Use ``weight_init`` / ``bias_init`` for every parameter created afterwards (B88).
+    """Use ``weight_init`` / ``bias_init`` for every parameter created afterwards.
 
     The global initializer replaces a layer's built-in default (e.g. Conv2D's Kaiming weights or
     BatchNorm's ones) but not an initializer given explicitly through ``ParamAttr``. Pass

@@ -1,8 +1,8 @@
 """Elementwise initializers: Constant, Assign, Normal, TruncatedNormal, Uniform, Xavier, Kaiming.
 
 Random draws go through ``paddle_hl.framework.random`` so that ``paddle.seed`` makes initial
-parameters repeat (B88); values are drawn on the parameter's device and written in its dtype
-(float16 parameters get float16 values directly, B87).
+parameters repeat; values are drawn on the parameter's device and written in its dtype
+(float16 parameters get float16 values directly).
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class _Kaiming(Initializer):
 
 
 class KaimingNormal(_Kaiming):
-    """He normal: N(0, std**2) with ``std = gain / sqrt(fan_in)`` (B86).
+    """He normal: N(0, std**2) with ``std = gain / sqrt(fan_in)``.
 
     Args:
         fan_in (float, optional): fan in; computed from the shape when None.
@@ -233,7 +233,7 @@ class KaimingNormal(_Kaiming):
 
 
 class KaimingUniform(_Kaiming):
-    """He uniform: U[-limit, limit] with ``limit = gain * sqrt(3 / fan_in)`` (B86).
+    """He uniform: U[-limit, limit] with ``limit = gain * sqrt(3 / fan_in)``.
 
     Args:
         fan_in (float, optional): fan in; computed from the shape when None.
