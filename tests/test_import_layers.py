@@ -116,6 +116,7 @@ class _Imports(ast.NodeVisitor):
         self.depth = 0
         self.aliases = {}  # local name -> module, for attribute chains through a package
         self.found = []
+        self.missing = []  # (line, module) imported from a module that does not exist
 
     def _add(self, node, target):
         target = _owner(target)
@@ -147,6 +148,8 @@ class _Imports(ast.NodeVisitor):
             mod = node.module or ""
         if mod.split(".")[0] != "paddle_hl":
             return
+        if mod not in MODULES:
+            self.missing.append((node.lineno, mod))
         for a in node.names:
             sub = f"{mod}.{a.name}"
             self._add(node, sub if sub in MODULES else mod)
@@ -189,12 +192,13 @@ class _Imports(ast.NodeVisitor):
 
 
 def _edges():
-    edges = []
+    edges, missing = [], []
     for name, (path, is_pkg) in MODULES.items():
         v = _Imports(name, is_pkg)
         v.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
         edges.extend((name, target, line, lazy) for line, target, lazy in v.found)
-    return edges
+        missing.extend(f"{path.relative_to(ROOT)}:{line}: {mod}" for line, mod in v.missing)
+    return edges, missing
 
 
 RANK = {prefix: i for i, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
@@ -225,7 +229,11 @@ def _where(module, line):
     return f"{MODULES[module][0].relative_to(ROOT)}:{line}"
 
 
-EDGES = _edges()
+EDGES, MISSING = _edges()
+
+
+def test_imports_name_modules_that_exist():
+    assert not MISSING, "imports from modules that do not exist:\n" + "\n".join(MISSING)
 
 
 def test_every_module_has_a_layer():

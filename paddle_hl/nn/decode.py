@@ -11,6 +11,8 @@ import numpy as np
 from .. import backend
 from ..framework.tensor import Tensor, _wrap
 from ..tensor.manipulation import stack
+from .functional.activation import log_softmax
+from .functional.extension import gather_tree
 from .layer.rnn import _flatten, _map, _pack
 
 __all__ = ["BeamSearchDecoder", "dynamic_decode"]
@@ -150,7 +152,6 @@ class BeamSearchDecoder:
 
     def _beam_search_step(self, time, logits, next_cell_states, beam_state):
         p = _ops()
-        from ..functional.activation import log_softmax  # noqa: PLC0415
 
         batch = logits.shape[0]
         vocab = logits.shape[-1]
@@ -193,7 +194,6 @@ class BeamSearchDecoder:
     def finalize(self, outputs, final_states, sequence_lengths):
         """Backtrack the parent pointers: returns ``(predicted_ids [time, batch, beam],
         final_states)``."""
-        from ..functional.extension import gather_tree  # noqa: PLC0415
 
         return gather_tree(outputs.predicted_ids, outputs.parent_ids), final_states
 
