@@ -37,7 +37,7 @@ class L2Decay(WeightDecayRegularizer):
 
 
 class L1Decay(WeightDecayRegularizer):
-    """L1 weight decay: adds ``coeff * sign(param)`` to the gradient (B95)."""
+    """L1 weight decay: adds ``coeff * sign(param)`` to the gradient."""
 
     def apply(self, p, g):
         return g + self._coeff * backend.get_array_module(p).sign(p)

@@ -187,7 +187,7 @@ def _exists(ns, n):
         return False
 
 
-def test_inplace_method_only_names_are_not_top_level():  # B29
+def test_inplace_method_only_names_are_not_top_level():
     for name in ["clip_", "scale_", "add_", "subtract_", "ceil_", "floor_", "exp_",
                  "reciprocal_", "round_", "sqrt_", "rsqrt_", "flatten_"]:
         assert not hasattr(paddle_hl, name), name

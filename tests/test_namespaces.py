@@ -1,4 +1,4 @@
-"""B17: public names come only from the documented namespaces; implementation modules export
+"""Public names come only from the documented namespaces; implementation modules export
 nothing with ``import *``; there is no ``paddle_hl.fluid``."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ EXTRA_PUBLIC = {"paddle_hl.amp.debugging", "paddle_hl.regularizer", "paddle_hl.s
                 "paddle_hl.utils.unique_name", "paddle_hl.utils.datasets",
                 "paddle_hl.hapi.progressbar",
                 "paddle_hl.hapi.callbacks", "paddle_hl.distributed.launch",
+                # the op library and the decoder module, as Paddle lays them out
+                "paddle_hl.tensor", "paddle_hl.nn.decode",
                 *(f"paddle_hl.nn.initializer.{m}" for m in (
                     "assign", "constant", "dirac", "initializer", "kaiming", "normal",
                     "orthogonal", "uniform", "xavier"))}
@@ -77,3 +79,45 @@ def test_implementation_modules_export_nothing():
         if getattr(mod, "__all__", None) != []:
             leaking.append(name)
     assert not leaking, f"implementation modules without __all__ = []: {leaking}"
+
+
+def test_tensor_categories_are_exported_by_name():
+    """Every public function of a tensor category is imported by name into paddle.tensor and the
+    top-level namespace (the same object), and nothing else is."""
+    from paddle_hl import tensor
+
+    listed = []
+    for category in tensor.CATEGORIES:
+        for name in category.API:
+            assert getattr(tensor, name) is getattr(category, name), name
+            assert getattr(paddle_hl, name) is getattr(category, name), name
+            listed.append(name)
+    assert sorted(tensor.__all__) == sorted(listed)
+    assert set(tensor.__all__) <= set(paddle_hl.__all__)
+
+
+def test_domains_are_mapped_by_the_installation():
+    """vision/, audio/, ... are packages of the install (pyproject's package-dir), not found by
+    an import hook of paddle_hl's."""
+    import sys
+
+    assert not [f for f in sys.meta_path if "Domain" in type(f).__name__]
+    root = pathlib.Path(paddle_hl.__file__).resolve().parents[1]
+    for d in DOMAINS:
+        mod = importlib.import_module(f"paddle_hl.{d}")
+        assert pathlib.Path(mod.__file__).resolve() == root / d / "__init__.py"
+
+
+def test_the_core_reaches_a_domain_only_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, paddle_hl, paddle_hl.nn, paddle_hl.optimizer, paddle_hl.io, "
+            "paddle_hl.metric, paddle_hl.hapi, paddle_hl.amp, paddle_hl.profiler, "
+            "paddle_hl.incubate\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[:2] in "
+            f"[['paddle_hl', d] for d in {DOMAINS!r}]))\n"
+            "print(paddle_hl.vision.models.LeNet.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0] == "[]" and out[1] == "LeNet"

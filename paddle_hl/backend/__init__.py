@@ -6,6 +6,8 @@ time a GPU is asked for, so importing paddle_hl never pays for it.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
 __all__ = []
@@ -26,6 +28,9 @@ def cupy_module():
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 _cupy_error = "CuPy is installed but no CUDA device is visible"
             else:
+                # the GPU kernels register with _numpy.for_array; loading the submodule binds
+                # the package attribute _cupy to it, so the CuPy module is assigned after
+                importlib.import_module(f"{__name__}._cupy")
                 _cupy = cupy
         except Exception as e:  # ImportError, or a CUDA runtime error without a driver
             _cupy_error = f"CuPy is not usable here ({type(e).__name__}: {e})"

@@ -59,3 +59,6 @@ def scatter_add(size, index, values):
     out = cupy.zeros(size, dtype=values.dtype)
     cupyx.scatter_add(out, index, values)
     return out
+
+
+_np_kernels._gpu_kernels = sys.modules[__name__]

@@ -65,13 +65,16 @@ def tune_malloc():
     return _malloc_tuned
 
 
+# The GPU kernel module: backend/_cupy.py builds on this one and registers itself here when
+# backend.cupy_module() loads it, so this module never imports it back.
+_gpu_kernels = None
+
+
 def for_array(arr):
     """The kernel module for ``arr``: this one for NumPy arrays, ``_cupy`` for CuPy arrays."""
     if type(arr) is np.ndarray or isinstance(arr, np.ndarray):
         return _this
-    from . import _cupy  # noqa: PLC0415  (CuPy is optional and imported on first GPU use)
-
-    return _cupy
+    return _gpu_kernels
 
 
 def out_slices(offset, stride, dilation, out_size):

@@ -66,7 +66,7 @@ class MultiprocessContext:
         self.progress = None
         show = options.get("progress")
         if show is None:
-            from ..hapi.progressbar import in_notebook
+            from ..notebook._env import in_notebook
 
             show = in_notebook()
         if show:

@@ -176,11 +176,24 @@ def _as_grad_array(g, t, create_graph, where):
     return arr
 
 
+# Tensor-level ops that create_graph=True needs (the gradient sum and the un-broadcast of a
+# gradient, built from differentiable ops). The op library sits above the engine: it hands
+# them over when it attaches its operators to Tensor (see attach_tensor_ops).
+_tensor_add = None
+_unbroadcast_tensor = None
+
+
+def attach_tensor_ops(add, unbroadcast_tensor):
+    """Called once by ``paddle_hl.tensor``: the differentiable ``add`` and
+    ``unbroadcast_tensor(g, shape)`` used when the backward pass builds a graph."""
+    global _tensor_add, _unbroadcast_tensor
+    _tensor_add = add
+    _unbroadcast_tensor = unbroadcast_tensor
+
+
 def _add(a, b, create_graph):
     if create_graph:
-        from ..tensor.math import add
-
-        return add(a, b)
+        return _tensor_add(a, b)
     return a + b
 
 
@@ -580,8 +593,7 @@ def _higher_order(node, grads):
         else:
             inputs.append(e)
     out = rule(inputs, gts, **node.attrs) if node.attrs else rule(inputs, gts)
-    from ..tensor._unbroadcast import unbroadcast_tensor
-
+    unbroadcast_tensor = _unbroadcast_tensor
     fixed = []
     for x, g in zip(inputs, out):
         if g is None or not isinstance(x, Tensor):

@@ -69,7 +69,7 @@ class Parameter(Tensor):
     @property
     def block(self):
         """The global block of the default main program, which initializers take as ``block``."""
-        from ..static import default_main_program
+        from .program import default_main_program
 
         return default_main_program().global_block()
 

@@ -114,9 +114,8 @@ class Tensor:
 
     @property
     def T(self):  # noqa: N802
-        from ..tensor.manipulation import transpose
-
-        return transpose(self, list(range(self.ndim))[::-1])
+        # transpose is attached by the op library (paddle_hl.tensor), which sits above Tensor
+        return self.transpose(list(range(self.ndim))[::-1])
 
     @property
     def data(self):
@@ -203,7 +202,7 @@ class Tensor:
     @property
     def block(self):
         """The global block of the default main program (where dygraph tensors live)."""
-        from ..static import default_main_program
+        from .program import default_main_program
 
         return default_main_program().global_block()
 
@@ -216,20 +215,8 @@ class Tensor:
     is_sparse_coo = is_sparse_csr = is_selected_rows = is_sparse
 
     # ------------------------------------------------------------------ layouts
-    # The sparse layouts live in paddle_hl.sparse (imported on first use); these are the dense
-    # tensor's side of the sparse Tensor methods.
-    def to_sparse_coo(self, sparse_dim):
-        """This tensor in sparse COO layout with ``sparse_dim`` sparse leading dims."""
-        from ..sparse._tensor import dense_to_coo
-
-        return dense_to_coo(self, int(sparse_dim))
-
-    def to_sparse_csr(self):
-        """This 2-D/3-D tensor in sparse CSR layout."""
-        from ..sparse._tensor import dense_to_csr
-
-        return dense_to_csr(self)
-
+    # to_sparse_coo / to_sparse_csr are attached by the top-level namespace: the sparse layouts
+    # live in paddle_hl.sparse, above Tensor, and load on first use.
     def to_dense(self):
         return self
 
@@ -505,7 +492,7 @@ class Tensor:
     def clear_gradient(self, *args, **kwargs):
         """Reset ``.grad``: zero-filled by default, dropped (None) by ``clear_gradient(False)``.
 
-        As in Paddle, ``set_to_zero`` is read only when passed positionally (B35).
+        As in Paddle, ``set_to_zero`` is read only when passed positionally.
         """
         set_to_zero = bool(args[0]) if args else True
         if self._grad is None:

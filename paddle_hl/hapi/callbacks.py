@@ -127,7 +127,7 @@ def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, s
                      log_freq=2, verbose=2, save_freq=1, save_dir=None, metrics=None,
                      mode="train"):
     """The CallbackList Model.fit/evaluate/predict use: ProgBarLogger first when verbose and
-    none is given, then the user's callbacks, then ModelCheckpoint and LRScheduler (B116)."""
+    none is given, then the user's callbacks, then ModelCheckpoint and LRScheduler."""
     cbks = list(callbacks or [])
     if not any(isinstance(k, ProgBarLogger) for k in cbks) and verbose:
         cbks = [ProgBarLogger(log_freq, verbose=verbose)] + cbks
@@ -153,7 +153,7 @@ def _fmt(v):
         return " ".join(_fmt(x) for x in v)
     if isinstance(v, np.ndarray):
         v = v.reshape(-1)
-        if v.dtype == np.uint16:  # a bf16 loss stored as raw bits (B121)
+        if v.dtype == np.uint16:  # a bf16 loss stored as raw bits
             v = (v.astype(np.uint32) << 16).view(np.float32)
         v = v[0] if v.size == 1 else v
         if isinstance(v, np.ndarray):

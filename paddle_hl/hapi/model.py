@@ -546,7 +546,7 @@ class Model:
 
     def evaluate(self, eval_data, batch_size=1, log_freq=10, verbose=2, num_workers=0,
                  callbacks=None, num_iters=None):
-        """Evaluate; returns ``{'loss': [...], metric_name: value, ...}`` (B118)."""
+        """Evaluate; returns ``{'loss': [...], metric_name: value, ...}``."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         cbks = config_callbacks(callbacks, model=self, log_freq=log_freq,
                                 verbose=verbose if self._logs_here() else 0,

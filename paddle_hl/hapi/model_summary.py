@@ -196,7 +196,7 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002
     """
     text, info, rows = summary_string(net, input_size, dtypes, input)
     info = _SummaryInfo(info)
-    from .progressbar import in_notebook
+    from ..notebook._env import in_notebook
 
     if in_notebook():
         try:

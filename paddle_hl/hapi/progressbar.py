@@ -12,34 +12,9 @@ import time
 
 import numpy as np
 
+from ..notebook._env import in_notebook
+
 __all__ = []
-
-_IN_NOTEBOOK = None
-
-
-def in_notebook() -> bool:
-    """True inside a Jupyter kernel with a front end that renders widgets."""
-    global _IN_NOTEBOOK
-    if _IN_NOTEBOOK is None:
-        _IN_NOTEBOOK = False
-        ipy = sys.modules.get("IPython")
-        if ipy is not None:
-            try:
-                shell = ipy.get_ipython()
-            except Exception:
-                shell = None
-            _IN_NOTEBOOK = shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-    return _IN_NOTEBOOK
-
-
-def format_time(seconds_per_step: float) -> str:
-    """Paddle's step time: ``30ms/step``, ``975us/step`` or ``2s/step``."""
-    if seconds_per_step >= 1:
-        return f"{seconds_per_step:.0f}s/step"
-    if seconds_per_step >= 1e-3:
-        return f"{seconds_per_step * 1e3:.0f}ms/step"
-    return f"{seconds_per_step * 1e6:.0f}us/step"
-
 
 def _fmt_number(v) -> str:
     """Paddle's number format in progress lines: 4 decimals, scientific below 1e-3."""
@@ -229,7 +204,9 @@ def make_display(verbose):
         try:
             from ..notebook.progress import NotebookDisplay
 
-            return NotebookDisplay(verbose)
+            # with verbose=2 the widget also prints Paddle's log lines, written by the text
+            # display handed to it
+            return NotebookDisplay(verbose, log=TextDisplay(2) if verbose == 2 else None)
         except ImportError:  # ipywidgets missing: fall back to text
             pass
     return TextDisplay(verbose)

@@ -109,7 +109,7 @@ class WeightedRandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """A random permutation of exactly ``indices`` (B110)."""
+    """A random permutation of exactly ``indices``."""
 
     def __init__(self, indices):
         if len(indices) == 0:
@@ -128,7 +128,7 @@ class SubsetRandomSampler(Sampler):
 class BatchSampler(Sampler):
     """Group the indices of ``sampler`` (or of a dataset, in order or shuffled) into batches.
 
-    ``dataset`` may be any sized object (B109).
+    ``dataset`` may be any sized object.
     """
 
     def __init__(self, dataset=None, sampler=None, shuffle=False, batch_size=1, drop_last=False):

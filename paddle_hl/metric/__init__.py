@@ -1,6 +1,6 @@
 """paddle_hl.metric: streaming evaluation metrics for ``Model.fit/evaluate``.
 
-Protocol (B119): per batch, ``compute(*outputs, *labels)`` runs on Tensors, then
+Protocol: per batch, ``compute(*outputs, *labels)`` runs on Tensors, then
 ``update(*numpy_results)``; ``accumulate()`` gives the running value under ``name()``.
 """
 

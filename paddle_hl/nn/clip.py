@@ -32,7 +32,7 @@ def _array(g):
 
 
 def _acc_dtype(dtype):
-    """Norms of low-precision gradients are accumulated in float32 (B103)."""
+    """Norms of low-precision gradients are accumulated in float32."""
     return np.float32 if dtype in _dt.LOW_FLOATS else dtype
 
 
@@ -108,7 +108,7 @@ class ClipGradByNorm(_PerGradClip):
     """Rescale each gradient separately so that its L2 norm is at most ``clip_norm``.
 
     A gradient whose norm is already ``<= clip_norm`` is kept; all-zero gradients stay zero
-    (never NaN, B103).
+    (never NaN).
 
     Args:
         clip_norm (float): the largest allowed norm of one gradient.
@@ -133,7 +133,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
 
     ``global_norm = sqrt(sum over params of ||g||^2)``; every gradient is multiplied by
     ``clip_norm / max(global_norm, clip_norm)``. Works with float16 gradients (the norm is
-    accumulated in float32, B103).
+    accumulated in float32).
 
     Args:
         clip_norm (float): the largest allowed global norm.
@@ -185,6 +185,3 @@ class ClipGradByGlobalNorm(ClipGradBase):
             new = (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
             out.append((p, _wrap(new)))
         return out
-
-
-API = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue"]

@@ -3,8 +3,34 @@
 In Paddle this name is the module ``paddle.nn.layer.loss``; its public classes are re-exported.
 """
 
-from .layer import loss as _loss
+from .layer.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HSigmoidLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    RNNTLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 
-__all__ = sorted(k for k, v in vars(_loss).items() if not k.startswith("_")
-                 and isinstance(v, type) and v.__module__ == _loss.__name__)
-globals().update({k: getattr(_loss, k) for k in __all__})
+__all__ = [
+    "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "GaussianNLLLoss", "HSigmoidLoss", "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss",
+    "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss",
+    "RNNTLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss"
+]

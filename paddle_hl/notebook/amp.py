@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import math
 
+from ._env import in_notebook
+
 __all__ = []
 
 _W, _H = 520, 170  # chart size in px
@@ -22,21 +24,6 @@ _FG = "var(--jp-ui-font-color1,#212121)"
 _FG2 = "var(--jp-ui-font-color2,#5f5f5f)"
 _GRID = "var(--jp-border-color2,#e0e0e0)"
 _PLOT_BG = "var(--jp-layout-color1,#fafafa)"
-
-_notebook = [None]
-
-
-def in_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (checked once)."""
-    if _notebook[0] is None:
-        try:
-            from IPython import get_ipython
-
-            ip = get_ipython()
-            _notebook[0] = ip is not None and "IPKernelApp" in getattr(ip, "config", {})
-        except ImportError:
-            _notebook[0] = False
-    return _notebook[0]
 
 
 def _fmt(v: float) -> str:

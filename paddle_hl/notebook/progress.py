@@ -28,8 +28,8 @@ import time
 
 import ipywidgets as widgets  # imported here on purpose: without it make_display falls back
 
-from ..hapi.progressbar import TextDisplay, format_time
 from . import _env
+from ._env import format_time
 from .charts import LiveChart, add_record, scalars
 from .tables import HTMLTable
 
@@ -173,10 +173,13 @@ class NotebookDisplay:
         chart (bool, optional): draw the live chart during ``fit``. Default True.
         record (bool, optional): display the static record (table and chart) when a run ends.
             Default True.
+        log (optional): a text display (``hapi.progressbar.TextDisplay``) that also receives
+            every call, e.g. to print Paddle's log lines with verbose=2. Default None.
     """
 
     def __init__(self, verbose, display=None, clock=time.perf_counter, interval=0.5,
-                 chart_interval=1.0, budget=0.01, max_rows=12, chart=True, record=True):
+                 chart_interval=1.0, budget=0.01, max_rows=12, chart=True, record=True,
+                 log=None):
         global _LAST
         self.verbose = verbose
         self._show = display or _env.display
@@ -187,7 +190,7 @@ class NotebookDisplay:
         self.max_rows = max_rows
         self._want_chart = chart
         self._want_record = record
-        self._log = TextDisplay(2) if verbose == 2 else None
+        self._log = log
         self._start = clock()
         self._spent = 0.0
         self._setup = 0.0

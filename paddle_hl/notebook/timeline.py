@@ -402,13 +402,17 @@ root.querySelectorAll("table.phl-sum").forEach(tb=>{
 _JS = _JS.replace("__SORT__", _SORT_JS)
 
 
-def summary_html(result, sorted_by=None, op_detail=True, thread_sep=False, time_unit="ms",
-                 views=None, with_flops=False):
-    """The summary tables of ``result`` as HTML (click a column header to sort)."""
-    from ..profiler._statistic import SortedKeys, build_tables
+def summary_html(tables):
+    """Summary tables as HTML (click a column header to sort).
 
-    tables = build_tables(result, sorted_by or SortedKeys.CPUTotal, op_detail, thread_sep,
-                          time_unit, views, with_flops)
+    Args:
+        tables (list): the profiler's finished tables, each with ``title``, ``preamble``,
+            ``time_unit``, ``columns``, ``rows`` (``(level, cells)``; level None is a section
+            line), ``keys`` (sort keys per row or None) and ``notes``.
+
+    Returns:
+        str: the HTML tables.
+    """
     out = []
     for t in tables:
         cap = html.escape(t.title)
@@ -453,29 +457,21 @@ def summary_html(result, sorted_by=None, op_detail=True, thread_sep=False, time_
     return "\n".join(out)
 
 
-def summary_block_html(result, sorted_by=None, op_detail=True, thread_sep=False,
-                       time_unit="ms", views=None, with_flops=False) -> str:
+def summary_block_html(tables) -> str:
     """The summary tables on their own, styled and sortable (what ``Profiler.summary`` shows
     in a notebook).
 
     Args:
-        result (ProfilerResult): the recorded (or loaded) profiling data.
-        sorted_by (SortedKeys, optional): order of the operator tables.
-        op_detail (bool, optional): list each op's GPU kernels under it.
-        thread_sep (bool, optional): one operator table per thread.
-        time_unit (str, optional): time unit of the tables. Defaults to ``'ms'``.
-        views (SummaryView|list[SummaryView], optional): the tables to show (all if None).
-        with_flops (bool, optional): fill the FLOPs column of the operator table.
+        tables (list): the profiler's finished tables (see :func:`summary_html`).
 
     Returns:
         str: the HTML block.
     """
     uid = "phl-sum-" + uuid.uuid4().hex[:12]
-    tables = summary_html(result, sorted_by, op_detail, thread_sep, time_unit, views,
-                          with_flops)
+    body = summary_html(tables)
     js = ("(function(){const root=document.getElementById(" + json.dumps(uid) +
           ");if(!root||root.dataset.ready)return;root.dataset.ready='1';" + _SORT_JS + "})();")
-    return (f"<div class='phl-summary' id='{uid}'><style>{_CSS}</style>{tables}"
+    return (f"<div class='phl-summary' id='{uid}'><style>{_CSS}</style>{body}"
             f"<script>{js}</script></div>")
 
 
@@ -483,37 +479,31 @@ class SummaryTables:
     """``Profiler.summary``'s tables: HTML in Jupyter, Paddle's text elsewhere.
 
     Args:
-        result (ProfilerResult): the data.
+        tables (list): the profiler's finished tables (see :func:`summary_html`).
         text (str): Paddle's text tables (``repr``).
-        **kwargs: options of :func:`summary_block_html`.
     """
 
-    def __init__(self, result, text, **kwargs):
-        self._result = result
+    def __init__(self, tables, text):
+        self._tables = tables
         self._text = text
-        self._options = kwargs
 
     def _repr_html_(self):
-        return summary_block_html(self._result, **self._options)
+        return summary_block_html(self._tables)
 
     def __repr__(self):
         return self._text
 
 
-def timeline_html(result, max_events=200_000, summary=False, sorted_by=None, time_unit="ms",
-                  views=None, with_flops=False):
+def timeline_html(result, max_events=200_000, tables=None):
     """One self-contained HTML block: the interactive timeline, then the summary tables.
 
     Args:
-        result (ProfilerResult): the recorded (or loaded) profiling data.
+        result (ProfilerResult): the recorded (or loaded) profiling data; its ``events`` and
+            ``trees()`` are drawn.
         max_events (int, optional): draw at most this many events (the longest ones are
             kept). Defaults to 200000.
-        summary (bool, optional): append the sortable summary tables (``Profiler.summary``
-            shows them on their own). Defaults to False.
-        sorted_by (SortedKeys, optional): initial order of the operator tables.
-        time_unit (str, optional): time unit of the tables. Defaults to ``'ms'``.
-        views (SummaryView|list[SummaryView], optional): the tables to show (all if None).
-        with_flops (bool, optional): fill the FLOPs column of the operator table.
+        tables (list, optional): the profiler's finished summary tables to append, sortable
+            (see :func:`summary_html`); None draws the timeline alone.
 
     Returns:
         str: the HTML.
@@ -525,8 +515,7 @@ def timeline_html(result, max_events=200_000, summary=False, sorted_by=None, tim
     if data["dropped"]:
         note += f" ({data['dropped']} shortest not drawn)"
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    tables = summary_html(result, sorted_by, True, False, time_unit, views, with_flops) \
-        if summary else ""
+    tables = summary_html(tables) if tables else ""
     js = _JS.replace("__UID__", json.dumps(uid)).replace("__DATA__", payload)
     return (f"<div class='phl-tl' id='{uid}'><style>{_CSS}</style>"
             "<div class='phl-bar'><b>paddle_hl profiler timeline</b>"
@@ -552,12 +541,14 @@ class Timeline:
     Args:
         result (ProfilerResult): the data (``Profiler.profiler_result`` or
             ``load_profiler_result(path)``).
-        **kwargs: options of :func:`timeline_html` (``max_events``, ``summary``, ...).
+        tables (list, optional): summary tables to draw under the timeline (the profiler
+            builds them: ``Profiler.timeline(summary=True)``).
+        max_events (int, optional): draw at most this many events. Defaults to 200000.
     """
 
-    def __init__(self, result, **kwargs):
+    def __init__(self, result, tables=None, max_events=200_000):
         self.result = result
-        self.options = kwargs
+        self.options = {"tables": tables, "max_events": max_events}
 
     @property
     def html(self):

@@ -5,12 +5,11 @@ reads, user ``RecordEvent`` ranges and per-step spans; ``summary()`` prints Padd
 ``export()`` writes Chrome traces, and ``timeline()`` draws them inline in Jupyter.
 """
 
-from ._statistic import SortedKeys
+from ._statistic import SortedKeys, SummaryView
 from .profiler import (
     Profiler,
     ProfilerState,
     ProfilerTarget,
-    SummaryView,
     export_chrome_tracing,
     export_protobuf,
     make_scheduler,

@@ -17,11 +17,13 @@ Sources of events:
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import weakref
 
 from ..framework import state
+from ._result import Event, MemEvent, ProfilerResult
 
 __all__ = []
 
@@ -208,8 +210,6 @@ class Recorder:
 
     def finish(self):
         """The ProfilerResult of this window (after :meth:`deactivate`)."""
-        from ._result import from_recorder
-
         return from_recorder(self)
 
     def gpu_times(self):
@@ -356,3 +356,46 @@ def remove_patches():
         for (cls, attr), orig in _patched.items():
             setattr(cls, attr, orig)
         _patched.clear()
+
+
+def from_recorder(rec):
+    """Turn a stopped Recorder's raw tuples into a ProfilerResult."""
+    p0 = rec.t_perf0
+    w0 = rec.t_wall0
+
+    def ns(t):
+        return w0 + int(round((t - p0) * 1e9))
+
+    names = {}
+    events = []
+    threads = {}
+    for i, (fn, t0, t1, th, phase, info) in enumerate(rec.ops):
+        tid = th.ident
+        threads[tid] = th.name
+        nm = names.get(fn)
+        if nm is None:
+            nm = names[fn] = _op_name(fn)
+        args = {"id": i, "phase": "backward" if phase else "forward"}
+        if info is not None:
+            args["input_shapes"] = info[0]
+            args["input_dtypes"] = info[1]
+            args["output_shapes"] = info[2]
+        events.append(Event(nm + "_grad" if phase else nm, "Operator", ns(t0), ns(t1), tid,
+                            args))
+    for name, typ, t0, t1, tid, args in rec.spans:
+        events.append(Event(name, typ, ns(t0), ns(t1), tid, dict(args) if args else None))
+    for idx, dev, start, dur in rec.gpu_times():
+        op = events[idx]
+        events.append(Event(op.name, "Kernel", ns(start), ns(start + dur), 0,
+                            {"stream": 0, "correlation": idx}, f"gpu:{dev}", idx))
+    mem = []
+    for t, tid, kind, nbytes, place, addr, cur, peak in rec.mem:
+        mem.append(MemEvent(ns(t), tid, kind, nbytes, place, addr, cur, peak))
+    proc, system = cpu_utilization(rec)
+    threads.update(rec.thread_names())
+    extra = {"pid": os.getpid(), "thread_names": {str(k): v for k, v in threads.items()},
+             "Process Cpu Utilization": f"{proc:.6f}",
+             "span_indx": getattr(rec, "span_indx", 0)}
+    if system is not None:
+        extra["System Cpu Utilization"] = f"{system:.6f}"
+    return ProfilerResult(events, mem, extra)

@@ -193,20 +193,20 @@ class ProfilerResult:
     def summary(self, sorted_by=None, op_detail=True, thread_sep=False, time_unit="ms",
                 views=None):
         """Print Paddle's summary tables for this result (see ``Profiler.summary``)."""
+        from . import _views
         from ._statistic import SortedKeys, build_text
-        from .profiler import _show_in_notebook
 
         sorted_by = sorted_by or SortedKeys.CPUTotal
         text = build_text(self, sorted_by, op_detail, thread_sep, time_unit, views)
-        if not _show_in_notebook(self, text, sorted_by=sorted_by, op_detail=op_detail,
-                                 thread_sep=thread_sep, time_unit=time_unit, views=views):
+        if not _views.show_summary(self, text, sorted_by, op_detail, thread_sep, time_unit,
+                                   views):
             print(text)
 
     def timeline(self, **kwargs):
         """An interactive timeline of this result for notebooks (see notebook.timeline)."""
-        from ..notebook.timeline import Timeline
+        from . import _views
 
-        return Timeline(self, **kwargs)
+        return _views.timeline(self, **kwargs)
 
     def _repr_html_(self):
         return self.timeline(summary=True)._repr_html_()  # the result shows everything
@@ -381,48 +381,3 @@ def _int_tid(tid):
     if isinstance(tid, int):
         return tid % (1 << 31)
     return zlib.crc32(str(tid).encode()) % (1 << 31)
-
-
-def from_recorder(rec):
-    """Turn a stopped Recorder's raw tuples into a ProfilerResult."""
-    from ._recorder import _op_name, cpu_utilization
-
-    p0 = rec.t_perf0
-    w0 = rec.t_wall0
-
-    def ns(t):
-        return w0 + int(round((t - p0) * 1e9))
-
-    names = {}
-    events = []
-    threads = {}
-    for i, (fn, t0, t1, th, phase, info) in enumerate(rec.ops):
-        tid = th.ident
-        threads[tid] = th.name
-        nm = names.get(fn)
-        if nm is None:
-            nm = names[fn] = _op_name(fn)
-        args = {"id": i, "phase": "backward" if phase else "forward"}
-        if info is not None:
-            args["input_shapes"] = info[0]
-            args["input_dtypes"] = info[1]
-            args["output_shapes"] = info[2]
-        events.append(Event(nm + "_grad" if phase else nm, "Operator", ns(t0), ns(t1), tid,
-                            args))
-    for name, typ, t0, t1, tid, args in rec.spans:
-        events.append(Event(name, typ, ns(t0), ns(t1), tid, dict(args) if args else None))
-    for idx, dev, start, dur in rec.gpu_times():
-        op = events[idx]
-        events.append(Event(op.name, "Kernel", ns(start), ns(start + dur), 0,
-                            {"stream": 0, "correlation": idx}, f"gpu:{dev}", idx))
-    mem = []
-    for t, tid, kind, nbytes, place, addr, cur, peak in rec.mem:
-        mem.append(MemEvent(ns(t), tid, kind, nbytes, place, addr, cur, peak))
-    proc, system = cpu_utilization(rec)
-    threads.update(rec.thread_names())
-    extra = {"pid": os.getpid(), "thread_names": {str(k): v for k, v in threads.items()},
-             "Process Cpu Utilization": f"{proc:.6f}",
-             "span_indx": getattr(rec, "span_indx", 0)}
-    if system is not None:
-        extra["System Cpu Utilization"] = f"{system:.6f}"
-    return ProfilerResult(events, mem, extra)

@@ -23,6 +23,20 @@ from enum import Enum
 __all__ = []
 
 
+class SummaryView(Enum):
+    """The tables ``Profiler.summary`` can print (``views=``)."""
+
+    DeviceView = 0
+    OverView = 1
+    ModelView = 2
+    DistributedView = 3
+    KernelView = 4
+    OperatorView = 5
+    MemoryView = 6
+    MemoryManipulationView = 7
+    UDFView = 8
+
+
 class SortedKeys(Enum):
     """How the operator, kernel and user-defined tables are ordered.
 
@@ -515,8 +529,6 @@ def memory_tables(result):
 def build_tables(result, sorted_by, op_detail=True, thread_sep=False, time_unit="ms",
                  views=None, with_flops=False):
     """The summary :class:`Table` list for ``views`` (None: all of them)."""
-    from .profiler import SummaryView
-
     if time_unit not in _UNITS:
         raise ValueError(f"Profiler.summary: time_unit must be one of {list(_UNITS)}, got "
                          f"{time_unit!r}")

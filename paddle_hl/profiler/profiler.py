@@ -10,25 +10,11 @@ from enum import Enum
 from typing import Any, Union
 from warnings import warn
 
-from . import _recorder, _timer
+from . import _recorder, _timer, _views
 from ._statistic import SortedKeys, build_text
 from .utils import RecordEvent, TracerEventType
 
 __all__ = []
-
-
-class SummaryView(Enum):
-    """The tables ``Profiler.summary`` can print (``views=``)."""
-
-    DeviceView = 0
-    OverView = 1
-    ModelView = 2
-    DistributedView = 3
-    KernelView = 4
-    OperatorView = 5
-    MemoryView = 6
-    MemoryManipulationView = 7
-    UDFView = 8
 
 
 class ProfilerState(Enum):
@@ -472,10 +458,8 @@ class Profiler:
         if self.profiler_result is not None:
             text = build_text(self.profiler_result, sorted_by, op_detail, thread_sep,
                               time_unit, views, self.with_flops)
-            if not _show_in_notebook(self.profiler_result, text, sorted_by=sorted_by,
-                                     op_detail=op_detail, thread_sep=thread_sep,
-                                     time_unit=time_unit, views=views,
-                                     with_flops=self.with_flops):
+            if not _views.show_summary(self.profiler_result, text, sorted_by, op_detail,
+                                       thread_sep, time_unit, views, self.with_flops):
                 print(text)
         if self.with_flops:
             self._print_flops()
@@ -501,36 +485,18 @@ class Profiler:
     def timeline(self, **kwargs):
         """An interactive timeline of the last recorded window (displays in notebooks).
 
-        Keyword arguments go to :class:`paddle_hl.notebook.timeline.Timeline` (e.g.
-        ``max_events``, ``height``, ``summary``).
+        Keyword arguments: ``max_events`` (draw at most this many events), ``summary`` (draw
+        the sortable summary tables under the timeline) and the table options of
+        :meth:`summary` (``sorted_by``, ``time_unit``, ``views``).
         """
         if self.profiler_result is None:
             raise RuntimeError("Profiler.timeline: nothing was recorded yet; run steps inside "
                                "the profiler (and stop it) first")
-        from ..notebook.timeline import Timeline
-
         kwargs.setdefault("with_flops", self.with_flops)
-        return Timeline(self.profiler_result, **kwargs)
+        return _views.timeline(self.profiler_result, **kwargs)
 
     def _repr_html_(self):
         if self.profiler_result is None:
             return (f"<div><b>paddle_hl Profiler</b>: state {self.current_state.name}, step "
                     f"{self.step_num}; nothing recorded yet.</div>")
         return self.timeline(summary=True)._repr_html_()  # the profiler shows everything
-
-
-def _show_in_notebook(result, text, **options) -> bool:
-    """In Jupyter, display the summary tables as HTML (sortable, themed) instead of printing
-    the text tables; False elsewhere (the caller prints)."""
-    from ..hapi.progressbar import in_notebook
-
-    if not in_notebook():
-        return False
-    try:
-        from IPython.display import display
-
-        from ..notebook.timeline import SummaryTables
-    except ImportError:
-        return False
-    display(SummaryTables(result, text, **options))
-    return True

@@ -10,19 +10,16 @@ static programs (``Executor``, ``static.data``, ``static.nn``) is not.
 from __future__ import annotations
 
 from ..framework.parameter import Parameter
-from ..framework.tensor import Tensor as Variable
-from . import amp  # noqa: F401  (subpackage, as in Paddle)
-from ._program import (
+from ..framework.program import (
     Block,
     Program,
-    cpu_places,
-    cuda_places,
     default_main_program,
     default_startup_program,
-    device_guard,
-    name_scope,
     program_guard,
 )
+from ..framework.tensor import Tensor as Variable
+from . import amp  # noqa: F401  (subpackage, as in Paddle)
+from ._program import cpu_places, cuda_places, device_guard, name_scope
 from .input import InputSpec
 
 __all__ = ["InputSpec", "Program", "Block", "default_main_program", "default_startup_program",

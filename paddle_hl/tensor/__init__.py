@@ -1,74 +1,433 @@
-"""The tensor op library, grouped by Paddle's category files.
+"""The tensor op library, grouped by Paddle's category files (``paddle.tensor``).
 
-Each category module lists what it contributes:
+The public functions are imported here by name and re-exported at the top level
+(``paddle_hl.add``). Each category module also lists ``METHODS``: names attached to ``Tensor``
+as methods (the very same functions; a ``(method_name, function)`` pair attaches a function
+under another name).
 
-- ``API``: names exported at the top level (``paddle_hl.add``).
-- ``METHODS``: names attached to ``Tensor`` as methods. A name that is also in ``API`` is the
-  very same function; a ``(method_name, function)`` pair attaches a function under another name.
-
-This module attaches the methods and Python operators once, at import.
+This module attaches the methods and Python operators once, at import, and hands the engine the
+differentiable ops it needs for ``create_graph``.
 """
 
 from __future__ import annotations
 
 import types
 
-from ..framework.registry import collect_api, family_modules
+from ..framework import engine
 from ..framework.tensor import Tensor
-from . import creation, linalg, manipulation, math, stat
+from . import creation, linalg, logic, manipulation, math, random, search, special, stat
 from ._helpers import OPERATOR
+from ._unbroadcast import unbroadcast_tensor
+from .creation import (
+    arange,
+    assign,
+    clone,
+    complex,
+    diag,
+    diag_embed,
+    diagflat,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    meshgrid,
+    ones,
+    ones_like,
+    polar,
+    to_tensor,
+    tril,
+    tril_,
+    tril_indices,
+    triu,
+    triu_,
+    triu_indices,
+    vander,
+    zeros,
+    zeros_like,
+)
+from .linalg import (
+    bmm,
+    cdist,
+    cross,
+    dist,
+    dot,
+    einsum,
+    inner,
+    kron,
+    matmul,
+    mm,
+    mv,
+    outer,
+    tensordot,
+)
+from .logic import (
+    allclose,
+    bitwise_and,
+    bitwise_and_,
+    bitwise_not,
+    bitwise_not_,
+    bitwise_or,
+    bitwise_or_,
+    bitwise_xor,
+    bitwise_xor_,
+    equal,
+    equal_,
+    equal_all,
+    greater_equal,
+    greater_equal_,
+    greater_than,
+    greater_than_,
+    is_complex,
+    is_empty,
+    is_floating_point,
+    is_integer,
+    is_tensor,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    less_equal,
+    less_equal_,
+    less_than,
+    less_than_,
+    logical_and,
+    logical_and_,
+    logical_not,
+    logical_not_,
+    logical_or,
+    logical_or_,
+    logical_xor,
+    not_equal,
+)
+from .manipulation import (
+    as_strided,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shape,
+    broadcast_tensors,
+    broadcast_to,
+    cast,
+    cast_,
+    chunk,
+    combinations,
+    concat,
+    crop,
+    diagonal,
+    diagonal_scatter,
+    expand,
+    expand_as,
+    flatten,
+    flip,
+    gather,
+    gather_nd,
+    index_add,
+    index_add_,
+    index_fill,
+    index_fill_,
+    index_put,
+    index_put_,
+    index_sample,
+    index_select,
+    masked_fill,
+    masked_fill_,
+    moveaxis,
+    put_along_axis,
+    repeat_interleave,
+    reshape,
+    reshape_,
+    reverse,
+    roll,
+    rot90,
+    scatter,
+    scatter_,
+    scatter_nd,
+    scatter_nd_add,
+    select_scatter,
+    shard_index,
+    slice,
+    split,
+    squeeze,
+    squeeze_,
+    stack,
+    strided_slice,
+    t,
+    t_,
+    take,
+    take_along_axis,
+    tile,
+    tolist,
+    transpose,
+    transpose_,
+    unbind,
+    unflatten,
+    unfold,
+    unsqueeze,
+    unsqueeze_,
+    unstack,
+    view,
+    view_as,
+    vsplit,
+)
+from .math import (
+    abs,
+    abs_,
+    acos,
+    acos_,
+    acosh,
+    add,
+    add_n,
+    addmm,
+    addmm_,
+    angle,
+    as_complex,
+    as_real,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atan_,
+    atanh,
+    ceil,
+    clip,
+    conj,
+    cos,
+    cos_,
+    cosh,
+    cummax,
+    cummin,
+    cumprod,
+    cumprod_,
+    cumsum,
+    cumsum_,
+    cumulative_trapezoid,
+    deg2rad,
+    diff,
+    divide,
+    divide_,
+    exp,
+    expm1,
+    expm1_,
+    floor,
+    floor_divide,
+    floor_divide_,
+    floor_mod,
+    floor_mod_,
+    fmax,
+    fmin,
+    frac,
+    frac_,
+    frexp,
+    gcd,
+    gcd_,
+    heaviside,
+    hypot,
+    hypot_,
+    imag,
+    increment,
+    lcm,
+    lcm_,
+    ldexp,
+    ldexp_,
+    lerp,
+    log,
+    log1p,
+    log2,
+    log2_,
+    log10,
+    log10_,
+    log_,
+    logaddexp,
+    logcumsumexp,
+    logit,
+    logit_,
+    maximum,
+    minimum,
+    mod,
+    mod_,
+    multiplex,
+    multiply,
+    multiply_,
+    nan_to_num,
+    nan_to_num_,
+    neg,
+    neg_,
+    nextafter,
+    pow,
+    pow_,
+    rad2deg,
+    real,
+    reciprocal,
+    remainder,
+    remainder_,
+    renorm,
+    renorm_,
+    round,
+    rsqrt,
+    scale,
+    sgn,
+    sign,
+    sin,
+    sin_,
+    sinh,
+    sinh_,
+    sqrt,
+    square,
+    square_,
+    stanh,
+    subtract,
+    tan,
+    tan_,
+    tanh,
+    tanh_,
+    trace,
+    trapezoid,
+    trunc,
+    trunc_,
+)
+from .random import (
+    bernoulli,
+    cauchy_,
+    geometric_,
+    get_cuda_rng_state,
+    get_rng_state,
+    multinomial,
+    normal,
+    normal_,
+    poisson,
+    rand,
+    randint,
+    randint_like,
+    randn,
+    randperm,
+    seed,
+    set_cuda_rng_state,
+    set_rng_state,
+    standard_normal,
+    uniform,
+)
+from .search import (
+    argmax,
+    argmin,
+    argsort,
+    bucketize,
+    kthvalue,
+    masked_select,
+    mode,
+    nonzero,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+    where,
+    where_,
+)
+from .special import (
+    digamma,
+    digamma_,
+    erf,
+    erf_,
+    erfinv,
+    i0,
+    i0_,
+    i0e,
+    i1,
+    i1e,
+    lgamma,
+    lgamma_,
+    multigammaln,
+    multigammaln_,
+    polygamma,
+    polygamma_,
+)
+from .stat import (
+    all,
+    amax,
+    amin,
+    any,
+    bincount,
+    count_nonzero,
+    histogram,
+    logsumexp,
+    max,
+    mean,
+    median,
+    min,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    numel,
+    prod,
+    quantile,
+    rank,
+    shape,
+    std,
+    sum,
+    var,
+)
 
-__all__ = []
+__all__ = [
+    "to_tensor", "assign", "clone", "full", "zeros", "ones", "empty", "full_like", "zeros_like",
+    "ones_like", "empty_like", "arange", "eye", "linspace", "logspace", "meshgrid", "diag",
+    "diag_embed", "diagflat", "tril", "triu", "tril_", "triu_", "tril_indices", "triu_indices",
+    "complex", "polar", "vander", "add", "subtract", "multiply", "divide", "pow", "maximum",
+    "minimum", "fmax", "fmin", "floor_divide", "remainder", "floor_mod", "mod", "gcd", "lcm",
+    "atan2", "hypot", "logaddexp", "nextafter", "heaviside", "ldexp", "exp", "expm1", "log", "log2",
+    "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "square", "neg", "sin", "cos", "tan", "sinh",
+    "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "deg2rad", "rad2deg", "ceil",
+    "floor", "round", "trunc", "frac", "abs", "sign", "sgn", "real", "imag", "conj", "angle",
+    "as_complex", "as_real", "logit", "stanh", "nan_to_num", "scale", "clip", "frexp", "cumsum",
+    "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "cumulative_trapezoid",
+    "add_n", "addmm", "lerp", "increment", "multiplex", "renorm", "trace", "addmm_", "cumprod_",
+    "cumsum_", "divide_", "floor_divide_", "floor_mod_", "mod_", "remainder_", "gcd_", "lcm_",
+    "hypot_", "ldexp_", "logit_", "multiply_", "nan_to_num_", "pow_", "renorm_", "abs_", "acos_",
+    "atan_", "cos_", "expm1_", "log_", "log10_", "log2_", "neg_", "sin_", "sinh_", "square_",
+    "tan_", "tanh_", "trunc_", "frac_", "sum", "mean", "prod", "max", "min", "amax", "amin", "all",
+    "any", "logsumexp", "std", "var", "median", "nanmedian", "quantile", "nanquantile", "nansum",
+    "nanmean", "count_nonzero", "histogram", "bincount", "numel", "rank", "shape", "cast", "cast_",
+    "reshape", "reshape_", "transpose", "transpose_", "unsqueeze", "unsqueeze_", "squeeze",
+    "squeeze_", "flatten", "expand", "expand_as", "broadcast_to", "broadcast_shape",
+    "broadcast_tensors", "concat", "stack", "split", "chunk", "vsplit", "unbind", "unstack", "tile",
+    "repeat_interleave", "flip", "reverse", "rot90", "roll", "moveaxis", "t", "t_", "diagonal",
+    "diagonal_scatter", "select_scatter", "gather", "gather_nd", "index_select", "index_sample",
+    "take", "take_along_axis", "put_along_axis", "scatter", "scatter_", "scatter_nd",
+    "scatter_nd_add", "index_add", "index_add_", "index_fill", "index_fill_", "index_put",
+    "index_put_", "masked_fill", "masked_fill_", "slice", "strided_slice", "crop", "shard_index",
+    "combinations", "as_strided", "view", "view_as", "unflatten", "unfold", "atleast_1d",
+    "atleast_2d", "atleast_3d", "tolist", "matmul", "bmm", "mm", "mv", "dot", "einsum", "tensordot",
+    "outer", "inner", "kron", "cross", "cdist", "dist", "equal", "equal_", "not_equal",
+    "greater_than", "greater_than_", "greater_equal", "greater_equal_", "less_than", "less_than_",
+    "less_equal", "less_equal_", "equal_all", "allclose", "isclose", "isnan", "isinf", "isfinite",
+    "logical_and", "logical_and_", "logical_or", "logical_or_", "logical_xor", "logical_not",
+    "logical_not_", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
+    "bitwise_xor_", "bitwise_not", "bitwise_not_", "is_tensor", "is_complex", "is_floating_point",
+    "is_integer", "is_empty", "argmax", "argmin", "argsort", "sort", "topk", "kthvalue", "mode",
+    "nonzero", "masked_select", "where", "where_", "searchsorted", "bucketize", "unique",
+    "unique_consecutive", "seed", "get_rng_state", "set_rng_state", "get_cuda_rng_state",
+    "set_cuda_rng_state", "rand", "uniform", "randn", "standard_normal", "normal", "randint",
+    "randint_like", "randperm", "bernoulli", "poisson", "multinomial", "normal_", "cauchy_",
+    "geometric_", "digamma", "digamma_", "erf", "erf_", "erfinv", "i0", "i0_", "i0e", "i1", "i1e",
+    "lgamma", "lgamma_", "multigammaln", "multigammaln_", "polygamma", "polygamma_"
+]
 
-CATEGORIES = [creation, math, stat, manipulation, linalg]
-
-
-CATEGORIES += family_modules(__name__, ("logic", "search", "random", "special"))
-
-
-def api_names() -> dict:
-    """name -> function for every top-level tensor function."""
-    return collect_api(CATEGORIES)
+CATEGORIES = [creation, math, stat, manipulation, linalg, logic, search, random, special]
 
 
 def _attach():
-    for mod in CATEGORIES:
-        for entry in getattr(mod, "METHODS", ()):
+    for category in CATEGORIES:
+        for entry in category.METHODS:
             if isinstance(entry, tuple):
                 name, fn = entry
             else:
-                name, fn = entry, getattr(mod, entry)
+                name, fn = entry, getattr(category, entry)
             setattr(Tensor, name, fn)
     _attach_operators()
-    _attach_lazy_methods()
-
-
-def _lazy_method(module, name):
-    """A Tensor method whose function lives in a module loaded on first call."""
-
-    def method(self, *args, **kwargs):
-        import importlib
-
-        fn = getattr(importlib.import_module(module), name)
-        setattr(Tensor, name, fn)  # later calls go straight to the function
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
-
-
-def _create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
-                      default_initializer=None):
-    """``Tensor.create_parameter`` is ``paddle.create_parameter``."""
-    from ..nn.layer.layers import create_parameter
-
-    return create_parameter(shape, dtype, name, attr, is_bias, default_initializer)
-
-
-def _attach_lazy_methods():
-    for name in ("stft", "istft"):
-        setattr(Tensor, name, _lazy_method("paddle_hl.signal", name))
-    Tensor.create_parameter = staticmethod(_create_parameter)
+    engine.attach_tensor_ops(math.add, unbroadcast_tensor)
 
 
 def _swap(fn):
@@ -115,24 +474,20 @@ def _attach_operators():
         "__neg__": math.neg,
         "__getitem__": getitem, "__setitem__": setitem,
     }
-    optional = {
-        "__floordiv__": ("floor_divide", False), "__rfloordiv__": ("floor_divide", True),
-        "__mod__": ("remainder", False), "__rmod__": ("remainder", True),
-        "__abs__": ("abs", False), "__invert__": ("bitwise_not", False),
-        "__eq__": ("equal", False), "__ne__": ("not_equal", False),
-        "__lt__": ("less_than", False), "__le__": ("less_equal", False),
-        "__gt__": ("greater_than", False), "__ge__": ("greater_equal", False),
-        "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
-        "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True),
-        "__xor__": ("bitwise_xor", False), "__rxor__": ("bitwise_xor", True),
-        "__lshift__": ("bitwise_left_shift", False), "__rshift__": ("bitwise_right_shift", False),
+    by_function = {
+        "__floordiv__": (floor_divide, False), "__rfloordiv__": (floor_divide, True),
+        "__mod__": (remainder, False), "__rmod__": (remainder, True),
+        "__abs__": (abs, False), "__invert__": (bitwise_not, False),
+        "__eq__": (equal, False), "__ne__": (not_equal, False),
+        "__lt__": (less_than, False), "__le__": (less_equal, False),
+        "__gt__": (greater_than, False), "__ge__": (greater_equal, False),
+        "__and__": (bitwise_and, False), "__rand__": (bitwise_and, True),
+        "__or__": (bitwise_or, False), "__ror__": (bitwise_or, True),
+        "__xor__": (bitwise_xor, False), "__rxor__": (bitwise_xor, True),
     }
-    api = api_names()
-    for dunder, (name, reflected) in optional.items():
-        fn = api.get(name)
-        if fn is not None:
-            fn = _as_operator(fn)
-            ops[dunder] = _swap(fn) if reflected else fn
+    for dunder, (fn, reflected) in by_function.items():
+        fn = _as_operator(fn)
+        ops[dunder] = _swap(fn) if reflected else fn
     for k, v in ops.items():
         setattr(Tensor, k, v)
     Tensor.__hash__ = lambda self: id(self)

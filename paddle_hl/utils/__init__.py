@@ -1,7 +1,6 @@
 """``paddle.utils``: installation check, DLPack interchange and small helpers.
 
-Submodules (``dlpack``, ``unique_name``, and ``download`` where present) load on first
-attribute access.
+Submodules (``dlpack``, ``download``, ``unique_name``) load on first attribute access.
 """
 
 from __future__ import annotations
@@ -18,14 +17,9 @@ _LAZY = ("dlpack", "download", "unique_name")
 
 def __getattr__(name):
     if name in _LAZY:
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-        else:
-            globals()[name] = mod
-            return mod
+        mod = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = mod
+        return mod
     raise AttributeError(f"module 'paddle_hl.utils' has no attribute '{name}'")
 
 

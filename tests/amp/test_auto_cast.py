@@ -1,5 +1,5 @@
-"""auto_cast: output dtypes per op under O1/O2/OD against Paddle 2.6's documented lists (B149),
-promotion, custom lists, gradients, nesting, threads and PyLayer (B150)."""
+"""auto_cast: output dtypes per op under O1/O2/OD against Paddle 2.6's documented lists,
+promotion, custom lists, gradients, nesting, threads and PyLayer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""amp.debugging: check_numerics (B152), the tensor checker (stop at the first op producing
+"""amp.debugging: check_numerics, the tensor checker (stop at the first op producing
 NaN/Inf, naming it) and the operator-stats table."""
 
 from __future__ import annotations

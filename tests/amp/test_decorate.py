@@ -1,4 +1,4 @@
-"""amp.decorate (B148, B152): O2 parameter dtypes, norm layers in float32, excluded layers,
+"""amp.decorate: O2 parameter dtypes, norm layers in float32, excluded layers,
 master weights and master gradients, save_dtype, argument errors."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""GradScaler (B151): the loss-scale sequence with injected inf/NaN gradients (against Paddle
+"""GradScaler: the loss-scale sequence with injected inf/NaN gradients (against Paddle
 2.6.2's scaler and its documented algorithm), skipped steps, unscale_, state, accessors."""
 
 from __future__ import annotations

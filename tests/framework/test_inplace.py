@@ -1,4 +1,4 @@
-"""Inplace ops, version counters and views (B31, setitem on non-leaf tensors, view semantics)."""
+"""Inplace ops, version counters and views (setitem on non-leaf tensors, view semantics)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def T(v, sg=False, dtype="float32"):  # noqa: N802
     return paddle.to_tensor(v, dtype=dtype, stop_gradient=sg)
 
 
-# ---------------------------------------------------------------- B31
+# ------------------------------------------------------- inplace ops on leaves that need grad
 
 def test_inplace_on_leaf_that_needs_grad_raises():
     x = T([1.0, 2.0])

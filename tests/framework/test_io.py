@@ -98,7 +98,7 @@ def test_plain_values_and_arrays(tmp_path):
 
 
 def test_non_contiguous_tensor_saves_logical_values(tmp_path):
-    """B161: a strided tensor is saved with its logical values."""
+    """A strided tensor is saved with its logical values."""
     base = np.arange(12.0).reshape(3, 4)
     t = paddle.to_tensor(base)
     strided = paddle.Tensor.__new__(paddle.Tensor)

@@ -1,4 +1,4 @@
-"""Tensor object: metadata, conversion, printing, pickling, devices, dtype rules (B1-B12)."""
+"""Tensor object: metadata, conversion, printing, pickling, devices, dtype rules."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_repr_matches_paddle_layout():
 
 @pytest.mark.parametrize("make", [lambda: paddle.to_tensor([]), lambda: paddle.zeros([0, 3]),
                                   lambda: paddle.to_tensor([1.5, 2.0], dtype="bfloat16")])
-def test_print_empty_and_bfloat16(make):  # B10
+def test_print_empty_and_bfloat16(make):
     s = str(make())
     assert s.startswith("Tensor(shape=")
 
@@ -37,7 +37,7 @@ def test_repr_parity(pd, data):
     assert repr(paddle.to_tensor(data)) == repr(pd.to_tensor(data))
 
 
-def test_dtype_objects():  # B6
+def test_dtype_objects():
     x = paddle.to_tensor([1.0])
     assert str(x.dtype) == "paddle.float32"
     assert x.dtype == paddle.float32
@@ -63,7 +63,7 @@ def test_iinfo_finfo_parity(pd):
             assert getattr(a, field) == pytest.approx(getattr(b, field)), (name, field)
 
 
-def test_to_tensor_dtype_rules():  # B4
+def test_to_tensor_dtype_rules():
     assert paddle.to_tensor(3).dtype == paddle.int64
     assert paddle.to_tensor(3.0).dtype == paddle.float32
     assert paddle.to_tensor(True).dtype == paddle.bool
@@ -76,7 +76,7 @@ def test_to_tensor_dtype_rules():  # B4
     paddle.set_default_dtype("float32")
     x = paddle.to_tensor([1.0, 2.0])
     assert paddle.to_tensor([1, 2], dtype=x.dtype).dtype == paddle.float32
-    assert paddle.to_tensor(3.0).shape == []  # B2
+    assert paddle.to_tensor(3.0).shape == []
 
 
 def test_set_default_dtype_rejects_int():
@@ -85,7 +85,7 @@ def test_set_default_dtype_rejects_int():
     assert paddle.get_default_dtype() == "float32"
 
 
-def test_true_division_and_scalar_promotion():  # B3, B5
+def test_true_division_and_scalar_promotion():
     r = paddle.to_tensor([327]) / paddle.to_tensor([80])
     assert r.dtype == paddle.float32
     np.testing.assert_allclose(r.numpy(), [4.0875])
@@ -100,7 +100,7 @@ def test_true_division_and_scalar_promotion():  # B3, B5
     assert (paddle.to_tensor([1, 2], dtype="int32") * 2).dtype == paddle.int32
 
 
-def test_numpy_interop():  # B11
+def test_numpy_interop():
     t = paddle.to_tensor([[1.0, 2.0]])
     assert isinstance(np.array(t), np.ndarray)
     np.testing.assert_array_equal(np.asarray(t), [[1.0, 2.0]])
@@ -130,7 +130,7 @@ def test_scalar_conversions():
     assert [r.tolist() for r in rows] == [[1, 2], [3, 4]]
 
 
-def test_pickle_and_weakref_and_deepcopy():  # B12
+def test_pickle_and_weakref_and_deepcopy():
     t = paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]], dtype="float64", stop_gradient=False)
     u = pickle.loads(pickle.dumps(t))
     assert u.dtype == paddle.float64 and u.shape == [2, 2] and u.stop_gradient is False

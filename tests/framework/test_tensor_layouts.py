@@ -25,7 +25,7 @@ def test_coo_round_trip():
 
 
 def test_coalesce_merges_duplicates():
-    from paddle_hl.framework.sparse_tensor import SparseCooTensor
+    from paddle_hl.sparse._tensor import SparseCooTensor
 
     idx = np.array([[1, 0, 1], [2, 1, 2]], dtype=np.int64)
     c = SparseCooTensor(idx, np.array([1.0, 2.0, 3.0], dtype=np.float32), (2, 3)).coalesce()

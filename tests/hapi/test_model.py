@@ -1,5 +1,5 @@
-"""paddle.Model: fit/evaluate/predict, batches, callbacks order, save/load/resume, errors
-(B111-B119), compared with Paddle 2.6.2 where it runs the same computation."""
+"""paddle.Model: fit/evaluate/predict, batches, callbacks order, save/load/resume, errors,
+compared with Paddle 2.6.2 where it runs the same computation."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_save_load_resume_continues_same_curve(tmp_path):
     np.testing.assert_allclose(log.losses, log_full.losses[len(log.losses):], rtol=1e-5)
 
 
-def test_save_file_names_and_inference_error(tmp_path):  # B114
+def test_save_file_names_and_inference_error(tmp_path):
     m = _model(paddle, opt="SGD")
     path = str(tmp_path / "ckpt" / "x")
     m.save(path)
@@ -216,7 +216,7 @@ def test_save_for_inference_file_names_parity(tmp_path, pd):
     assert names["paddle_hl"] == names["paddle"]
 
 
-def test_load_errors_and_skip_mismatch(tmp_path):  # B115
+def test_load_errors_and_skip_mismatch(tmp_path):
     m = _model(paddle)
     m.save(str(tmp_path / "a"))
     other = paddle.Model(paddle.nn.Sequential(paddle.nn.Linear(4, 3)))
@@ -229,7 +229,7 @@ def test_load_errors_and_skip_mismatch(tmp_path):  # B115
     np.testing.assert_array_equal(m2.network[0].weight.numpy(), m.network[0].weight.numpy())
 
 
-def test_prepare_validation():  # B111-B113
+def test_prepare_validation():
     m = paddle.Model(_net(paddle))
     with pytest.raises(TypeError, match="loss"):
         m.prepare(loss=3)

@@ -1,4 +1,4 @@
-"""paddle.summary and paddle.flops against Paddle 2.6.2 (B120)."""
+"""paddle.summary and paddle.flops against Paddle 2.6.2."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_summary_parity(pd, capsys, build, size):
     assert _strip_idx(out_ours) == _strip_idx(out_theirs)
 
 
-def test_lenet_counts():  # B120
+def test_lenet_counts():
     info = paddle.summary(_lenet(paddle), (1, 1, 28, 28))
     assert info == {"total_params": 61610, "trainable_params": 61610}
 

@@ -1,5 +1,4 @@
-"""Datasets, samplers and the DataLoader: ordering, collation, workers, errors, cleanup
-(B105-B110)."""
+"""Datasets, samplers and the DataLoader: ordering, collation, workers, errors, cleanup."""
 
 from __future__ import annotations
 
@@ -100,14 +99,14 @@ def test_order_and_collation(workers):
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_single_field_batch_is_a_tensor(workers):  # B105
+def test_single_field_batch_is_a_tensor(workers):
     b = next(iter(DataLoader(One(), batch_size=2, num_workers=workers)))
     assert isinstance(b, paddle.Tensor) and b.shape == [2, 2, 3]
     it = DataLoader(One(), batch_size=2)()
     assert isinstance(next(it), paddle.Tensor)
 
 
-def test_nested_collation():  # B106
+def test_nested_collation():
     class D(Dataset):
         def __len__(self):
             return 4
@@ -156,7 +155,7 @@ def test_iterable_dataset(workers):
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_shuffle_reproducible_with_seed(workers):  # B108
+def test_shuffle_reproducible_with_seed(workers):
     def run():
         paddle.seed(123)
         return _labels(DataLoader(Squares(12), batch_size=4, shuffle=True, num_workers=workers))
@@ -228,7 +227,7 @@ def _shm(pids):
 
 
 @pytest.mark.parametrize("big", [False, True], ids=["inline", "shared_memory"])
-def test_early_break_leaves_no_processes_or_shm(big):  # B106, B107
+def test_early_break_leaves_no_processes_or_shm(big):
     pids = set()
     for _ in range(2):
         loader = DataLoader(Distinct() if big else Squares(40), batch_size=4, num_workers=2)
@@ -351,7 +350,7 @@ def test_batch_outlives_its_loader():
         np.testing.assert_array_equal(x.numpy()[:, 63, 63], y.numpy())
 
 
-def test_workers_can_call_paddle_ops():  # B107
+def test_workers_can_call_paddle_ops():
     got = _labels(DataLoader(UsesOps(6), batch_size=3, num_workers=2))
     assert got == [[0, 1, 2], [3, 4, 5]]
 
@@ -411,7 +410,7 @@ def test_tensor_compose_concat_subset():
     assert len(s) == 2 and s[0][1] == 9
 
 
-def test_random_split():  # B110
+def test_random_split():
     paddle.seed(1)
     parts = random_split(range(10), [3, 7])
     idx = [i for p in parts for i in p.indices]
@@ -422,7 +421,7 @@ def test_random_split():  # B110
         random_split(range(10), [3, 3])
 
 
-def test_samplers():  # B109, B110
+def test_samplers():
     assert list(SequenceSampler(range(4))) == [0, 1, 2, 3]
     paddle.seed(0)
     r = list(RandomSampler(range(8)))

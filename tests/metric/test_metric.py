@@ -1,4 +1,4 @@
-"""Metrics against Paddle 2.6.2 and NumPy references on fixed arrays (B119)."""
+"""Metrics against Paddle 2.6.2 and NumPy references on fixed arrays."""
 
 from __future__ import annotations
 

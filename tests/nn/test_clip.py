@@ -22,7 +22,7 @@ def test_global_norm_scales_all_together():
     np.testing.assert_allclose(out[1][1].numpy(), [0.0, 0.0])
     # the input gradients are not modified
     np.testing.assert_array_equal(pairs[0][1].numpy(), [3.0, 4.0, 0.0])
-    # B103: the global norm runs over all params: sqrt(3^2 + 4^2 + 12^2) = 13
+    # The global norm runs over all params: sqrt(3^2 + 4^2 + 12^2) = 13
     out = nn.ClipGradByGlobalNorm(1.3)(_pairs([3.0, 4.0], [12.0]))
     np.testing.assert_allclose(out[0][1].numpy(), [0.3, 0.4], rtol=1e-6)
     np.testing.assert_allclose(out[1][1].numpy(), [1.2], rtol=1e-6)
@@ -45,7 +45,6 @@ def test_global_norm_need_clip_none_and_skip():
 
 
 def test_zero_grads_give_zeros_not_nan():
-    # B103
     for clip in (nn.ClipGradByNorm(1.0), nn.ClipGradByGlobalNorm(1.0), nn.ClipGradByValue(1.0)):
         out = clip(_pairs([0.0, 0.0, 0.0]))
         np.testing.assert_array_equal(out[0][1].numpy(), [0.0, 0.0, 0.0])
@@ -53,7 +52,7 @@ def test_zero_grads_give_zeros_not_nan():
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_low_precision_grads(dtype):
-    # B103: fp16 grads work; their squares (1e6 here) would overflow in fp16 arithmetic
+    # Fp16 grads work; their squares (1e6 here) would overflow in fp16 arithmetic
     pairs = _pairs([3000.0, 4000.0], [0.0], dtype=dtype)
     out = nn.ClipGradByGlobalNorm(1.0)(pairs)
     assert out[0][1].dtype == getattr(paddle, dtype)

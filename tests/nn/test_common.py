@@ -245,7 +245,7 @@ def test_pad_errors():
         F.pad(x4, [1, 1])
     with pytest.raises(ValueError, match="reflect.*smaller"):
         F.pad(x3, [4, 1], mode="reflect", data_format="NCL")
-    # B75: replicate on a zero-size dim raises a clear error
+    # Replicate on a zero-size dim raises a clear error
     with pytest.raises(ValueError, match="replicate.*size 0"):
         F.pad(paddle.zeros([1, 2, 0]), [1, 1], mode="replicate", data_format="NCL")
     with pytest.raises(ValueError, match="crop"):
@@ -265,7 +265,7 @@ def test_pad_values_and_dtypes():
     assert F.pad(paddle.zeros([1, 2, 0]), [1, 1], data_format="NCL").shape == [1, 2, 2]
     assert F.pad(paddle.zeros([1, 0, 3]), [1, 1], mode="replicate",
                  data_format="NCL").shape == [1, 0, 5]
-    # a Tensor pad works (B75 accepts tuple and Tensor forms)
+    # a Tensor pad works (tuple and Tensor forms are accepted)
     assert F.pad(paddle.ones([1, 1, 2, 2]), paddle.to_tensor([1, 1, 0, 0])).shape == [1, 1, 2,
                                                                                          4]
     xh = paddle.ones([1, 1, 2, 2], dtype="float16")
@@ -289,7 +289,7 @@ def test_dropout_statistics_and_scaling():
 
 
 def test_dropout_axis_shares_mask():
-    # B77: with axis=k the mask is shared along the dims not listed
+    # With axis=k the mask is shared along the dims not listed
     x = paddle.ones([4, 50, 6])
     y = F.dropout(x, 0.5, axis=1).numpy()
     for i in range(4):

@@ -1,6 +1,6 @@
 """Convolutions (paddle_hl/nn/functional/conv.py, paddle_hl/nn/layer/conv.py): parity with Paddle
 2.6 over strides/paddings/dilations/groups/layouts, float64 finite-difference gradients of every
-functional, higher-order gradients (B38), fold/unfold (B76), layers, and bad-input errors."""
+functional, higher-order gradients, fold/unfold, layers, and bad-input errors."""
 
 import numpy as np
 import pytest
@@ -186,7 +186,7 @@ def test_fold_unfold_gradcheck():
     gradcheck(lambda x: F.fold(x, [5, 4], 2, strides=1, paddings=1), [_r(1, 8, 30)])
 
 
-# ------------------------------------------------------------------ higher order (B38)
+# ------------------------------------------------------------------ higher order
 def _second_order(lib, fn, x, w):
     tx = lib.to_tensor(x, stop_gradient=False)
     tw = lib.to_tensor(w, stop_gradient=False)
@@ -258,7 +258,7 @@ def test_conv_third_order_runs():
     assert np.isfinite(g3.numpy()).all()
 
 
-# ------------------------------------------------------------------ fold / unfold (B76)
+# ------------------------------------------------------------------ fold / unfold
 @pytest.mark.parity
 @pytest.mark.parametrize("kw", [dict(kernel_sizes=2), dict(kernel_sizes=[2, 3], strides=[1, 2],
                                                           paddings=[1, 2, 3, 4], dilations=[2, 1]),

@@ -1,5 +1,5 @@
-"""Extension functionals: sequence_mask (B89), gather_tree, temporal_shift,
-class_center_sample (B88), diag_embed: parity with Paddle 2.6.2, references and errors."""
+"""Extension functionals: sequence_mask, gather_tree, temporal_shift,
+class_center_sample, diag_embed: parity with Paddle 2.6.2, references and errors."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ F = paddle_hl.nn.functional
 # ------------------------------------------------------------------------ sequence_mask
 @pytest.mark.parametrize("dtype", ["int64", "float32", "bool", "int32"])
 def test_sequence_mask_b89(dtype):
-    """B89: [B, maxlen] with 1 where position < length."""
+    """[B, maxlen] with 1 where position < length."""
     out = F.sequence_mask(paddle_hl.to_tensor([1, 3, 0, 2]), 4, dtype=dtype)
     assert out.shape == [4, 4] and out.dtype == getattr(paddle_hl, dtype)
     ref = np.array([[1, 0, 0, 0], [1, 1, 1, 0], [0, 0, 0, 0], [1, 1, 0, 0]])
@@ -148,7 +148,7 @@ def test_class_center_sample_deterministic_parts_match_paddle(pd):
 
 
 def test_class_center_sample_reproducible_with_seed_b88():
-    """B88: the same paddle.seed gives the same sample; another seed gives another one."""
+    """The same paddle.seed gives the same sample; another seed gives another one."""
     runs = []
     for seed in (7, 7, 8):
         paddle_hl.seed(seed)

@@ -25,7 +25,6 @@ def _no_global_initializer():
     ("conv2d_transpose", 1), ("conv3d_transpose", 1), ("sigmoid", 1), ("tanh", 5 / 3),
     ("relu", math.sqrt(2)), ("leaky_relu", math.sqrt(2 / (1 + 0.01 ** 2))), ("selu", 0.75)])
 def test_calculate_gain(name, expected):
-    # B86
     assert I.calculate_gain(name) == pytest.approx(expected, rel=1e-12)
 
 
@@ -49,7 +48,7 @@ def test_calculate_gain_parity(pd):
 
 # --------------------------------------------------------------------------- distributions
 def test_kaiming_scales_with_gain():
-    # B86: fan_in of a conv weight [out, in, k, k] is in * k * k
+    # Fan_in of a conv weight [out, in, k, k] is in * k * k
     w = make([256, 64, 3, 3], I.KaimingNormal()).numpy()
     np.testing.assert_allclose(w.std(), math.sqrt(2) / math.sqrt(64 * 9), rtol=0.02)
     w = make([256, 64, 3, 3], I.KaimingNormal(nonlinearity="leaky_relu",
@@ -147,7 +146,7 @@ def test_deterministic_parity(pd):
                                   I.TruncatedNormal(), I.XavierNormal(), I.KaimingUniform(),
                                   I.Orthogonal(), I.Bilinear()])
 def test_dtype_preserved(init, dtype, device):
-    # B87: fp16 parameters get fp16 values directly
+    # Fp16 parameters get fp16 values directly
     p = make([4, 4, 3, 3], init, dtype)
     assert p.dtype == getattr(paddle, dtype)
     assert p.place.is_gpu_place() == (device == "gpu")
@@ -155,7 +154,7 @@ def test_dtype_preserved(init, dtype, device):
 
 
 def test_orthogonal():
-    # B87: W^T W = gain^2 I for tall matrices, W W^T for wide ones
+    # W^T W = gain^2 I for tall matrices, W W^T for wide ones
     w = make([400, 200], I.Orthogonal(2.0)).numpy().astype(np.float64)
     np.testing.assert_allclose(w.T @ w, 4 * np.eye(200), atol=1e-4)
     w = make([200, 400], I.Orthogonal(0.5)).numpy().astype(np.float64)
@@ -188,7 +187,7 @@ def _conv_nd(x, w, groups):
 @pytest.mark.parametrize("shape,groups", [([4, 4, 3], 1), ([6, 2, 3, 3], 3),
                                           ([4, 2, 3, 3, 3], 2), ([8, 8, 5, 5], 1)])
 def test_dirac_conv_is_identity(shape, groups):
-    # B87: a conv with Dirac weights copies its input (per group)
+    # A conv with Dirac weights copies its input (per group)
     w = make(shape, I.Dirac(groups)).numpy().astype(np.float64)
     cin = shape[1] * groups
     x = np.random.default_rng(0).standard_normal([2, cin] + [5] * (len(shape) - 2))
@@ -238,7 +237,6 @@ def test_initializer_call_fills_in_place():
 
 # --------------------------------------------------------------------------- seeds / global
 def test_seed_reproducible(device):
-    # B88
     paddle.seed(123)
     a = [p.numpy() for p in paddle.nn.Linear(5, 7).parameters()]
     a.append(make([3, 3], I.Orthogonal()).numpy())
@@ -255,7 +253,7 @@ def test_seed_reproducible(device):
 
 
 def test_set_global_initializer():
-    # B88: applies to every parameter created afterwards; ParamAttr initializers still win
+    # Applies to every parameter created afterwards; ParamAttr initializers still win
     I.set_global_initializer(I.Constant(2.0), I.Constant(3.0))
     fc = paddle.nn.Linear(2, 3)
     np.testing.assert_array_equal(fc.weight.numpy(), np.full([2, 3], 2.0))

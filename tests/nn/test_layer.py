@@ -86,7 +86,6 @@ def test_structure_parity(pd):
 
 
 def test_sublayers_include_self():
-    # B83
     m = Net()
     subs = m.sublayers()
     assert m not in subs and len(subs) == 3
@@ -187,7 +186,7 @@ def test_set_state_dict_mismatch_parity(pd):
 
 
 def test_state_dict_hooks_and_buffers():
-    # B85: set_state_dict does not fire state_dict hooks
+    # Set_state_dict does not fire state_dict hooks
     m = Net()
     calls = []
     h = m.register_state_dict_hook(lambda sd: calls.append(len(sd)))
@@ -208,7 +207,6 @@ def test_state_dict_hooks_and_buffers():
 
 # -------------------------------------------------------------------------- modes / hooks
 def test_train_eval_chaining_and_independence():
-    # B84, B85
     m1, m2 = Small(), Small()
     assert m1.eval() is m1 and m1.train() is m1
     m1.eval()
@@ -219,7 +217,6 @@ def test_train_eval_chaining_and_independence():
 
 
 def test_eval_still_records_graph():
-    # B36
     m = Small().eval()
     x = paddle.ones([2, 3])
     out = m(x)
@@ -269,7 +266,7 @@ def test_apply_and_clear_gradients():
 
 # ---------------------------------------------------------------------------- conversions
 def test_to_dtype_and_float16():
-    # B84: to(...) converts in place and returns self
+    # To(...) converts in place and returns self
     m = Small()
     ids = [id(p) for p in m.parameters()]
     assert m.to(dtype="float64") is m
@@ -302,7 +299,6 @@ def test_to_device(device):
 
 
 def test_deepcopy_and_print():
-    # B85
     m = Net()
     m2 = copy.deepcopy(m)
     assert m2.a is not m.a and m2.b[1] is m2.a  # sharing is preserved
@@ -380,7 +376,6 @@ def test_param_attr_learning_rate_scales_update():
 
 # ------------------------------------------------------------------------------ containers
 def test_sequential():
-    # B82
     s = nn.Sequential(nn.Linear(1, 2), nn.ReLU() if hasattr(nn, "ReLU") else nn.Identity(),
                       nn.Linear(2, 3))
     assert len(s) == 3 and len(list(s)) == 3
@@ -402,7 +397,6 @@ def test_sequential():
 
 
 def test_layer_list():
-    # B82
     ll = nn.LayerList([nn.Linear(1, 2), nn.Identity()])
     assert ll[-1] is ll[1]
     ll.insert(1, nn.Linear(2, 2))
@@ -419,7 +413,7 @@ def test_layer_list():
 
 
 def test_layer_dict_and_parameter_list():
-    # B82: insertion order is kept
+    # Insertion order is kept
     d = nn.LayerDict({"z": nn.Identity(), "a": nn.Linear(1, 1)})
     d["m"] = nn.Identity()
     assert list(d.keys()) == ["z", "a", "m"]

@@ -333,7 +333,7 @@ def test_spectral_norm_gradient_treats_u_v_as_constants():
         nn.SpectralNorm([3, 4, 2], dim=2)
 
 
-# ----------------------------------------------------------------------- B79
+# ------------------------------------------------ the dtype is fixed when a layer is built
 def test_b79_dtype_fixed_at_construction():
     paddle.set_default_dtype("float64")
     bn64 = nn.BatchNorm2D(3)
@@ -386,7 +386,7 @@ def test_b79_batchnorm1d_huge_batch():
     np.testing.assert_allclose(bn._mean.numpy(), 0.1 * x.astype("float64").mean(0), rtol=1e-4)
 
 
-# ----------------------------------------------------------------------- B80
+# ------------------------------------------------------------- LayerNorm in float64
 @pytest.mark.parity
 def test_b80_layernorm_float64(pd):
     paddle.set_default_dtype("float64")

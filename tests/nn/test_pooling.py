@@ -1,6 +1,6 @@
 """Pooling (paddle_hl/nn/functional/pooling.py, paddle_hl/nn/layer/pooling.py): parity with Paddle
-2.6 (values, masks, gradients), finite-difference gradients, B73 (int32 masks shaped like the
-output), B74 (kernel-only 3-D pools halve the size; fp16 adaptive average pooling), Paddle's
+2.6 (values, masks, gradients), finite-difference gradients, int32 masks shaped like the
+output, kernel-only 3-D pools (stride = kernel size), fp16 adaptive average pooling, Paddle's
 ceil_mode / divisor rules, max-unpool, layers and errors."""
 
 import numpy as np

@@ -1,5 +1,5 @@
 """Attention and transformers: MultiHeadAttention, encoder/decoder layers and stacks,
-Transformer, scaled_dot_product_attention (B91) and sparse_attention."""
+Transformer, scaled_dot_product_attention and sparse_attention."""
 
 from __future__ import annotations
 
@@ -321,7 +321,7 @@ def test_sdpa_parity_no_mask(pd, dtype):
 @pytest.mark.parametrize("mask_kind", [None, "float", "bool"])
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_sdpa_matches_formula(mask_kind, is_causal):
-    """B91: [batch, seq, heads, dim] layout, softmax(QKᵀ/√d + mask)V, causal masking."""
+    """[batch, seq, heads, dim] layout, softmax(QKᵀ/√d + mask)V, causal masking."""
     rng = np.random.default_rng(7)
     q, k, v = rng.standard_normal((2, 4, 3, 8)), rng.standard_normal((2, 6, 3, 8)), \
         rng.standard_normal((2, 6, 3, 5))

@@ -32,7 +32,7 @@ def _model_with_grads(lib, state=None):
 # --------------------------------------------------------------------------- clip_grad_norm_
 @pytest.mark.parametrize("norm_type", [2.0, 1, 0, float("inf")])
 def test_clip_grad_norm(norm_type):
-    # B104: grads scaled in place so that the total norm is <= max_norm; returns the norm before
+    # Grads scaled in place so that the total norm is <= max_norm; returns the norm before
     fc = _model_with_grads(paddle)
     g = np.concatenate([p.grad.numpy().ravel() for p in fc.parameters()])
     expected = {2.0: np.linalg.norm(g), 1: np.abs(g).sum(), float("inf"): np.abs(g).max(),
@@ -111,7 +111,6 @@ def test_clip_grad_value():
 
 # ---------------------------------------------------------------------- vector <-> params
 def test_parameters_vector_round_trip():
-    # B89
     fc = paddle.nn.Linear(3, 2)
     vec = parameters_to_vector(fc.parameters())
     assert vec.shape == [8] and not vec.stop_gradient

@@ -136,7 +136,7 @@ def test_interpolate_identity_is_copy():
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
 def test_interpolate_nearest_int_b75(pd, dtype):
-    # B75: nearest on 5-D NCDHW input and on integer input
+    # Nearest on 5-D NCDHW input and on integer input
     x = rng.integers(0, 200, (2, 3, 5, 7)).astype(dtype)
     parity(lambda P, t: P.nn.functional.interpolate(t, size=[9, 4], mode="nearest"), [x], pd,
            exact=True)
@@ -361,7 +361,7 @@ _GS_SHAPES = [((2, 3, 4, 5), (2, 6, 7, 2)), ((2, 2, 3, 4, 5), (2, 3, 4, 2, 3)),
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("shapes", _GS_SHAPES, ids=["2d", "3d", "2d_1x1", "2d_1xW", "3d_1x1"])
 def test_grid_sample_parity(pd, shapes, mode, padding_mode, align_corners, dtype):
-    # includes degenerate size-1 spatial dims (B75) and grid points outside [-1, 1]
+    # includes degenerate size-1 spatial dims and grid points outside [-1, 1]
     xs, gs = shapes
     x = arr(xs, dtype)
     g = arr(gs, dtype, -1.7, 1.7)

@@ -32,6 +32,8 @@ class FakeClock:
 
 def _display(clock=None, verbose=1, **kw):
     shown = []
+    if verbose == 2:  # as make_display does: the text display prints Paddle's log lines
+        kw.setdefault("log", progressbar.TextDisplay(2))
     disp = progress.NotebookDisplay(verbose, display=shown.append,
                                     clock=clock or FakeClock(), **kw)
     return disp, shown
@@ -270,7 +272,7 @@ class _Digits(paddle.io.Dataset):
 def notebook_mode(monkeypatch):
     """Pretend to run inside Jupyter; collect what would be displayed."""
     shown = []
-    monkeypatch.setattr(progressbar, "_IN_NOTEBOOK", True)
+    monkeypatch.setattr(_env, "_IN_NOTEBOOK", True)
     monkeypatch.setattr(_env, "display", shown.append)
     return shown
 
@@ -464,8 +466,8 @@ def test_trains_in_notebook_mode_without_ipywidgets_and_matplotlib():
     out = _python(_BLOCK + """
 import numpy as np
 import paddle_hl as paddle
-from paddle_hl.hapi import progressbar
-progressbar._IN_NOTEBOOK = True  # as inside Jupyter, but the extras are missing
+from paddle_hl.notebook import _env
+_env._IN_NOTEBOOK = True  # as inside Jupyter, but the extras are missing
 try:
     import paddle_hl.notebook.progress
 except ImportError as e:

@@ -14,6 +14,7 @@ import pytest
 import paddle_hl as paddle
 from paddle_hl.hapi import progressbar
 from paddle_hl.hapi.progressbar import ProgressBar
+from paddle_hl.notebook import _env
 
 VALUES = [
     [("loss", [2.5]), ("acc", 0.5)],
@@ -140,7 +141,7 @@ def _model():
 
 @pytest.mark.parametrize("verbose", [1, 2])
 def test_fit_prints_paddles_lines_in_scripts(monkeypatch, capsys, verbose):
-    monkeypatch.setattr(progressbar, "_IN_NOTEBOOK", False)
+    monkeypatch.setattr(_env, "_IN_NOTEBOOK", False)
     _model().fit(_Data(), _Data(16), batch_size=4, epochs=2, verbose=verbose, log_freq=5)
     out = capsys.readouterr().out
     assert "\r" not in out  # a log file gets whole lines

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import paddle_hl as paddle
-from paddle_hl.hapi import progressbar
+from paddle_hl.notebook import _env
 
 pytest.importorskip("IPython")
 
@@ -37,7 +37,7 @@ def shown(monkeypatch):
     import IPython.display
 
     out = []
-    monkeypatch.setattr(progressbar, "_IN_NOTEBOOK", True)
+    monkeypatch.setattr(_env, "_IN_NOTEBOOK", True)
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: out.extend(objs))
     return out
 
@@ -66,7 +66,7 @@ def test_profiler_summary_renders_html_in_a_notebook(prof, shown, capsys):
 
 
 def test_profiler_summary_prints_text_in_a_terminal(prof, capsys, monkeypatch):
-    monkeypatch.setattr(progressbar, "_IN_NOTEBOOK", False)
+    monkeypatch.setattr(_env, "_IN_NOTEBOOK", False)
     prof.summary(views=paddle.profiler.SummaryView.OverView)
     assert "Overview Summary" in capsys.readouterr().out
 

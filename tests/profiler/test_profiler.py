@@ -369,7 +369,7 @@ def test_second_profiler_refused_while_recording():
 
 
 def test_windows_release_memory():
-    """A long scheduled run keeps only the current window's events (B157)."""
+    """A long scheduled run keeps only the current window's events."""
     sched = profiler.make_scheduler(closed=0, ready=1, record=2)
     sizes = []
     with profiler.Profiler(scheduler=sched, on_trace_ready=lambda p: sizes.append(

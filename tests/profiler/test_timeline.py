@@ -13,6 +13,7 @@ import paddle_hl as paddle
 import paddle_hl.nn as nn
 import paddle_hl.profiler as profiler
 from paddle_hl.notebook import timeline as tl
+from paddle_hl.profiler._statistic import SortedKeys, build_tables
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,7 @@ def test_max_events_keeps_longest(prof):
 
 
 def test_summary_html_sortable(prof):
-    html = tl.summary_html(prof.profiler_result)
+    html = tl.summary_html(build_tables(prof.profiler_result, SortedKeys.CPUTotal))
     assert html.count("<table class='phl-sum'>") >= 4
     assert "data-k=" in html and "click to sort" in html
     assert "<tbody class='phl-sec-body'>" in html  # the thread bar stays on top when sorting

@@ -26,7 +26,7 @@ def test_round_trip_shares_memory(dtype, shape):
 
 
 def test_thousand_calls_in_a_loop():
-    """B12: 1000 to_dlpack calls keep their memory alive; each round trip equals x."""
+    """1000 to_dlpack calls keep their memory alive; each round trip equals x."""
     x = paddle.to_tensor(np.random.rand(64, 32).astype("float32"))
     capsules = [dlpack.to_dlpack(x) for _ in range(1000)]
     for c in capsules:
@@ -95,7 +95,7 @@ def test_interop_with_paddle(pd):
 
 # ---------------------------------------------------------------------------- utils
 def test_run_check_without_gpu_warns_and_checks_dygraph(capsys):
-    """B18: no GPU -> a warning, not a failure, and the dynamic graph is still checked."""
+    """No GPU -> a warning, not a failure, and the dynamic graph is still checked."""
     from paddle_hl import backend
 
     if backend.device_count() > 0:

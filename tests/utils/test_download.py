@@ -264,7 +264,7 @@ def test_multi_file_archive_goes_to_a_named_directory(file_server, tmp_path, nam
 
 
 def test_archive_extracted_in_one_extractall_call(file_server, tmp_path, monkeypatch):
-    """B147: a multi-file archive is extracted by one extractall call, then the path returned."""
+    """A multi-file archive is extracted by one extractall call, then the path returned."""
     calls = []
     real = tarfile.TarFile.extractall
 

@@ -375,7 +375,7 @@ def test_cifar_download_and_parse(hosted, home, files, hundred, mode):
     if hundred:
         data, labels = truth[mode]
     else:
-        # B123: the order of the data source, batches sorted by name (deterministic)
+        # The order of the data source, batches sorted by name (deterministic)
         keys = ["data_batch_1", "data_batch_2"] if mode == "train" else ["test_batch"]
         data = np.concatenate([truth[k][0] for k in keys])
         labels = np.concatenate([truth[k][1] for k in keys])
@@ -766,7 +766,7 @@ def test_empty_idx_files(tmp_path):
 
 
 def test_no_pil_deprecation_warnings(hosted):
-    """B123: reading samples with the PIL backend raises no (PIL) DeprecationWarning."""
+    """Reading samples with the PIL backend raises no (PIL) DeprecationWarning."""
     import warnings
 
     with warnings.catch_warnings():

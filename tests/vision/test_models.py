@@ -193,7 +193,7 @@ def test_head_variants_match_paddle(pd, name, kwargs, chw):
 def test_resnet_class_with_blocks_matches_paddle(pd):
     from paddle_hl.vision.models.resnet import BasicBlock, BottleneckBlock
 
-    # B127: resnext50_32x4d is ResNet(BottleneckBlock, 50, width=4, groups=32); its own
+    # Resnext50_32x4d is ResNet(BottleneckBlock, 50, width=4, groups=32); its own
     # width/groups win over the caller's, as in Paddle.
     ours = models.ResNet(BottleneckBlock, 50, width=4, groups=32)
     factory = models.resnext50_32x4d(groups=2, width=64)

@@ -1,6 +1,6 @@
 """paddle_hl.vision.ops: parity with Paddle 2.6.2 on fixed inputs (values, dtypes, shapes, input
-gradients), float64 finite-difference checks of the differentiable ops, NumPy references for the
-behaviours of B124-B126, and errors."""
+gradients), float64 finite-difference checks of the differentiable ops, NumPy references for
+NMS per category, RoI bins, box coding and the YOLOv3 heads, and errors."""
 
 from __future__ import annotations
 

@@ -250,7 +250,7 @@ def test_normalize_parity(pd):
 
 
 def test_b122_functional_returns_input_type():
-    """B122: normalize, to_grayscale, flips, crops, pad, rotate, resize take CHW Tensors."""
+    """Normalize, to_grayscale, flips, crops, pad, rotate, resize take CHW Tensors."""
     x = paddle.to_tensor(_tensor_image())
     arr, pil = _image(), Image.fromarray(_image())
     ops = [lambda i: F.to_grayscale(i), F.vflip, F.hflip, lambda i: F.crop(i, 1, 2, 5, 6),

@@ -1,16 +1,175 @@
-"""paddle_hl.nn.functional: the functional forms of the layers.
-
-Each family module (``common``, ``conv``, ``pooling``, ``norm``, ``activation``, ``loss``,
-``input``, ``vision``, ``extension``, ``distance``, ``flash_attention``) lists its public names
-in ``API``; they are collected here.
+"""paddle_hl.nn.functional: the functional forms of the layers, imported by name from the family
+modules (``common``, ``conv``, ``pooling``, ``norm``, ``activation``, ``loss``, ``input``,
+``vision``, ``extension``, ``distance``, ``flash_attention``, ``sparse_attention``).
 """
 
 from __future__ import annotations
 
-from ...framework.registry import collect_api, family_modules
+from .activation import (
+    celu,
+    elu,
+    elu_,
+    gelu,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    log_sigmoid,
+    log_softmax,
+    maxout,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    relu_,
+    rrelu,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softmax_,
+    softplus,
+    softshrink,
+    softsign,
+    swish,
+    tanh,
+    tanh_,
+    tanhshrink,
+    thresholded_relu,
+    thresholded_relu_,
+)
+from .common import (
+    alpha_dropout,
+    bilinear,
+    cosine_similarity,
+    dropout,
+    dropout2d,
+    dropout3d,
+    label_smooth,
+    linear,
+    normalize,
+    pad,
+    zeropad2d,
+)
+from .conv import (
+    conv1d,
+    conv1d_transpose,
+    conv2d,
+    conv2d_transpose,
+    conv3d,
+    conv3d_transpose,
+    fold,
+    unfold,
+)
+from .distance import (
+    pairwise_distance,
+)
+from .extension import (
+    class_center_sample,
+    diag_embed,
+    gather_tree,
+    sequence_mask,
+    temporal_shift,
+)
+from .flash_attention import (
+    scaled_dot_product_attention,
+)
+from .input import (
+    embedding,
+    one_hot,
+)
+from .loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    cross_entropy,
+    ctc_loss,
+    dice_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    hsigmoid_loss,
+    kl_div,
+    l1_loss,
+    log_loss,
+    margin_cross_entropy,
+    margin_ranking_loss,
+    mse_loss,
+    multi_label_soft_margin_loss,
+    multi_margin_loss,
+    nll_loss,
+    npair_loss,
+    poisson_nll_loss,
+    rnnt_loss,
+    sigmoid_focal_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    softmax_with_cross_entropy,
+    square_error_cost,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from .norm import (
+    batch_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+)
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+from .sparse_attention import (
+    sparse_attention,
+)
+from .vision import (
+    affine_grid,
+    channel_shuffle,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+)
 
-_FAMILIES = ("common", "conv", "pooling", "norm", "activation", "loss", "input", "vision",
-             "extension", "distance", "flash_attention", "sparse_attention")
-
-
-globals().update(collect_api(family_modules(__name__, _FAMILIES)))
+__all__ = [
+    "linear", "bilinear", "dropout", "dropout2d", "dropout3d", "alpha_dropout", "pad", "zeropad2d",
+    "cosine_similarity", "normalize", "label_smooth", "conv1d", "conv2d", "conv3d",
+    "conv1d_transpose", "conv2d_transpose", "conv3d_transpose", "unfold", "fold", "max_pool1d",
+    "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "batch_norm",
+    "instance_norm", "layer_norm", "local_response_norm", "celu", "elu", "elu_", "gelu", "glu",
+    "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "leaky_relu", "leaky_relu_", "log_sigmoid", "log_softmax", "maxout", "mish", "prelu", "relu",
+    "relu6", "relu_", "rrelu", "selu", "sigmoid", "silu", "softmax", "softmax_", "softplus",
+    "softshrink", "softsign", "swish", "tanh", "tanh_", "tanhshrink", "thresholded_relu",
+    "thresholded_relu_", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss", "cross_entropy", "ctc_loss", "dice_loss", "gaussian_nll_loss",
+    "hinge_embedding_loss", "hsigmoid_loss", "kl_div", "l1_loss", "log_loss",
+    "margin_cross_entropy", "margin_ranking_loss", "mse_loss", "multi_label_soft_margin_loss",
+    "multi_margin_loss", "nll_loss", "npair_loss", "poisson_nll_loss", "rnnt_loss",
+    "sigmoid_focal_loss", "smooth_l1_loss", "soft_margin_loss", "softmax_with_cross_entropy",
+    "square_error_cost", "triplet_margin_loss", "triplet_margin_with_distance_loss", "one_hot",
+    "embedding", "affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pixel_shuffle",
+    "pixel_unshuffle", "upsample", "sequence_mask", "gather_tree", "temporal_shift",
+    "class_center_sample", "diag_embed", "pairwise_distance", "scaled_dot_product_attention",
+    "sparse_attention"
+]

@@ -1245,12 +1245,3 @@ def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):
     noise = _rnd.uniform_array(x._data.shape, cdt, lower, upper,
                                gen=_rnd.generator_for(x._data))
     return apply(_rrelu_k, x, noise)
-
-
-API = [
-    "celu", "elu", "elu_", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
-    "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_sigmoid",
-    "log_softmax", "maxout", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "selu",
-    "sigmoid", "silu", "softmax", "softmax_", "softplus", "softshrink", "softsign", "swish",
-    "tanh", "tanh_", "tanhshrink", "thresholded_relu", "thresholded_relu_",
-]

@@ -729,7 +729,3 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
                          f"label of shape {label.shape} in the class dim")
     # the prior is a constant of the op (no gradient flows into it, as in Paddle)
     return _math.scale(label, 1.0 - epsilon) + _math.scale(prior_dist.detach(), epsilon)
-
-
-API = ["linear", "bilinear", "dropout", "dropout2d", "dropout3d", "alpha_dropout", "pad",
-       "zeropad2d", "cosine_similarity", "normalize", "label_smooth"]

@@ -1014,7 +1014,3 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
                          f"{osz[0]} * {osz[1]} = {math.prod(osz)} blocks, but input's dimension "
                          f"2 is {x.shape[2]} (shape {x.shape})")
     return apply(_fold_kernel, x, size=size, ksize=ksize, stride=stride, pads=pads, dil=dil)
-
-
-API = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose",
-       "unfold", "fold"]

@@ -98,6 +98,3 @@ def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-
         raise ValueError(f"{op}: the shapes of 'x' {x.shape} and 'y' {y.shape} do not "
                          "broadcast") from None
     return apply(_pdist_kernel, x, y, p=float(p), epsilon=float(epsilon), keepdim=bool(keepdim))
-
-
-API = ["pairwise_distance"]

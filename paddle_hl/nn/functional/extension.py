@@ -213,6 +213,3 @@ def class_center_sample(label: Tensor, num_classes: int, num_samples: int, group
 def _random_permutation(n):
     """A permutation of ``range(n)`` from paddle_hl's seeded global generator."""
     return backend.to_numpy(randperm(n, dtype="int64")._data)
-
-
-API = ["sequence_mask", "gather_tree", "temporal_shift", "class_center_sample", "diag_embed"]

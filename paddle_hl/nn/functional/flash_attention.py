@@ -20,8 +20,6 @@ from ...tensor._helpers import cast_to
 
 __all__ = []
 
-API = ["scaled_dot_product_attention"]
-
 
 # ---------------------------------------------------------------------------- dropout helper
 def _keep_mask(shape, p, arr):
@@ -178,7 +176,7 @@ def _check_qkv(query, key, value, where):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, training=True, name=None) -> Tensor:
-    """Scaled dot-product attention, ``softmax(Q Kᵀ / √d + mask) V`` (B91).
+    """Scaled dot-product attention, ``softmax(Q Kᵀ / √d + mask) V``.
 
     Args:
         query (Tensor): ``[batch, seq_len, num_heads, head_dim]``.

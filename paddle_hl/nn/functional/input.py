@@ -157,6 +157,3 @@ def embedding(x, weight, padding_idx=None, sparse=False, name=None):
         pidx = int(padding_idx) % n
     _check_range(x._data, n, "embedding", f"num_embeddings of weight {weight.shape}")
     return apply(_embedding_kernel, x, weight, pidx)
-
-
-API = ["one_hot", "embedding"]

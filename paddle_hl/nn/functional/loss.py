@@ -1866,14 +1866,3 @@ def rnnt_loss(input: Tensor, label: Tensor, input_lengths: Tensor, label_lengths
         raise ValueError(f"{op}: label ids must lie in [0, {v})")
     return apply(_rnnt_kernel, input, label, in_len, lab_len, blank=int(blank),
                  fastemit_lambda=float(fastemit_lambda), reduction=reduction)
-
-
-API = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-    "cross_entropy", "ctc_loss", "dice_loss", "gaussian_nll_loss", "hinge_embedding_loss",
-    "hsigmoid_loss", "kl_div", "l1_loss", "log_loss", "margin_cross_entropy",
-    "margin_ranking_loss", "mse_loss", "multi_label_soft_margin_loss", "multi_margin_loss",
-    "nll_loss", "npair_loss", "poisson_nll_loss", "rnnt_loss", "sigmoid_focal_loss",
-    "smooth_l1_loss", "soft_margin_loss", "softmax_with_cross_entropy", "square_error_cost",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss",
-]

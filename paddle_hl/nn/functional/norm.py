@@ -559,6 +559,3 @@ def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NC
     cast = float if x._data.dtype == np.float64 else _eps
     div = _math.pow((acc / float(size)) * cast(alpha) + cast(k), cast(beta))
     return x / div
-
-
-API = ["batch_norm", "instance_norm", "layer_norm", "local_response_norm"]

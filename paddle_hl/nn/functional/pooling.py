@@ -908,9 +908,3 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, data_format="N
     """
     return _max_unpool("max_unpool3d", 3, x, indices, kernel_size, stride, padding, data_format,
                        output_size)
-
-
-API = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-       "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool1d",
-       "max_unpool2d", "max_unpool3d"]

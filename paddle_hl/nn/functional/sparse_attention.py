@@ -16,8 +16,6 @@ from ...framework.tensor import Tensor
 
 __all__ = []
 
-API = ["sparse_attention"]
-
 
 def _sparse_attn(q, k, v, allowed, scale):
     """Softmax attention over the True entries of ``allowed`` ``[B, H, L, L]``; a row with no

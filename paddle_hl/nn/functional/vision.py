@@ -865,7 +865,3 @@ def channel_shuffle(x, groups, data_format="NCHW", name=None):
     else:
         pre, perm = (n, h, w, g, c // g), (0, 1, 2, 4, 3)
     return apply(_shuffle_kernel, x, pre=pre, perm=perm, post=tuple(x.shape))
-
-
-API = ["affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pixel_shuffle",
-       "pixel_unshuffle", "upsample"]

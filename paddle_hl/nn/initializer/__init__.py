@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ._base import (
     Initializer,
-    _default_initializer_for,
     _global_initializer,
     calculate_gain,
     compute_fans,
@@ -24,6 +23,7 @@ from .common import (
     Uniform,
     XavierNormal,
     XavierUniform,
+    _default_initializer_for,
 )
 from .structured import Bilinear, Dirac, Orthogonal
 

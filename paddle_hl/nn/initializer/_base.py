@@ -8,7 +8,6 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework.tensor import Tensor
 
@@ -81,7 +80,7 @@ _LINEAR_GAINS = ("sigmoid", "linear", "conv1d", "conv2d", "conv3d", "conv1d_tran
 
 
 def calculate_gain(nonlinearity, param=None):
-    """The recommended gain of an activation, used to scale initial weights (B86).
+    """The recommended gain of an activation, used to scale initial weights.
 
     Args:
         nonlinearity (str): one of 'sigmoid', 'linear', 'conv1d', 'conv2d', 'conv3d',
@@ -123,7 +122,7 @@ _global_bias = None
 
 
 def set_global_initializer(weight_init, bias_init=None):
-    """Use ``weight_init`` / ``bias_init`` for every parameter created afterwards (B88).
+    """Use ``weight_init`` / ``bias_init`` for every parameter created afterwards.
 
     The global initializer replaces a layer's built-in default (e.g. Conv2D's Kaiming weights or
     BatchNorm's ones) but not an initializer given explicitly through ``ParamAttr``. Pass
@@ -150,24 +149,3 @@ def set_global_initializer(weight_init, bias_init=None):
 def _global_initializer(is_bias: bool):
     """The initializer set by :func:`set_global_initializer` for this kind, or None."""
     return _global_bias if is_bias else _global_weight
-
-
-def _default_initializer_for(is_bias: bool, dtype=None):
-    """The initializer a parameter gets when neither its ParamAttr nor its layer names one.
-
-    The global initializer when set; otherwise zeros for biases and Xavier-uniform for float
-    weights. Non-float weights have no default (Paddle refuses them).
-    """
-    from .common import Constant, XavierUniform
-
-    glob = _global_initializer(is_bias)
-    if glob is not None:
-        return glob
-    if is_bias:
-        return Constant(0.0)
-    if dtype is not None and not _dt.is_float_np(_dt.to_np(dtype)):
-        raise TypeError(f"create_parameter: cannot create a parameter of dtype "
-                        f"{_dt.convert(dtype).name} with the default initializer (float16, "
-                        "bfloat16, float32, float64 only); pass default_initializer or a "
-                        "ParamAttr initializer that fits the dtype")
-    return XavierUniform()

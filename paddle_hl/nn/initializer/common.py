@@ -1,8 +1,8 @@
 """Elementwise initializers: Constant, Assign, Normal, TruncatedNormal, Uniform, Xavier, Kaiming.
 
 Random draws go through ``paddle_hl.framework.random`` so that ``paddle.seed`` makes initial
-parameters repeat (B88); values are drawn on the parameter's device and written in its dtype
-(float16 parameters get float16 values directly, B87).
+parameters repeat; values are drawn on the parameter's device and written in its dtype
+(float16 parameters get float16 values directly).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
 from ...framework.tensor import Tensor
-from ._base import Initializer, calculate_gain, compute_fans
+from ._base import Initializer, _global_initializer, calculate_gain, compute_fans
 
 __all__ = []
 
@@ -216,7 +217,7 @@ class _Kaiming(Initializer):
 
 
 class KaimingNormal(_Kaiming):
-    """He normal: N(0, std**2) with ``std = gain / sqrt(fan_in)`` (B86).
+    """He normal: N(0, std**2) with ``std = gain / sqrt(fan_in)``.
 
     Args:
         fan_in (float, optional): fan in; computed from the shape when None.
@@ -232,7 +233,7 @@ class KaimingNormal(_Kaiming):
 
 
 class KaimingUniform(_Kaiming):
-    """He uniform: U[-limit, limit] with ``limit = gain * sqrt(3 / fan_in)`` (B86).
+    """He uniform: U[-limit, limit] with ``limit = gain * sqrt(3 / fan_in)``.
 
     Args:
         fan_in (float, optional): fan in; computed from the shape when None.
@@ -245,3 +246,22 @@ class KaimingUniform(_Kaiming):
         gain, fi = self._gain_over_fan(shape)
         limit = gain * math.sqrt(3.0 / fi) if fi > 0 else 0.0
         return _rnd.uniform_array(shape, _draw_dtype(dtype), -limit, limit, place)
+
+
+def _default_initializer_for(is_bias: bool, dtype=None):
+    """The initializer a parameter gets when neither its ParamAttr nor its layer names one.
+
+    The global initializer when set; otherwise zeros for biases and Xavier-uniform for float
+    weights. Non-float weights have no default (Paddle refuses them).
+    """
+    glob = _global_initializer(is_bias)
+    if glob is not None:
+        return glob
+    if is_bias:
+        return Constant(0.0)
+    if dtype is not None and not _dt.is_float_np(_dt.to_np(dtype)):
+        raise TypeError(f"create_parameter: cannot create a parameter of dtype "
+                        f"{_dt.convert(dtype).name} with the default initializer (float16, "
+                        "bfloat16, float32, float64 only); pass default_initializer or a "
+                        "ParamAttr initializer that fits the dtype")
+    return XavierUniform()

@@ -15,7 +15,7 @@ __all__ = []
 
 
 class Orthogonal(Initializer):
-    """An (semi-)orthogonal matrix scaled by ``gain`` (B87).
+    """An (semi-)orthogonal matrix scaled by ``gain``.
 
     The parameter is viewed as a ``[shape[0], prod(shape[1:])]`` matrix W; then
     ``W^T W = gain^2 I`` for tall matrices and ``W W^T = gain^2 I`` for wide ones.
@@ -54,7 +54,7 @@ class Orthogonal(Initializer):
 
 class Dirac(Initializer):
     """Identity-preserving conv weights: a conv with these weights copies its input channels
-    (per group) to its output channels (B87).
+    (per group) to its output channels.
 
     The weight ``[out, in/groups, *kernel]`` (3-D, 4-D or 5-D) is 1 at the kernel centre where
     the output channel's index within its group equals the input channel, 0 elsewhere.

@@ -52,7 +52,7 @@ class _NameOnly(_Activation):
 
 
 class CELU(_Activation):
-    """CELU ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (B90).
+    """CELU ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Args:
         alpha (float): Default 1.0.
@@ -66,7 +66,7 @@ class CELU(_Activation):
 
 
 class ELU(_Activation):
-    """ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise, any alpha (B69).
+    """ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise, any alpha.
 
     Args:
         alpha (float): Default 1.0.
@@ -83,7 +83,7 @@ class ELU(_Activation):
 
 
 class GELU(_Activation):
-    """GELU with the erf formula, or the tanh formula when ``approximate`` (B77).
+    """GELU with the erf formula, or the tanh formula when ``approximate``.
 
     Args:
         approximate (bool): Default False.
@@ -97,7 +97,7 @@ class GELU(_Activation):
 
 
 class GLU(_Activation):
-    """Gated linear unit ``a * sigmoid(b)`` with ``a, b`` the halves of x along axis (B89).
+    """Gated linear unit ``a * sigmoid(b)`` with ``a, b`` the halves of x along axis.
 
     Args:
         axis (int): Default -1.
@@ -196,7 +196,7 @@ class LogSoftmax(_Activation):
 
 
 class Softmax(_Activation):
-    """Softmax along ``axis`` (B47).
+    """Softmax along ``axis``.
 
     Args:
         axis (int): Default -1.
@@ -210,7 +210,7 @@ class Softmax(_Activation):
 
 
 class Softmax2D(Layer):
-    """Softmax over the channel axis (-3) of a [C, H, W] or [N, C, H, W] input (B90).
+    """Softmax over the channel axis (-3) of a [C, H, W] or [N, C, H, W] input.
 
     Args:
         name (str, optional): shown in the repr.
@@ -249,7 +249,7 @@ class Maxout(_Activation):
 
 class PReLU(Layer):
     """PReLU with a learnable slope: one for all elements (num_parameters=1) or one per
-    channel (B78: the channel axis is the last one for channel-last data formats).
+    channel (the channel axis is the last one for channel-last data formats).
 
     Args:
         num_parameters (int): 1 or the number of channels. Default 1.
@@ -287,7 +287,7 @@ class PReLU(Layer):
 
 class RReLU(Layer):
     """Randomized leaky ReLU: random slopes in ``[lower, upper]`` in training, their mean
-    ``(lower + upper) / 2`` in evaluation (B90).
+    ``(lower + upper) / 2`` in evaluation.
 
     Args:
         lower (float): Default 1/8.
@@ -446,9 +446,3 @@ class Tanhshrink(_NameOnly):
     """
 
     _fn = staticmethod(F.tanhshrink)
-
-
-API = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-       "LeakyReLU", "LogSigmoid", "LogSoftmax", "Maxout", "Mish", "PReLU", "RReLU", "ReLU",
-       "ReLU6", "SELU", "Sigmoid", "Silu", "Softmax", "Softmax2D", "Softplus", "Softshrink",
-       "Softsign", "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU"]

@@ -1,5 +1,5 @@
-"""Common layers: Linear, Bilinear, Embedding, Identity, Flatten, Unflatten, the dropouts, the
-pads and CosineSimilarity."""
+"""Common layers: Linear, Bilinear, Embedding, Identity, Flatten, Unflatten, the dropouts
+and the pads."""
 
 from __future__ import annotations
 
@@ -369,7 +369,7 @@ class Pad1D(_PadNd):
 
 
 class Pad2D(_PadNd):
-    """Pad the two spatial dims of a 4-D input (B75: a tuple padding works).
+    """Pad the two spatial dims of a 4-D input (a tuple padding works).
 
     Args:
         padding (int|list[int]|tuple): ``[left, right, top, bottom]``; an int pads every side.
@@ -427,28 +427,3 @@ class ZeroPad2D(Layer):
 
     def extra_repr(self):
         return f"padding={self._pad}, data_format={self._data_format}{_name_suffix(self._name)}"
-
-
-class CosineSimilarity(Layer):
-    """Cosine similarity of two inputs along ``axis``.
-
-    Args:
-        axis (int): the dim reduced (default 1).
-        eps (float): keeps the denominator positive.
-    """
-
-    def __init__(self, axis=1, eps=1e-8):
-        super().__init__()
-        self._axis = axis
-        self._eps = eps
-
-    def forward(self, x1, x2):
-        return F.cosine_similarity(x1, x2, axis=self._axis, eps=self._eps)
-
-    def extra_repr(self):
-        return f"axis={self._axis}, eps={self._eps}"
-
-
-API = ["Identity", "Linear", "Bilinear", "Embedding", "Flatten", "Unflatten", "Dropout",
-       "Dropout2D", "Dropout3D", "AlphaDropout", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D",
-       "CosineSimilarity"]

@@ -14,7 +14,7 @@ __all__ = []
 class Sequential(Layer):
     """Run sublayers in order. Build from layers, ``(name, layer)`` pairs or an OrderedDict.
 
-    Supports ``len``, iteration, indexing (negative too) and slicing (B82).
+    Supports ``len``, iteration, indexing (negative too) and slicing.
     """
 
     def __init__(self, *layers):
@@ -133,7 +133,7 @@ class LayerList(Layer):
 
 
 class LayerDict(Layer):
-    """An ordered dict of sublayers (insertion order kept, B82)."""
+    """An ordered dict of sublayers (insertion order kept)."""
 
     def __init__(self, sublayers=None):
         super().__init__()

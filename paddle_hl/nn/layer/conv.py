@@ -401,7 +401,3 @@ class Fold(Layer):
         name_str = f", name={self.name}" if self.name else ""
         return (f"kernel_size={self.kernel_sizes}, dilation={self.dilations}, "
                 f"padding={self.paddings}, stride={self.strides}{name_str}")
-
-
-API = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
-       "Unfold", "Fold"]

@@ -67,6 +67,3 @@ class PairwiseDistance(Layer):
         if self.name is not None:
             s += f", name={self.name}"
         return s
-
-
-API = ["CosineSimilarity", "PairwiseDistance"]

@@ -274,7 +274,7 @@ class Layer:
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
     def named_sublayers(self, prefix="", include_self=False, layers_set=None):
-        """(structured name, Layer) pairs of all descendants, depth first (B83)."""
+        """(structured name, Layer) pairs of all descendants, depth first."""
         if layers_set is None:
             layers_set = set()
         if include_self and id(self) not in layers_set:
@@ -330,7 +330,7 @@ class Layer:
         return self
 
     def eval(self):
-        """Evaluation mode (B36: the graph is still recorded; use paddle.no_grad to stop it)."""
+        """Evaluation mode (the graph is still recorded; use paddle.no_grad to stop it)."""
         for layer in self.sublayers(include_self=True):
             layer.training = False
         return self
@@ -409,7 +409,7 @@ class Layer:
     # ------------------------------------------------------------------ conversion
     def to(self, device=None, dtype=None, blocking=None):
         """Move parameters and buffers to ``device`` and/or cast floating ones to ``dtype``, in
-        place (the Parameter objects stay the same); returns self (B84)."""
+        place (the Parameter objects stay the same); returns self."""
         place = _pl.parse_place(device) if device is not None else None
         npd = _dt.to_np(dtype) if dtype is not None else None
         for t in itertools.chain(self.parameters(), self.buffers()):

@@ -502,12 +502,3 @@ class HSigmoidLoss(_Loss):
         return self._run(F.hsigmoid_loss, input, label, self._num_classes, self.weight,
                          self.bias, path_table=path_table, path_code=path_code,
                          is_sparse=self._is_sparse)
-
-
-API = [
-    "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
-    "GaussianNLLLoss", "HSigmoidLoss", "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss",
-    "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "RNNTLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss",
-]

@@ -666,8 +666,3 @@ class SpectralNorm(Layer):
             raise TypeError(f"SpectralNorm: the weight must be floating point, got {x.dtype}")
         return apply(_spectral_k, x, self.weight_u, self.weight_v, dim=self._dim,
                      power_iters=self._power_iters, eps=self._eps)
-
-
-API = ["BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "SyncBatchNorm", "LayerNorm",
-       "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "LocalResponseNorm",
-       "SpectralNorm"]

@@ -1,7 +1,7 @@
 """Pooling layers: MaxPool/AvgPool 1-D/2-D/3-D, the adaptive pools and MaxUnPool.
 
 Each layer stores its arguments and calls the functional form; a layer built with
-``kernel_size`` alone pools with ``stride = kernel_size`` and no padding (B74).
+``kernel_size`` alone pools with ``stride = kernel_size`` and no padding.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class MaxPool3D(_MaxPool):
 
     Args:
         kernel_size (int|list): ``k`` or ``[kd, kh, kw]``.
-        stride (int|list, optional): the step (default: kernel_size, B74).
+        stride (int|list, optional): the step (default: kernel_size).
         padding (int|str|list): the padding (see max_pool3d).
         return_mask (bool): also return the int32 flat index of each maximum.
         ceil_mode (bool): round the output size up.
@@ -190,7 +190,7 @@ class AvgPool3D(_AvgPool):
 
     Args:
         kernel_size (int|list): ``k`` or ``[kd, kh, kw]``.
-        stride (int|list, optional): the step (default: kernel_size, B74).
+        stride (int|list, optional): the step (default: kernel_size).
         padding (int|str|list): the padding (see avg_pool3d).
         ceil_mode (bool): round the output size up.
         exclusive (bool): leave padding out of the divisor.
@@ -408,8 +408,3 @@ class MaxUnPool3D(_MaxUnPool):
     def __init__(self, kernel_size, stride=None, padding=0, data_format="NCDHW",
                  output_size=None, name=None):
         super().__init__(kernel_size, stride, padding, data_format, output_size, name)
-
-
-API = ["MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
-       "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "AdaptiveMaxPool1D",
-       "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D"]

@@ -18,19 +18,12 @@ from ... import backend
 from ...framework.tensor import Tensor, _wrap
 from ...tensor.manipulation import concat, reshape, transpose
 from ..functional.flash_attention import _additive_mask, _attention_core
+from .common import Dropout, Linear
 from .container import LayerList
 from .layers import Layer
+from .norm import LayerNorm
 
 __all__ = []
-
-API = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-       "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-def _nn():
-    from ... import nn  # noqa: PLC0415  (Linear, Dropout, LayerNorm live in other families)
-
-    return nn
 
 
 def _positive(cls, **kw):
@@ -62,7 +55,8 @@ def _activation(name, where):
     from ..functional import activation as fa  # noqa: PLC0415
 
     fn = getattr(fa, name, None) if isinstance(name, str) else None
-    if fn is None or name not in fa.API:
+    # a public activation function of that family (not a helper it imports)
+    if fn is None or name.startswith("_") or getattr(fn, "__module__", None) != fa.__name__:
         raise ValueError(f"{where}: unknown activation {name!r}")
     return fn
 
@@ -110,7 +104,7 @@ class MultiHeadAttention(Layer):
         self.dropout = dropout
         self.need_weights = need_weights
         self.head_dim = embed_dim // num_heads
-        linear = _nn().Linear
+        linear = Linear
         self.q_proj = linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
         self.k_proj = linear(self.kdim, embed_dim, weight_attr, bias_attr=bias_attr)
         self.v_proj = linear(self.vdim, embed_dim, weight_attr, bias_attr=bias_attr)
@@ -234,16 +228,15 @@ class TransformerEncoderLayer(Layer):
         self.normalize_before = normalize_before
         w = _attr_list(weight_attr, 2, where)
         b = _attr_list(bias_attr, 2, where)
-        nn = _nn()
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
                                             weight_attr=w[0], bias_attr=b[0])
-        self.linear1 = nn.Linear(d_model, dim_feedforward, w[1], bias_attr=b[1])
-        self.dropout = nn.Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = nn.Linear(dim_feedforward, d_model, w[1], bias_attr=b[1])
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = nn.Dropout(dropout, mode="upscale_in_train")
+        self.linear1 = Linear(d_model, dim_feedforward, w[1], bias_attr=b[1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, w[1], bias_attr=b[1])
+        self.norm1 = LayerNorm(d_model)
+        self.norm2 = LayerNorm(d_model)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
         self.activation = _activation(activation, where)
 
     def forward(self, src, src_mask=None, cache=None):
@@ -350,20 +343,19 @@ class TransformerDecoderLayer(Layer):
         self.normalize_before = normalize_before
         w = _attr_list(weight_attr, 3, where)
         b = _attr_list(bias_attr, 3, where)
-        nn = _nn()
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
                                             weight_attr=w[0], bias_attr=b[0])
         self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
                                              weight_attr=w[1], bias_attr=b[1])
-        self.linear1 = nn.Linear(d_model, dim_feedforward, w[2], bias_attr=b[2])
-        self.dropout = nn.Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = nn.Linear(dim_feedforward, d_model, w[2], bias_attr=b[2])
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.norm3 = nn.LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = nn.Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = nn.Dropout(dropout, mode="upscale_in_train")
+        self.linear1 = Linear(d_model, dim_feedforward, w[2], bias_attr=b[2])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, w[2], bias_attr=b[2])
+        self.norm1 = LayerNorm(d_model)
+        self.norm2 = LayerNorm(d_model)
+        self.norm3 = LayerNorm(d_model)
+        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
         self.activation = _activation(activation, where)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
@@ -494,21 +486,20 @@ class Transformer(Layer):
         _positive(where, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         enc_w, dec_w = _split_attrs(weight_attr, where)
         enc_b, dec_b = _split_attrs(bias_attr, where)
-        nn = _nn()
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
                                             activation, attn_dropout, act_dropout,
                                             normalize_before, enc_w, enc_b)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, nn.LayerNorm(d_model))
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, LayerNorm(d_model))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
                                             activation, attn_dropout, act_dropout,
                                             normalize_before, dec_w, dec_b)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, nn.LayerNorm(d_model))
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, LayerNorm(d_model))
         self.d_model = d_model
         self.nhead = nhead
 

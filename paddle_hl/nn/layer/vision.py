@@ -239,7 +239,3 @@ class ChannelShuffle(_Shuffle):
     def __init__(self, groups, data_format="NCHW", name=None):
         super().__init__(groups, data_format, name, "groups must be int type",
                          "groups must be positive")
-
-
-API = ["Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D", "PixelShuffle",
-       "PixelUnshuffle", "ChannelShuffle"]
