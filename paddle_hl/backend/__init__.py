@@ -114,6 +114,24 @@ def device_count() -> int:
     return 0 if cp is None else int(cp.cuda.runtime.getDeviceCount())
 
 
+def cuda_runtime_version():
+    """The CUDA runtime version as an int (e.g. 12040), or None without a usable GPU."""
+    cp = cupy_module()
+    return None if cp is None else int(cp.cuda.runtime.runtimeGetVersion())
+
+
+def cudnn_version():
+    """The cuDNN version as an int (e.g. 8902), or None where CuPy has no cuDNN."""
+    cp = cupy_module()
+    if cp is None:
+        return None
+    try:
+        from cupy.cuda import cudnn  # noqa: PLC0415  (optional part of CuPy)
+    except ImportError:
+        return None
+    return int(cudnn.getVersion())
+
+
 def scatter_add(size, index, values):
     """A length-``size`` vector with ``values`` (1-D) summed at ``index`` (1-D)."""
     return for_array(values).scatter_add(size, index, values)
