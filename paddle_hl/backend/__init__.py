@@ -9,11 +9,13 @@ code. Two backends exist, one module each, under identical names:
   imported the first time a GPU is asked for (:func:`cupy_module`) or a CuPy array reaches
   :func:`for_array`, so importing paddle_hl never imports CuPy.
 
-:func:`for_array` is where a backend is chosen: the backend module of an array's type. Every
-backend module provides:
+:func:`for_array` is where a backend is chosen: the backend module of an array's type
+(:func:`gpu_backend` gives the GPU's without an array). Every backend module provides:
 
 - ``name`` (str), ``xp`` (the array module), ``ndarray`` (the array type).
 - ``to_numpy(arr)``: the array on the host.
+- ``from_host(arr, device_index)``: a host array on the backend's device ``device_index``
+  (the GPU stages it through pinned memory, an asynchronous copy).
 - ``as_strided(a, shape, strides)``: a view with byte strides (read-only where the backend
   can say so).
 - ``scatter_add(size, index, values)``: a new 1-D vector with ``values`` summed at ``index``.
@@ -91,8 +93,15 @@ def for_array(arr):
     CuPy arrays."""
     if type(arr) is np.ndarray or _cupy is None or not isinstance(arr, _cupy.ndarray):
         return _numpy
+    return _cupy_backend or gpu_backend()
+
+
+def gpu_backend():
+    """The GPU backend module (``_cupy``), imported on first use; requires a usable CuPy."""
     global _cupy_backend
     if _cupy_backend is None:
+        if cupy_module() is None:
+            raise RuntimeError(f"paddle_hl has no GPU backend here: {cupy_error()}")
         from . import _cupy as mod  # noqa: PLC0415  (CuPy is optional)
 
         _cupy_backend = mod
@@ -112,6 +121,12 @@ def device_count() -> int:
     """The number of visible GPUs (0 without a usable CuPy)."""
     cp = cupy_module()
     return 0 if cp is None else int(cp.cuda.runtime.getDeviceCount())
+
+
+def to_gpu(arr, device_index=0):
+    """A host array copied to GPU ``device_index`` through pinned memory (asynchronous on the
+    current stream); requires a usable CuPy (see :func:`cupy_module`)."""
+    return gpu_backend().from_host(arr, device_index)
 
 
 def cuda_runtime_version():

@@ -28,6 +28,34 @@ def to_numpy(arr) -> np.ndarray:
     return cupy.asnumpy(arr)
 
 
+# pinned staging buffers of host-to-device copies still in flight, with the event that marks
+# each copy's end: a buffer goes back to CuPy's pinned pool only once its copy has finished
+_in_flight: list = []
+
+
+def from_host(arr, device_index):
+    """A host (NumPy) array copied to GPU ``device_index``, staged through pinned memory.
+
+    From pinned (page-locked) memory the copy is a DMA transfer queued on the current stream:
+    the host goes on (collating the next batch) while the GPU copies and computes. The staging
+    buffer is kept until the copy's event has completed.
+    """
+    arr = np.ascontiguousarray(arr)
+    with cupy.cuda.Device(device_index):
+        _in_flight[:] = [(ev, buf) for ev, buf in _in_flight if not ev.done]
+        if arr.nbytes == 0:
+            return cupy.asarray(arr)
+        buf = cupyx.empty_pinned(arr.shape, dtype=arr.dtype)
+        np.copyto(buf, arr)
+        out = cupy.empty(arr.shape, dtype=arr.dtype)
+        stream = cupy.cuda.get_current_stream()
+        out.set(buf, stream=stream)
+        ev = cupy.cuda.Event(block=False, disable_timing=True)
+        ev.record(stream)
+        _in_flight.append((ev, buf))
+    return out
+
+
 def as_strided(a, shape, strides):
     """A view of ``a`` with the given shape and byte strides (CuPy views carry byte strides
     exactly as NumPy's do)."""

@@ -72,6 +72,11 @@ def to_numpy(arr) -> np.ndarray:
     return np.asarray(arr)
 
 
+def from_host(arr, device_index):
+    """A host array as this backend's array: the array itself (NumPy is the host)."""
+    return np.asarray(arr)
+
+
 def as_strided(a, shape, strides):
     """A read-only view of ``a`` with the given shape and byte strides."""
     return _np_as_strided(a, shape=shape, strides=strides, writeable=False)

@@ -165,8 +165,8 @@ def test_depthwise_kernels(m):
 
 
 # ------------------------------------------------------------------ the backend interface
-INTERFACE = ("name", "xp", "ndarray", "to_numpy", "as_strided", "scatter_add", "index_add",
-             "index_reduce", "has_fused_updates", "fused_update", "depthwise_forward",
+INTERFACE = ("name", "xp", "ndarray", "to_numpy", "from_host", "as_strided", "scatter_add",
+             "index_add", "index_reduce", "has_fused_updates", "fused_update", "depthwise_forward",
              "depthwise_input_grad", "depthwise_weight_grad")
 
 
