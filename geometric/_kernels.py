@@ -19,7 +19,8 @@ How each reduction runs, fastest path first:
   block is at most twice the size of ``m``. Padding repeats the segment's first row, which
   changes neither a max nor a min. (``np.maximum.reduceat`` on axis 0 walks the block column by
   column and is several times slower; ``np.maximum.at`` slower still.)
-- CuPy: ``cupyx.scatter_add`` / ``scatter_max`` / ``scatter_min`` (atomic updates on the GPU).
+- GPU: one scatter of the rows into their segments (``backend.index_add`` /
+  ``index_reduce``: atomic updates).
 
 Empty segments are 0 for every reduction, as in Paddle.
 """
@@ -155,7 +156,7 @@ def segment_sum(m, seg: Segments):
     """Sum the rows of ``m`` [E, F] into [n, F] by segment."""
     xp = xp_of(m)
     if xp is not np:
-        return _cupy_scatter("add", m, seg)
+        return _scatter("add", m, seg)
     sp = _scipy_sparse()
     if sp is not None:
         cd = _compute_dtype(m.dtype)
@@ -200,7 +201,7 @@ def segment_extreme(m, seg: Segments, op: str):
     """Max (``op='max'``) or min of the rows of ``m`` [E, F] per segment; empty segments are 0."""
     xp = xp_of(m)
     if xp is not np:
-        return _cupy_scatter(op, m, seg)
+        return _scatter(op, m, seg)
     return _bucket_reduce(m, seg, op)
 
 
@@ -221,22 +222,22 @@ def _bucket_reduce(m, seg: Segments, op: str):
     return out
 
 
-def _cupy_scatter(op, m, seg: Segments):
-    import cupy  # noqa: PLC0415
-    import cupyx  # noqa: PLC0415
-
+def _scatter(op, m, seg: Segments):
+    """The segment reduction as one scatter of the rows into their segments (the GPU path:
+    atomic updates through ``backend.index_reduce``)."""
+    xp = xp_of(m)
     shape = (seg.n,) + m.shape[1:]
     if op == "add":
-        out = cupy.zeros(shape, dtype=m.dtype)
-        cupyx.scatter_add(out, seg.ids, m)
+        out = xp.zeros(shape, dtype=m.dtype)
+        backend.index_add(out, seg.ids, m)
         return out
     if m.dtype.kind == "f":
         init = -np.inf if op == "max" else np.inf
     else:
         info = np.iinfo(m.dtype)
         init = info.min if op == "max" else info.max
-    out = cupy.full(shape, init, dtype=m.dtype)
-    (cupyx.scatter_max if op == "max" else cupyx.scatter_min)(out, seg.ids, m)
+    out = xp.full(shape, init, dtype=m.dtype)
+    backend.index_reduce("maximum" if op == "max" else "minimum", out, seg.ids, m)
     out[seg.count == 0] = 0
     return out
 

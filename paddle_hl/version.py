@@ -31,12 +31,13 @@ hl_version = "0.1.0"
 
 def _cuda_runtime():
     """The CUDA runtime version CuPy reports as 'major.minor', or None without CuPy/GPU."""
+    from . import backend
+
     try:
-        import cupy  # noqa: F401  (optional backend)
-        v = cupy.cuda.runtime.runtimeGetVersion()
-    except Exception:
+        v = backend.cuda_runtime_version()
+    except Exception:  # a CUDA runtime error without a driver
         return None
-    return f"{v // 1000}.{(v % 1000) // 10}"
+    return None if v is None else f"{v // 1000}.{(v % 1000) // 10}"
 
 
 def mkl() -> str:

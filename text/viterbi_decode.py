@@ -32,8 +32,7 @@ def _on(xp, arr):
 def _tensor_arg(x, fn: str, arg: str):
     if isinstance(x, paddle.Tensor):
         return x
-    if isinstance(x, np.ndarray) or (backend.cupy_module() is not None
-                                     and isinstance(x, backend.cupy_module().ndarray)):
+    if isinstance(x, np.ndarray) or backend.is_gpu_array(x):
         return paddle.utils.dlpack.from_dlpack(x) if backend.is_gpu_array(x) else \
             paddle.to_tensor(x)
     raise TypeError(f"{fn}: {arg} must be a paddle.Tensor, but got {type(x).__name__}")

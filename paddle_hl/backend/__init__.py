@@ -1,59 +1,117 @@
-"""Array-module choice: NumPy always, CuPy when installed and a GPU is present.
+"""Backends: the one place that knows which devices exist and what differs per device.
 
-Ops are written once against ``xp = get_array_module(arr)``. CuPy is imported lazily, the first
-time a GPU is asked for, so importing paddle_hl never pays for it.
+Ops are written once against the array module of their inputs, ``xp =
+backend.get_array_module(arr)``, and call the functions here where a device needs its own
+code. Two backends exist, one module each, under identical names:
+
+- ``_numpy.py``: NumPy on the CPU, always present.
+- ``_cupy.py``: CuPy on an NVIDIA GPU, optional (``pip install 'paddle_hl[gpu]'``). It is
+  imported the first time a GPU is asked for (:func:`cupy_module`) or a CuPy array reaches
+  :func:`for_array`, so importing paddle_hl never imports CuPy.
+
+:func:`for_array` is where a backend is chosen: the backend module of an array's type
+(:func:`gpu_backend` gives the GPU's without an array). Every backend module provides:
+
+- ``name`` (str), ``xp`` (the array module), ``ndarray`` (the array type).
+- ``to_numpy(arr)``: the array on the host.
+- ``from_host(arr, device_index)``: a host array on the backend's device ``device_index``
+  (the GPU stages it through pinned memory, an asynchronous copy).
+- ``as_strided(a, shape, strides)``: a view with byte strides (read-only where the backend
+  can say so).
+- ``scatter_add(size, index, values)``: a new 1-D vector with ``values`` summed at ``index``.
+- ``index_add(out, index, values)``: ``out[index] += values`` in place, repeats accumulating.
+- ``index_reduce(ufunc, out, index, values)``: the same for "add", "multiply", "maximum",
+  "minimum".
+- ``has_fused_updates`` and ``fused_update(kernel, grad, scalars, outputs)``: the fused
+  optimizer update ``kernel`` (names in ``_cupy.UPDATE_KERNELS``) applied in place; returns
+  False where the backend has none and the optimizer's own in-place passes should run.
+- ``depthwise_forward`` / ``depthwise_input_grad`` / ``depthwise_weight_grad``: the backend's
+  own depthwise-convolution kernels, or None where the generic per-tap loop of
+  ``windows.py`` should run (``windows`` calls them; see there for the arguments).
+
+``windows.py`` holds the sliding-window algorithms shared by all backends (im2col/col2im and
+the convolution's GEMM forms, depthwise taps, pooling windows): they use only the backend's
+``xp`` and ``as_strided``. Adding a backend is one module with the names above plus a branch
+in :func:`for_array` (and :func:`get_array_module`) that recognises its arrays.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
+
+from . import _numpy
 
 __all__ = []
 
-_cupy = None
+# the cupy module once it is known to be usable (not named _cupy: importing the submodule
+# backend/_cupy.py binds that package attribute)
+_cp = None
+_cupy_backend = None  # backend/_cupy.py once a CuPy array reached for_array
 _cupy_checked = False
 _cupy_error = ""
+
+# process settings of the CPU backend, used by the op wrapper and the norm kernels
+tune_malloc = _numpy.tune_malloc
+small_ufunc_buffer = _numpy.small_ufunc_buffer
 
 
 def cupy_module():
     """Return the cupy module if it can be used (installed and a GPU visible), else None."""
-    global _cupy, _cupy_checked, _cupy_error
+    global _cp, _cupy_checked, _cupy_error
     if not _cupy_checked:
         _cupy_checked = True
         try:
-            import cupy  # noqa: PLC0415
+            import cupy  # noqa: PLC0415  (optional; imported on first GPU use only)
 
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 _cupy_error = "CuPy is installed but no CUDA device is visible"
             else:
-                # the GPU kernels register with _numpy.for_array; loading the submodule binds
-                # the package attribute _cupy to it, so the CuPy module is assigned after
-                importlib.import_module(f"{__name__}._cupy")
-                _cupy = cupy
+                _cp = cupy
         except Exception as e:  # ImportError, or a CUDA runtime error without a driver
             _cupy_error = f"CuPy is not usable here ({type(e).__name__}: {e})"
-    return _cupy
+    return _cp
 
 
 def cupy_error() -> str:
+    """Why the GPU backend is not available (for error messages)."""
     cupy_module()
     return _cupy_error or "CuPy is not installed (pip install 'paddle_hl[gpu]')"
 
 
 def get_array_module(arr):
     """numpy for numpy arrays (and scalars), cupy for cupy arrays."""
-    if type(arr) is np.ndarray or _cupy is None:
+    if type(arr) is np.ndarray or _cp is None:
         return np
-    return _cupy if isinstance(arr, _cupy.ndarray) else np
+    return _cp if isinstance(arr, _cp.ndarray) else np
 
 
 def is_gpu_array(arr) -> bool:
-    return _cupy is not None and isinstance(arr, _cupy.ndarray)
+    """Whether ``arr`` lives on a GPU."""
+    return _cp is not None and isinstance(arr, _cp.ndarray)
+
+
+def for_array(arr):
+    """The backend module for ``arr``: ``_numpy`` for NumPy arrays and scalars, ``_cupy`` for
+    CuPy arrays."""
+    if type(arr) is np.ndarray or _cp is None or not isinstance(arr, _cp.ndarray):
+        return _numpy
+    return _cupy_backend or gpu_backend()
+
+
+def gpu_backend():
+    """The GPU backend module (``_cupy``), imported on first use; requires a usable CuPy."""
+    global _cupy_backend
+    if _cupy_backend is None:
+        if cupy_module() is None:
+            raise RuntimeError(f"paddle_hl has no GPU backend here: {cupy_error()}")
+        from . import _cupy as mod  # noqa: PLC0415  (CuPy is optional)
+
+        _cupy_backend = mod
+    return _cupy_backend
 
 
 def to_numpy(arr) -> np.ndarray:
+    """``arr`` as a NumPy array: no copy on the CPU, a device-to-host copy from a GPU."""
     if type(arr) is np.ndarray:
         return arr
     if is_gpu_array(arr):
@@ -62,5 +120,63 @@ def to_numpy(arr) -> np.ndarray:
 
 
 def device_count() -> int:
+    """The number of visible GPUs (0 without a usable CuPy)."""
     cp = cupy_module()
     return 0 if cp is None else int(cp.cuda.runtime.getDeviceCount())
+
+
+def to_gpu(arr, device_index=0):
+    """A host array copied to GPU ``device_index`` through pinned memory (asynchronous on the
+    current stream); requires a usable CuPy (see :func:`cupy_module`)."""
+    return gpu_backend().from_host(arr, device_index)
+
+
+def cuda_runtime_version():
+    """The CUDA runtime version as an int (e.g. 12040), or None without a usable GPU."""
+    cp = cupy_module()
+    return None if cp is None else int(cp.cuda.runtime.runtimeGetVersion())
+
+
+def cudnn_version():
+    """The cuDNN version as an int (e.g. 8902), or None where CuPy has no cuDNN."""
+    cp = cupy_module()
+    if cp is None:
+        return None
+    try:
+        from cupy.cuda import cudnn  # noqa: PLC0415  (optional part of CuPy)
+    except ImportError:
+        return None
+    return int(cudnn.getVersion())
+
+
+def scatter_add(size, index, values):
+    """A length-``size`` vector with ``values`` (1-D) summed at ``index`` (1-D)."""
+    return for_array(values).scatter_add(size, index, values)
+
+
+def index_add(out, index, values):
+    """``out[index] += values`` in place with repeated positions accumulating; ``index`` is an
+    integer array or a tuple of them, as in ``out[index]``."""
+    for_array(out).index_add(out, index, values)
+
+
+def index_reduce(ufunc, out, index, values):
+    """``out[index] = ufunc(out[index], values)`` in place, repeated positions applied one
+    after another; ``ufunc`` is "add", "multiply", "maximum" or "minimum"."""
+    for_array(out).index_reduce(ufunc, out, index, values)
+
+
+def fused_update(kernel, grad, scalars, outputs):
+    """Apply the fused optimizer update ``kernel`` in place where the parameter's backend has
+    one (the GPU); returns False on the CPU, where the optimizer runs its own passes.
+
+    Args:
+        kernel: the update's name: "sgd", "momentum", "adamw", "adamax", "adagrad",
+            "adadelta", "rmsprop" or "rmsprop_centered".
+        grad: the gradient array.
+        scalars: the update's Python-number hyperparameters, in the kernel's order.
+        outputs: the parameter array first, then its accumulators; updated in place.
+    """
+    if type(outputs[0]) is np.ndarray:
+        return False
+    return for_array(outputs[0]).fused_update(kernel, grad, scalars, outputs)

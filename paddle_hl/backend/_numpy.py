@@ -1,11 +1,8 @@
-"""NumPy (CPU) kernels for the window ops: im2col/col2im, pooling windows, scatter-add.
+"""The NumPy (CPU) backend: the array module, strided views, scatter updates, the blocked
+depthwise convolution, and the process settings that make NumPy training fast.
 
-Every function works on *logical channel-first* arrays ``[N, C, *spatial]`` of any memory layout
-(a channels-last tensor is passed as a transposed view, so no copy is made to change layout). The
-heavy lifting is either one strided-view copy (``as_strided`` + ``ascontiguousarray``: one NumPy
-call, no Python loop over pixels) or a loop over the *kernel offsets* (``prod(ksize)`` iterations,
-each one vectorised over batch, channels and output pixels) where windows overlap and values must
-be accumulated. ``backend/_cupy.py`` provides the same names for CuPy arrays.
+See ``backend/__init__.py`` for the interface every backend module provides. The window
+algorithms themselves are array-generic and live in ``backend/windows.py``.
 """
 
 from __future__ import annotations
@@ -18,11 +15,15 @@ import os
 import sys
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
+from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 __all__ = []
 
+name = "numpy"
 xp = np
+ndarray = np.ndarray
+# NumPy updates run as a few in-place vectorised passes written in each optimizer
+has_fused_updates = False
 
 # glibc mallopt parameters
 _M_TRIM_THRESHOLD = -1
@@ -65,197 +66,98 @@ def tune_malloc():
     return _malloc_tuned
 
 
-# The GPU kernel module: backend/_cupy.py builds on this one and registers itself here when
-# backend.cupy_module() loads it, so this module never imports it back.
-_gpu_kernels = None
+
+def to_numpy(arr) -> np.ndarray:
+    """``arr`` as a NumPy array (no copy)."""
+    return np.asarray(arr)
 
 
-def for_array(arr):
-    """The kernel module for ``arr``: this one for NumPy arrays, ``_cupy`` for CuPy arrays."""
-    if type(arr) is np.ndarray or isinstance(arr, np.ndarray):
-        return _this
-    return _gpu_kernels
+def from_host(arr, device_index):
+    """A host array as this backend's array: the array itself (NumPy is the host)."""
+    return np.asarray(arr)
 
 
-def out_slices(offset, stride, dilation, out_size):
-    """Index tuple selecting, in a padded ``[N, C, *Sp]`` array, the input pixel that kernel
-    offset ``offset`` reads for every output pixel (a strided slice per spatial dim)."""
-    return (slice(None), slice(None)) + tuple(
-        slice(o * d, o * d + s * (n - 1) + 1, s)
-        for o, d, s, n in zip(offset, dilation, stride, out_size))
+def as_strided(a, shape, strides):
+    """A read-only view of ``a`` with the given shape and byte strides."""
+    return _np_as_strided(a, shape=shape, strides=strides, writeable=False)
 
 
-def kernel_offsets(ksize):
-    """All kernel offsets in row-major order (the order of Paddle's ``[*k]`` weight dims)."""
-    return itertools.product(*[range(k) for k in ksize])
+def scatter_add(size, index, values):
+    """A length-``size`` vector with ``values`` summed at ``index`` (both 1-D).
 
-
-def pad(x, pads, value=0):
-    """Pad the spatial dims of ``x`` ([N, C, *S], any layout) by ``pads`` ((lo, hi) per dim).
-
-    Returns a new C-contiguous array; only the border slabs are filled with ``value`` (the
-    interior is written once by the copy), so it costs one pass over the data. Negative
-    ``hi`` entries crop.
+    ``bincount`` is one C loop; ``np.add.at`` would be several times slower.
     """
-    mod = for_array(x).xp
-    if not any(lo or hi for lo, hi in pads):
-        return mod.ascontiguousarray(x)
-    src = [slice(None), slice(None)]
-    shape = list(x.shape[:2])
-    for (lo, hi), n in zip(pads, x.shape[2:]):
-        src.append(slice(0, n + min(hi, 0)))
-        shape.append(n + lo + hi)
-    out = mod.empty(shape, dtype=x.dtype)
-    dst = [slice(None), slice(None)]
-    for i, ((lo, hi), n) in enumerate(zip(pads, shape[2:])):
-        dst.append(slice(lo, n - max(hi, 0)))
-        if lo:
-            out[(slice(None),) * (2 + i) + (slice(0, lo),)] = value
-        if hi > 0:
-            out[(slice(None),) * (2 + i) + (slice(n - hi, n),)] = value
-    out[tuple(dst)] = x[tuple(src)]
+    dt = values.dtype
+    if dt.kind == "f" and dt.itemsize <= 8:
+        return np.bincount(index, weights=values.astype(np.float64, copy=False),
+                           minlength=size).astype(dt, copy=False)
+    out = np.zeros(size, dtype=dt)
+    np.add.at(out, index, values)
     return out
 
 
-def crop(xpad, pads, size):
-    """The interior ``[N, C, *size]`` view of a padded array (inverse of :func:`pad`)."""
-    return xpad[(slice(None), slice(None)) + tuple(
-        slice(lo, lo + n) for (lo, _), n in zip(pads, size))]
+# rows repeated more often than this many times are added by np.add.at (see index_add)
+_RANK_LOOPS = 8
 
 
-def windows(xpad, ksize, stride, dilation, out_size, order="kn"):
-    """A strided *view* of every sliding window of ``xpad`` ([N, C, *Sp]).
+def _rows_add(out, ids, rows):
+    """``out[ids[i]] += rows[i]`` for 1-D ``ids`` and rows of ``out``.
 
-    ``order="kn"`` gives ``[C, *k, N, *out]`` (the im2col layout: the window elements become
-    GEMM rows and the output pixels of the whole batch GEMM columns); ``order="nk"`` gives
-    ``[N, C, *out, *k]`` (the pooling layout). Nothing is copied.
+    ``np.add.at`` handles one row at a time; instead the ids are ranked by occurrence (0 for
+    the first time an id appears, 1 for the second, ...) and every rank, whose ids are all
+    distinct, is added with one fancy-indexed ``+=``. The rare heavy repeats beyond a few
+    ranks go through ``np.add.at``.
     """
-    st = xpad.strides
-    sn, sc, ss = st[0], st[1], st[2:]
-    kstr = tuple(s * d for s, d in zip(ss, dilation))
-    ostr = tuple(s * t for s, t in zip(ss, stride))
-    n, c = xpad.shape[:2]
-    if order == "kn":
-        shape = (c, *ksize, n, *out_size)
-        strides = (sc, *kstr, sn, *ostr)
+    n = ids.shape[0]
+    if n == 0:
+        return
+    order = np.argsort(ids, kind="stable")
+    s = ids[order]
+    is_start = np.empty(n, dtype=bool)
+    is_start[0] = True
+    np.not_equal(s[1:], s[:-1], out=is_start[1:])
+    starts = np.flatnonzero(is_start)
+    rank = np.arange(n) - starts[np.cumsum(is_start) - 1]
+    top = int(rank.max())
+    for r in range(min(top, _RANK_LOOPS - 1) + 1):
+        sel = order[rank == r]
+        out[ids[sel]] += rows[sel]
+    if top >= _RANK_LOOPS:
+        rest = order[rank >= _RANK_LOOPS]
+        np.add.at(out, ids[rest], rows[rest])
+
+
+def index_add(out, index, values):
+    """``out[index] += values`` in place, repeated positions accumulating.
+
+    ``index`` is an integer array or a tuple of them (as in ``out[index]``). Whole rows
+    (``values`` ``[len(index), *out.shape[1:]]``, an embedding's gradient) are added rank by
+    rank, one fancy-indexed add per rank; anything else goes through ``np.add.at``.
+    """
+    if (type(index) is np.ndarray and index.ndim == 1 and out.ndim >= 2
+            and values.shape == index.shape + out.shape[1:]):
+        _rows_add(out, index, values)
     else:
-        shape = (n, c, *out_size, *ksize)
-        strides = (sn, sc, *ostr, *kstr)
-    return for_array(xpad)._as_strided(xpad, shape, strides)
+        np.add.at(out, index, values)
 
 
-def _as_strided(a, shape, strides):
-    return as_strided(a, shape=shape, strides=strides, writeable=False)
+def index_reduce(ufunc, out, index, values):
+    """``out[index] = ufunc(out[index], values)`` in place with repeated positions applied one
+    after another; ``ufunc`` is "add", "multiply", "maximum" or "minimum"."""
+    getattr(np, ufunc).at(out, index, values)
 
 
-def im2col(xpad, ksize, stride, dilation, out_size, groups=1):
-    """Unfold ``xpad`` ([N, C, *Sp]) into the GEMM operand ``[groups, C/groups * prod(k),
-    N * prod(out)]`` (C-contiguous): one strided-view copy."""
-    mod = for_array(xpad).xp
-    c = xpad.shape[1]
-    cols = mod.ascontiguousarray(windows(xpad, ksize, stride, dilation, out_size, "kn"))
-    return cols.reshape(groups, c // groups * math.prod(ksize), -1)
+def fused_update(kernel, grad, scalars, outputs):
+    """NumPy has no fused update kernels: returns False, and the optimizer runs its in-place
+    passes (see ``has_fused_updates``)."""
+    return False
 
-
-def col2im(cols, padded_shape, ksize, stride, dilation, out_size):
-    """Fold columns back, summing overlaps: the adjoint of :func:`im2col`.
-
-    Args:
-        cols: ``[C * prod(k), N * prod(out)]`` (any leading split of the first dim, e.g. the
-            ``[groups, C/groups * prod(k), ...]`` of im2col) in the layout ``[C, *k, N, *out]``.
-        padded_shape: ``[N, C, *Sp]`` of the result.
-
-    Returns:
-        ``[N, C, *Sp]`` (a logical view of a ``[C, N, *Sp]`` array).
-    """
-    mod = for_array(cols).xp
-    n, c = padded_shape[:2]
-    cols = cols.reshape(c, *ksize, n, *out_size)
-    acc = mod.zeros((c, n, *padded_shape[2:]), dtype=cols.dtype)
-    # one vectorised strided add per kernel offset: windows overlap, so a single assignment
-    # through a strided view would drop the overlapping contributions
-    for off in kernel_offsets(ksize):
-        acc[out_slices(off, stride, dilation, out_size)] += cols[(slice(None),) + off]
-    return acc.swapaxes(0, 1)
-
-
-def im2col_nin(x, ksize, stride, dilation, pads, out_size, groups=1):
-    """im2col with the batch innermost: ``[groups, C/groups * prod(k), prod(out) * N]``.
-
-    ``x`` ([N, C, *S], any layout) is copied once, padded, into ``[C, *Sp, N]``; every window
-    row then reads runs of ``out[-1] * N`` contiguous values (``N`` for a strided last dim)
-    instead of ``out[-1]``, which makes the column copy several times faster for the small
-    planes of a CNN's deeper layers. The GEMM result comes out as ``[O, *out, N]``.
-    """
-    mod = for_array(x).xp
-    n, c = x.shape[:2]
-    size = x.shape[2:]
-    psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    if any(lo or hi for lo, hi in pads):
-        xt = mod.zeros((c, *psz, n), dtype=x.dtype)
-        xt[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, pads))
-           + (slice(None),)] = mod.moveaxis(x, 0, -1)
-    else:
-        xt = mod.ascontiguousarray(mod.moveaxis(x, 0, -1))
-    st = xt.strides
-    sp = st[1:-1]
-    shape = (c, *ksize, *out_size, n)
-    strides = (st[0], *(s * d for s, d in zip(sp, dilation)),
-               *(s * t for s, t in zip(sp, stride)), st[-1])
-    cols = mod.ascontiguousarray(for_array(x)._as_strided(xt, shape, strides))
-    return cols.reshape(groups, c // groups * math.prod(ksize), -1)
-
-
-def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
-    """The adjoint of :func:`im2col_nin` (before cropping): columns ``[C * prod(k),
-    prod(out) * N]`` (any leading split) summed into a logical ``[N, C, *Sp]`` view of a
-    ``[C, *Sp, N]`` array, one add of long runs per kernel offset."""
-    mod = for_array(cols).xp
-    n, c = padded_shape[:2]
-    cols = cols.reshape(c, math.prod(ksize), *out_size, n)
-    acc = mod.zeros((c, *padded_shape[2:], n), dtype=cols.dtype)
-    for j, off in enumerate(kernel_offsets(ksize)):
-        acc[out_slices(off, stride, dilation, out_size)[1:] + (slice(None),)] += cols[:, j]
-    return mod.moveaxis(acc, -1, 0)
-
-
-def col2im_flat(cols, padded_shape, ksize, dilation, out_size):
-    """:func:`col2im` for stride 1, on flattened planes: one contiguous run per kernel offset,
-    channel and sample (instead of one short run per output row).
-
-    Args:
-        cols: ``[C * prod(k), N * o1 * prod(Sp[1:])]`` (any leading split of the first dim) in
-            the layout ``[C, *k, N, o1, *Sp[1:]]``: the columns of an output grid as wide as the
-            padded plane in every dim but the first, **zero** beyond ``out_size`` (the caller
-            zero-pads the output gradient before the GEMM).
-        padded_shape: ``[N, C, *Sp]`` of the result.
-
-    Returns:
-        ``[N, C, *Sp]`` (a logical view of a ``[C, N, plane]`` array).
-
-    In the flattened plane, output pixel ``p`` (row-major over the wide grid) of kernel offset
-    ``off`` lands at ``p + sum(off_i * d_i * S_i)`` (``S_i`` the plane's row strides), so each
-    offset adds one slice. The zero columns run past row ends into the next row (or into a
-    small tail), adding nothing.
-    """
-    mod = for_array(cols).xp
-    n, c = padded_shape[:2]
-    sp = padded_shape[2:]
-    rs = [math.prod(sp[i + 1:]) for i in range(len(sp))]
-    plane = math.prod(sp)
-    run = out_size[0] * rs[0]
-    tail = sum((k - 1) * d * r for k, d, r in zip(ksize[1:], dilation[1:], rs[1:]))
-    acc = mod.zeros((c, n, plane + tail), dtype=cols.dtype)
-    cols = cols.reshape(c, math.prod(ksize), n, run)
-    for j, off in enumerate(kernel_offsets(ksize)):
-        start = sum(o * d * r for o, d, r in zip(off, dilation, rs))
-        acc[:, :, start:start + run] += cols[:, j]
-    return acc[:, :, :plane].reshape(c, n, *sp).swapaxes(0, 1)
 
 
 # --------------------------------------------------------------------------- depthwise
-# NumPy runs the depthwise kernels block by block on phase planes (see _DwPlan); CuPy (and
-# the rare non-finite cases noted below) use the whole-array loop over kernel taps.
+# NumPy runs the depthwise kernels block by block on phase planes (see _DwPlan). The rare
+# cases the blocked form cannot do exactly return None, and ``windows`` runs its generic loop
+# over kernel taps instead.
 
 # scratch bytes of the input planes of one block; the run accumulators are about as large
 # (measured on MobileNetV2's layers, batch 8: 1 MiB beat 256 KiB and 4 MiB)
@@ -281,56 +183,6 @@ def small_ufunc_buffer(size=_DW_BUFSIZE):
         np.setbufsize(old)
 
 
-def _whole_forward(xpad, w, stride, dilation, out_size):
-    """:func:`depthwise_forward` on the padded input, one strided multiply-add per tap over the
-    whole batch (CuPy's path, and the reference the blocked NumPy form matches)."""
-    mod = for_array(xpad).xp
-    n, c = xpad.shape[:2]
-    m = w.shape[0] // c
-    nd = len(out_size)
-    wk = w.reshape(c, m, -1)
-    out = mod.zeros((n, c, m, *out_size), dtype=xpad.dtype)
-    tmp = mod.empty_like(out)
-    expand = (slice(None),) * 2 + (None,) + (slice(None),) * nd
-    for j, off in enumerate(kernel_offsets(w.shape[2:])):
-        xs = xpad[out_slices(off, stride, dilation, out_size)][expand]
-        mod.multiply(xs, wk[:, :, j].reshape((1, c, m) + (1,) * nd), out=tmp)
-        out += tmp
-    return out.reshape(n, c * m, *out_size)
-
-
-def _whole_input_grad(g, w, padded_shape, stride, dilation):
-    """:func:`depthwise_input_grad` as one strided add per tap over the whole batch:
-    ``[N, C, *Sp]``."""
-    mod = for_array(g).xp
-    n, c = padded_shape[:2]
-    m = w.shape[0] // c
-    out_size = g.shape[2:]
-    nd = len(out_size)
-    wk = w.reshape(c, m, -1)
-    g5 = g.reshape(n, c, m, *out_size)
-    acc = mod.zeros(padded_shape, dtype=g.dtype)
-    for j, off in enumerate(kernel_offsets(w.shape[2:])):
-        wj = wk[:, :, j].reshape((1, c, m) + (1,) * nd)
-        contrib = (g5 * wj).sum(axis=2) if m > 1 else g5[:, :, 0] * wj[:, :, 0]
-        acc[out_slices(off, stride, dilation, out_size)] += contrib
-    return acc
-
-
-def _whole_weight_grad(xpad, g, ksize, stride, dilation):
-    """:func:`depthwise_weight_grad` as one product and reduction per tap over the whole batch."""
-    mod = for_array(xpad).xp
-    n, c = xpad.shape[:2]
-    out_size = g.shape[2:]
-    m = g.shape[1] // c
-    nd = len(out_size)
-    g5 = g.reshape(n, c, m, *out_size)
-    red = (0,) + tuple(range(3, 3 + nd))
-    gw = mod.empty((c, m, math.prod(ksize)), dtype=g.dtype)
-    for j, off in enumerate(kernel_offsets(ksize)):
-        xs = xpad[out_slices(off, stride, dilation, out_size)]
-        gw[:, :, j] = (g5 * xs[:, :, None]).sum(axis=red)
-    return gw.reshape(c * m, 1, *ksize)
 
 
 class _DwPlan:
@@ -362,7 +214,7 @@ class _DwPlan:
         phases = list(itertools.product(*[range(s) for s in stride]))
         self.nph = len(phases)
         self.taps = []
-        for off in kernel_offsets(ksize):
+        for off in itertools.product(*[range(k) for k in ksize]):
             ph = tuple(o * d % s for o, d, s in zip(off, dilation, stride))
             start = sum(o * d // s * r for o, d, s, r in zip(off, dilation, stride, rq))
             self.taps.append((phases.index(ph), start))
@@ -451,27 +303,10 @@ def _unpadded(padded_shape, pads):
     return tuple(p - lo - hi for p, (lo, hi) in zip(padded_shape[2:], pads))
 
 
-def depthwise_forward(x, w, stride, dilation, out_size, pads=None, out_cl=False):
-    """Depthwise conv (groups == C, one input channel per group): ``w`` is ``[C*m, 1, *k]``.
-
-    A grouped GEMM would run C tiny products of inner size prod(k); a multiply-add per kernel
-    tap is much faster. On NumPy the taps run block by block on phase planes (:class:`_DwPlan`),
-    so the data stays in cache; on CuPy one strided multiply-add per tap covers the batch.
-
-    Args:
-        x: ``[N, C, *S]`` (any layout): the padded input, or the input to pad by ``pads``
-            (``(lo, hi)`` per spatial dim) when given.
-        w: ``[C*m, 1, *k]``.
-        stride, dilation, out_size: per spatial dim.
-        pads: see ``x``.
-        out_cl: lay the result out channels last in memory (NumPy; a logical view).
-
-    Returns:
-        ``[N, C*m, *out]``.
-    """
-    if not isinstance(x, np.ndarray) or x.size == 0:
-        return _whole_forward(x if pads is None else pad(x, pads), w, stride, dilation,
-                              out_size)
+def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
+    """Depthwise conv (groups == C) of a non-empty ``x`` (``windows.depthwise_forward``
+    describes the arguments), its taps run block by block on phase planes (:class:`_DwPlan`)
+    so the data stays in cache."""
     n, c = x.shape[:2]
     size = x.shape[2:]
     pads = ((0, 0),) * len(size) if pads is None else pads
@@ -501,26 +336,13 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads=None, out_cl=False)
     return out
 
 
-def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads=None, out_cl=False):
-    """Adjoint of :func:`depthwise_forward` w.r.t. its input.
-
-    Args:
-        g: ``[N, C*m, *out]`` (any layout), the output gradient.
-        w: ``[C*m, 1, *k]``.
-        padded_shape: ``[N, C, *Sp]``, the padded input's shape.
-        stride, dilation: per spatial dim.
-        pads: when given, the padding included in ``padded_shape``: the result is cropped to
-            the unpadded input.
-        out_cl: lay the result out channels last in memory (NumPy; a logical view).
-
-    Returns:
-        ``[N, C, *Sp]``, or ``[N, C, *S]`` with ``pads``.
-    """
-    if not isinstance(g, np.ndarray) or g.size == 0 or not np.isfinite(w).all():
-        # the blocked form multiplies w by the zeros of the wide grid's extra columns and adds
-        # them to real pixels: exact only for finite weights
-        acc = _whole_input_grad(g, w, padded_shape, stride, dilation)
-        return acc if pads is None else crop(acc, pads, _unpadded(padded_shape, pads))
+def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
+    """The input gradient of :func:`depthwise_forward` for a non-empty ``g``
+    (``windows.depthwise_input_grad`` describes the arguments), or None for non-finite
+    weights: the blocked form multiplies w by the zeros of the wide grid's extra columns and
+    adds them to real pixels, which is exact only for finite weights."""
+    if not np.isfinite(w).all():
+        return None
     n, c = padded_shape[:2]
     pads = ((0, 0),) * (len(padded_shape) - 2) if pads is None else pads
     size = _unpadded(padded_shape, pads)
@@ -548,21 +370,10 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads=None, out_cl
     return dx
 
 
-def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
-    """Adjoint of :func:`depthwise_forward` w.r.t. its weight: ``[C*m, 1, *k]``.
-
-    Args:
-        x: ``[N, C, *S]`` (any layout): the padded input, or the input to pad by ``pads``.
-        g: ``[N, C*m, *out]`` (any layout), the output gradient.
-        ksize, stride, dilation: per spatial dim.
-        pads: see ``x``.
-
-    Returns:
-        ``[C*m, 1, *k]``.
-    """
-    if not isinstance(x, np.ndarray) or g.size == 0:
-        return _whole_weight_grad(x if pads is None else pad(x, pads), g, ksize, stride,
-                                  dilation)
+def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
+    """The weight gradient of :func:`depthwise_forward` for a non-empty ``g``
+    (``windows.depthwise_weight_grad`` describes the arguments), or None where a non-finite
+    value makes the blocked sum inexact."""
     n, c = x.shape[:2]
     size = x.shape[2:]
     pads0 = ((0, 0),) * len(size) if pads is None else pads
@@ -574,7 +385,7 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
     gs = plan.runs(dt, zero=True)
     g5 = g.reshape(n, c, m, *out_size)
     gw = np.zeros((m, len(plan.taps), c), dtype=dt)
-    with np.errstate(all="ignore"):  # non-finite sums are redone below
+    with np.errstate(all="ignore"):  # non-finite sums are redone by the caller
         for n0, n1, c0, c1, r in plan.blocks(n, c):
             bn, bc = n1 - n0, c1 - c0
             plan.load(xs, x[n0:n1, c0:c1])
@@ -587,110 +398,7 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
     gw = gw.transpose(2, 0, 1).reshape(c * m, 1, *ksize)
     if not np.isfinite(gw).all():
         # the wide grid's extra columns multiply zero by pixels that no output of that tap
-        # reads: a non-finite one there would turn a finite sum into NaN; redo it exactly
-        return _whole_weight_grad(x if pads is None else pad(x, pads), g, ksize, stride,
-                                  dilation)
+        # reads: a non-finite one there would turn a finite sum into NaN; the generic loop
+        # redoes it exactly
+        return None
     return gw
-
-
-def _arg_dtype(ksize):
-    n = math.prod(ksize)
-    return np.int8 if n <= 127 else (np.int16 if n <= 32767 else np.int32)
-
-
-def max_pool(xpad, ksize, stride, out_size, want_arg=True):
-    """Max over windows (no dilation) of a padded ``[N, C, *Sp]`` array.
-
-    A running maximum over the kernel offsets (prod(k) vectorised passes over the output) beats
-    copying every window out and reducing it. Returns ``(out, arg)``: ``arg`` (or None) is the
-    kernel offset of the first maximum of each window (Paddle's tie rule), as a small int.
-    The offset is updated with integer arithmetic, ``arg += (v > out) * (j - arg)``, on
-    preallocated buffers: three passes over one-byte data are several times cheaper than a
-    masked ``copyto``.
-    """
-    mod = for_array(xpad).xp
-    one = (1,) * len(ksize)
-    adt = _arg_dtype(ksize)
-    out = arg = gt = tmp = None
-    for j, off in enumerate(kernel_offsets(ksize)):
-        v = xpad[out_slices(off, stride, one, out_size)]
-        if out is None:
-            out = v.copy()
-            if want_arg:
-                arg = mod.zeros(out.shape, dtype=adt)
-                gt = mod.empty(out.shape, dtype=np.bool_)
-                tmp = mod.empty(out.shape, dtype=adt)
-            continue
-        if want_arg:
-            mod.greater(v, out, out=gt)
-            mod.subtract(adt(j), arg, out=tmp)
-            mod.multiply(tmp, gt, out=tmp)
-            arg += tmp
-        mod.maximum(out, v, out=out)
-    return out, arg
-
-
-def max_pool_grad(g, arg, padded_shape, ksize, stride):
-    """Route each output gradient to the input pixel its window's maximum came from."""
-    mod = for_array(g).xp
-    out_size = g.shape[2:]
-    one = (1,) * len(ksize)
-    acc = mod.zeros(padded_shape, dtype=g.dtype)
-    hit = mod.empty(g.shape, dtype=np.bool_)
-    part = mod.empty(g.shape, dtype=g.dtype)
-    overlap = any(s < k for s, k in zip(stride, ksize))
-    for j, off in enumerate(kernel_offsets(ksize)):
-        mod.equal(arg, j, out=hit)
-        mod.multiply(g, hit, out=part)
-        sl = out_slices(off, stride, one, out_size)
-        if overlap:
-            acc[sl] += part
-        else:  # windows do not overlap: each slice receives its share directly
-            acc[sl] = part
-    return acc
-
-
-def sum_pool(xpad, ksize, stride, out_size):
-    """Sum over windows (no dilation) of a padded ``[N, C, *Sp]`` array."""
-    one = (1,) * len(ksize)
-    out = None
-    for off in kernel_offsets(ksize):
-        v = xpad[out_slices(off, stride, one, out_size)]
-        if out is None:
-            out = v.copy()
-        else:
-            out += v
-    return out
-
-
-def sum_pool_grad(g, padded_shape, ksize, stride):
-    """Adjoint of :func:`sum_pool`: every window pixel receives its output's gradient."""
-    mod = for_array(g).xp
-    out_size = g.shape[2:]
-    one = (1,) * len(ksize)
-    acc = mod.zeros(padded_shape, dtype=g.dtype)
-    overlap = any(s < k for s, k in zip(stride, ksize))
-    for off in kernel_offsets(ksize):
-        sl = out_slices(off, stride, one, out_size)
-        if overlap:
-            acc[sl] += g
-        else:
-            acc[sl] = g
-    return acc
-
-
-def scatter_add(size, index, values):
-    """A length-``size`` vector with ``values`` summed at ``index`` (both 1-D).
-
-    ``bincount`` is one C loop; ``np.add.at`` would be several times slower.
-    """
-    dt = values.dtype
-    if dt.kind == "f" and dt.itemsize <= 8:
-        return np.bincount(index, weights=values.astype(np.float64, copy=False),
-                           minlength=size).astype(dt, copy=False)
-    out = np.zeros(size, dtype=dt)
-    np.add.at(out, index, values)
-    return out
-
-
-_this = sys.modules[__name__]

@@ -77,14 +77,7 @@ def get_cudnn_version():
     Returns:
         int|None: The version.
     """
-    cp = backend.cupy_module()
-    if cp is None:
-        return None
-    try:
-        from cupy.cuda import cudnn  # noqa: PLC0415
-    except ImportError:
-        return None
-    return int(cudnn.getVersion())
+    return backend.cudnn_version()
 
 
 def is_compiled_with_rocm() -> bool:

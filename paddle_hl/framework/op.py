@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from ..backend import _numpy as _np_kernels
 from . import dtype as _dt
 from . import state
 from .engine import Node, Packed
@@ -32,7 +31,7 @@ from .tensor import Tensor, _wrap
 __all__ = []
 
 # every op allocates through NumPy: keep freed blocks for the next step (no page faults)
-_np_kernels.tune_malloc()
+backend.tune_malloc()
 
 
 def _unbroadcast(g, shape):

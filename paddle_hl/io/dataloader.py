@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .. import backend
+from ..framework import place as _place
 from ..framework.tensor import Tensor, _wrap
 from . import _worker
 from .dataset import IterableDataset
@@ -79,10 +80,15 @@ def _collate_np(batch, path="sample"):
 
 
 def _to_tensors(obj):
-    """Turn the NumPy leaves of a collated batch into Tensors (no copy)."""
+    """Turn the NumPy leaves of a collated batch into Tensors: no copy on the CPU; on a GPU
+    device, copies through pinned memory that overlap with the GPU's work (as Paddle's
+    DataLoader places batches on the current device)."""
     if isinstance(obj, np.ndarray):
-        return _wrap(obj if obj.dtype.kind != "u" or obj.dtype == np.uint8 else
-                     obj.astype(np.int64))
+        arr = obj if obj.dtype.kind != "u" or obj.dtype == np.uint8 else obj.astype(np.int64)
+        where = _place.current_place()
+        if where.kind == "gpu":
+            arr = backend.to_gpu(arr, where.index)
+        return _wrap(arr)
     if isinstance(obj, dict):
         return {k: _to_tensors(v) for k, v in obj.items()}
     if isinstance(obj, list) and obj and not isinstance(obj[0], (str, bytes)):

@@ -521,14 +521,11 @@ def run(program, inputs, params, free_dim=None):
 
 def strided(base, offset, shape, strides):
     """The view ``base.flat[offset:]`` with ``shape`` and element ``strides``."""
+    from ..backend import for_array
+
     flat = base.reshape(-1)[offset:]
     item = flat.itemsize
-    if isinstance(flat, np.ndarray):
-        return np.lib.stride_tricks.as_strided(flat, shape, [s * item for s in strides],
-                                               writeable=False)
-    import cupy
-
-    return cupy.lib.stride_tricks.as_strided(flat, shape, [s * item for s in strides])
+    return for_array(flat).as_strided(flat, shape, [s * item for s in strides])
 
 
 # ----------------------------------------------------------------------------- files

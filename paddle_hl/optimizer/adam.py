@@ -1,7 +1,7 @@
 """The Adam family: Adam, AdamW (decoupled decay), Adamax and Lamb.
 
-Moments and beta-power accumulators have the parameter's dtype (B96); beta powers are shape-[1]
-tensors as in Paddle's state_dict.
+Moments and beta-power accumulators have the parameter's dtype (float64 moments for float64
+parameters); beta powers are shape-[1] tensors as in Paddle's state_dict.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import math
 
 from .. import backend
 from ..framework.tensor import Tensor
-from . import _gpu
 from .optimizer import Optimizer
 
 __all__ = []
@@ -52,9 +51,8 @@ class _AdamBase(Optimizer):
         m, v, b1p, b2p = self._moments(p, parr, b1, b2)
         bp1, bp2 = float(b1p[0]), float(b2p[0])
         lr_t = lr * math.sqrt(1 - bp2) / (1 - bp1)
-        if backend.is_gpu_array(parr):  # the whole update as one fused kernel
-            _gpu.run("adamw", garr, (lr_t, b1, b2, eps * math.sqrt(1 - bp2), decay),
-                     (parr, m, v))
+        if backend.fused_update("adamw", garr, (lr_t, b1, b2, eps * math.sqrt(1 - bp2), decay),
+                                (parr, m, v)):
             b1p *= b1
             b2p *= b2
             return
@@ -116,7 +114,7 @@ class Adam(_AdamBase):
 
 
 class AdamW(_AdamBase):
-    """Adam with decoupled weight decay: ``p -= lr * coeff * p`` before the Adam step (B92).
+    """Adam with decoupled weight decay: ``p -= lr * coeff * p`` before the Adam step.
 
     ``apply_decay_param_fun(name) -> bool`` selects the parameters that decay;
     ``lr_ratio(param) -> float`` scales the learning rate per parameter.
@@ -174,8 +172,8 @@ class Adamax(Optimizer):
         m = self._acc("moment", p, parr)
         inf = self._acc("inf_norm", p, parr)
         b1p = self._acc("beta1_pow_acc", p, parr, fill=b1, shape=(1,))
-        if backend.is_gpu_array(parr):
-            _gpu.run("adamax", garr, (lr / (1 - float(b1p[0])), b1, b2, eps), (parr, m, inf))
+        if backend.fused_update("adamax", garr, (lr / (1 - float(b1p[0])), b1, b2, eps),
+                                (parr, m, inf)):
             b1p *= b1
             return
         m *= b1
@@ -186,7 +184,7 @@ class Adamax(Optimizer):
 
 
 class Lamb(_AdamBase):
-    """LAMB: Adam moments with a layer-wise trust ratio ``||p|| / ||r||`` (B99)."""
+    """LAMB: Adam moments with a layer-wise trust ratio ``||p|| / ||r||``."""
 
     def __init__(self, learning_rate=0.001, lamb_weight_decay=0.01, beta1=0.9, beta2=0.999,
                  epsilon=1e-6, parameters=None, grad_clip=None, exclude_from_weight_decay_fn=None,

@@ -154,7 +154,7 @@ class InverseTimeDecay(LRScheduler):
 
 class PolynomialDecay(LRScheduler):
     """``(lr - end_lr) * (1 - epoch / decay_steps)**power + end_lr``; with ``cycle`` the decay
-    restarts every ``decay_steps`` (never dividing by zero, B100)."""
+    restarts every ``decay_steps`` (never dividing by zero, even at epoch 0)."""
 
     def __init__(self, learning_rate, decay_steps, end_lr=0.0001, power=1.0, cycle=False,
                  last_epoch=-1, verbose=False):

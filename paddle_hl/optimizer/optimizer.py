@@ -103,7 +103,7 @@ class Optimizer:
             if "learning_rate" in group:
                 if hasattr(p, "optimize_attr"):
                     p.optimize_attr["learning_rate"] = float(group["learning_rate"])
-                else:  # a plain Tensor (B97): the optimizer keeps its multiplier
+                else:  # a plain Tensor: the optimizer keeps its multiplier
                     self._plain_lr[id(p)] = float(group["learning_rate"])
         group["params"] = params
         if "weight_decay" in group:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .. import backend
-from . import _gpu
 from .optimizer import Optimizer
 
 __all__ = []
@@ -23,14 +22,14 @@ class SGD(Optimizer):
         self._multi_precision = bool(multi_precision)
 
     def _update(self, p, parr, garr, lr, grp):
-        if backend.is_gpu_array(parr):
-            return _gpu.run("sgd", garr, (lr,), (parr,))
+        if backend.fused_update("sgd", garr, (lr,), (parr,)):
+            return
         parr -= lr * garr
 
 
 class Momentum(Optimizer):
     """SGD with momentum: ``v = mu * v + g``; ``p -= lr * v`` (Nesterov: ``lr * (g + mu * v)``).
-    A float ``weight_decay`` is L2 decay (B94)."""
+    A float ``weight_decay`` is L2 decay (added to the gradient), as in Paddle."""
 
     _acc_names = ("velocity",)
 
@@ -56,12 +55,12 @@ class Momentum(Optimizer):
         if grp.get("rescale_grad", 1.0) != 1.0:
             garr = garr * grp["rescale_grad"]
         v = self._acc("velocity", p, parr)
-        if backend.is_gpu_array(parr):
-            nesterov = grp.get("use_nesterov", self._use_nesterov)
-            return _gpu.run("momentum", garr, (lr, mu, float(nesterov)), (parr, v))
+        nesterov = grp.get("use_nesterov", self._use_nesterov)
+        if backend.fused_update("momentum", garr, (lr, mu, float(nesterov)), (parr, v)):
+            return
         v *= mu
         v += garr
-        if grp.get("use_nesterov", self._use_nesterov):
+        if nesterov:
             parr -= lr * (garr + mu * v)
         else:
             parr -= lr * v
@@ -84,10 +83,11 @@ class Adagrad(Optimizer):
     def _update(self, p, parr, garr, lr, grp):
         xp = backend.get_array_module(parr)
         m = self._acc("moment", p, parr, fill=grp.get("initial_accumulator_value", 0.0))
-        if backend.is_gpu_array(parr):
-            return _gpu.run("adagrad", garr, (lr, grp.get("epsilon", self._epsilon)), (parr, m))
+        eps = grp.get("epsilon", self._epsilon)
+        if backend.fused_update("adagrad", garr, (lr, eps), (parr, m)):
+            return
         m += garr * garr
-        parr -= lr * garr / (xp.sqrt(m) + grp.get("epsilon", self._epsilon))
+        parr -= lr * garr / (xp.sqrt(m) + eps)
 
 
 class Adadelta(Optimizer):
@@ -111,8 +111,8 @@ class Adadelta(Optimizer):
         rho, eps = grp.get("rho", self._rho), grp.get("epsilon", self._epsilon)
         sq_g = self._acc("_avg_squared_grad", p, parr)
         sq_u = self._acc("_avg_squared_update", p, parr)
-        if backend.is_gpu_array(parr):
-            return _gpu.run("adadelta", garr, (lr, rho, eps), (parr, sq_g, sq_u))
+        if backend.fused_update("adadelta", garr, (lr, rho, eps), (parr, sq_g, sq_u)):
+            return
         sq_g *= rho
         sq_g += (1 - rho) * garr * garr
         update = -xp.sqrt((sq_u + eps) / (sq_g + eps)) * garr
@@ -153,14 +153,17 @@ class RMSProp(Optimizer):
         # created even when not centered: Paddle's state_dict always has it, and Paddle's
         # set_state_dict refuses a state without it
         mg = self._acc("mean_grad", p, parr)
-        if backend.is_gpu_array(parr):
-            if grp.get("centered", self._centered):
-                return _gpu.run("rmsprop_centered", garr, (lr, rho, eps, mom_c),
-                                (parr, ms, mg, mom))
-            return _gpu.run("rmsprop", garr, (lr, rho, eps, mom_c), (parr, ms, mom))
+        centered = grp.get("centered", self._centered)
+        if centered:
+            fused = backend.fused_update("rmsprop_centered", garr, (lr, rho, eps, mom_c),
+                                         (parr, ms, mg, mom))
+        else:
+            fused = backend.fused_update("rmsprop", garr, (lr, rho, eps, mom_c), (parr, ms, mom))
+        if fused:
+            return
         ms *= rho
         ms += (1 - rho) * garr * garr
-        if grp.get("centered", self._centered):
+        if centered:
             mg *= rho
             mg += (1 - rho) * garr
             denom = xp.sqrt(ms - mg * mg + eps)

@@ -22,6 +22,7 @@ import threading
 import time
 import weakref
 
+from .. import backend
 from ..framework import state
 from ._result import Event, MemEvent, ProfilerResult
 
@@ -83,8 +84,6 @@ class Recorder:
         self._cp = None
         self._ref_event = None
         if gpu:
-            from .. import backend
-
             self._cp = backend.cupy_module()
             if self._cp is None:
                 self.gpu = False
@@ -114,8 +113,7 @@ class Recorder:
 
         def full_hook(fn, arrays, attrs):
             ev0 = ev1 = None
-            on_gpu = gpu is not None and any(type(a).__module__.startswith("cupy")
-                                             for a in arrays)
+            on_gpu = gpu is not None and any(backend.is_gpu_array(a) for a in arrays)
             if on_gpu:
                 ev0 = gpu.cuda.Event()
                 ev0.record()
@@ -167,8 +165,7 @@ class Recorder:
             nbytes = getattr(a, "nbytes", None)
             if nbytes is None or getattr(a, "base", None) is not None:
                 continue  # views own no memory
-            place = f"Place(gpu:{a.device.id})" if type(a).__module__.startswith("cupy") \
-                else "Place(cpu)"
+            place = f"Place(gpu:{a.device.id})" if backend.is_gpu_array(a) else "Place(cpu)"
             self._mem_event(t, tid, "Allocate", nbytes, place, id(a))
             try:
                 self._finalizers.append(weakref.finalize(a, self._freed, nbytes, place, id(a)))

@@ -31,24 +31,3 @@ def csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n):
     c.sum_duplicates()
     c.sort_indices()
     return c.data, c.indptr.astype(np.int64), c.indices.astype(np.int64)
-
-
-def scatter_add(out, index, values):
-    """``out[index] += values`` with repeated indices summed (``cupyx.scatter_add``)."""
-    import cupyx
-
-    cupyx.scatter_add(out, index, values)
-
-
-def segment_reduce(values, seg, nseg, op):
-    """Per-segment max or sum of ``values`` rows (``op`` in {'max', 'sum'})."""
-    import cupy
-    import cupyx
-
-    if op == "max":
-        out = cupy.full((nseg,) + values.shape[1:], -cupy.inf, dtype=values.dtype)
-        cupyx.scatter_max(out, seg, values)
-    else:
-        out = cupy.zeros((nseg,) + values.shape[1:], dtype=values.dtype)
-        cupyx.scatter_add(out, seg, values)
-    return out

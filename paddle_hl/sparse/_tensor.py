@@ -78,9 +78,7 @@ def _scatter_add(out, pos, v):
         else:
             np.add.at(out, pos, v)
     else:
-        from . import _cupy_kernels
-
-        _cupy_kernels.scatter_add(out, pos, v)
+        backend.index_add(out, pos, v)
 
 
 def gather_values(values: Tensor, pos) -> Tensor:
@@ -119,12 +117,7 @@ def _values_to_dense_kernel(v, idx, shape):
     xp = _xp(v)
     out = xp.zeros(shape, dtype=v.dtype)
     if v.shape[0]:
-        if xp is np:
-            np.add.at(out, idx, v)
-        else:
-            from . import _cupy_kernels
-
-            _cupy_kernels.scatter_add(out, idx, v)
+        backend.index_add(out, idx, v)
 
     def bw(g):
         return g[idx], None, None
@@ -286,12 +279,7 @@ class _SparseBase(Tensor):
         xp = _xp(values)
         out = xp.zeros(self._shape, dtype=values.dtype)
         if values.shape[0]:
-            if xp is np:
-                np.add.at(out, self._dense_index(), values)
-            else:
-                from . import _cupy_kernels
-
-                _cupy_kernels.scatter_add(out, self._dense_index(), values)
+            backend.index_add(out, self._dense_index(), values)
         return out
 
     def density(self) -> float:

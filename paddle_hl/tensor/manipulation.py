@@ -54,16 +54,12 @@ def _view_of(out: Tensor, x: Tensor) -> Tensor:
 
 
 def _add_at(a, idx, v):
-    """``a[idx] += v`` with repeated indices accumulating (np.add.at / cupyx.scatter_add)."""
+    """``a[idx] += v`` with repeated indices accumulating."""
     if any(getattr(i, "dtype", None) == np.bool_ for i in idx):
         # only 0-D bools are left here (others became nonzero()); they cannot repeat a position
         a[idx] += v
-    elif type(a) is np.ndarray:
-        np.add.at(a, idx, v)
     else:
-        import cupyx
-
-        cupyx.scatter_add(a, idx, v)
+        backend.index_add(a, idx, v)
 
 
 def _int_index(index, op, arg="index"):
@@ -1987,12 +1983,7 @@ def _last_writer_mask(idx, shape):
     lin = xp.ravel_multi_index(xp.broadcast_arrays(*idx), shape).reshape(-1)
     order = xp.arange(lin.size)
     last = xp.full(int(np.prod(shape)), -1, dtype=order.dtype)
-    if xp is np:
-        np.maximum.at(last, lin, order)
-    else:
-        import cupyx
-
-        cupyx.scatter_max(last, lin, order)
+    backend.index_reduce("maximum", last, lin, order)
     return (last[lin] == order).reshape(np.broadcast_shapes(*[tuple(i.shape) for i in idx]))
 
 
@@ -2054,26 +2045,7 @@ def _reduce_kernel(x, v, idx, reduce, include_self):
 
 
 def _ufunc_at(xp, name, a, lin, vals):
-    if xp is np:
-        getattr(np, name).at(a, lin, vals)
-        return
-    import cupyx
-
-    fn = {"maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min}.get(name)
-    if fn is not None:
-        fn(a, lin, vals)
-        return
-    # CuPy has no multiply.at: multiply duplicates in rounds, one write per position each
-    lin_h = backend.to_numpy(lin)
-    order = np.argsort(lin_h, kind="stable")
-    rank = np.empty_like(order)
-    srt = lin_h[order]
-    start = np.r_[0, np.flatnonzero(np.diff(srt)) + 1]
-    rank[order] = np.arange(srt.size) - np.repeat(start, np.diff(np.r_[start, srt.size]))
-    rk = xp.asarray(rank)
-    for r in range(int(rank.max()) + 1 if rank.size else 0):
-        sel = rk == r
-        a[lin[sel]] *= vals[sel]
+    backend.index_reduce(name, a, lin, vals)
 
 
 def _extreme(dt, for_max):

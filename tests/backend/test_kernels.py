@@ -1,14 +1,18 @@
-"""Window kernels of paddle_hl/backend/_numpy.py (and, on a GPU, _cupy.py): each one against a
-naive NumPy loop, adjoint pairs against each other (<A x, y> == <x, A^T y>), and the tie and
-padding rules the pooling ops rely on."""
+"""The backends and the window algorithms of paddle_hl/backend/windows.py: each window function
+against a naive NumPy loop, adjoint pairs against each other (<A x, y> == <x, A^T y>), the tie
+and padding rules the pooling ops rely on, the interface both backend modules share, and (on a
+GPU) every one of them on CuPy against NumPy."""
 
+import ast
 import itertools
+import pathlib
 
 import numpy as np
 import pytest
 
 from paddle_hl import backend
-from paddle_hl.backend import _numpy as K
+from paddle_hl.backend import _numpy
+from paddle_hl.backend import windows as K
 
 RNG = np.random.default_rng(3)
 
@@ -158,42 +162,211 @@ def test_depthwise_kernels(m):
     np.testing.assert_allclose(np.vdot(out, g), np.vdot(w, gw), rtol=1e-12)
 
 
+
+
+# ------------------------------------------------------------------ the backend interface
+INTERFACE = ("name", "xp", "ndarray", "to_numpy", "from_host", "as_strided", "scatter_add",
+             "index_add", "index_reduce", "has_fused_updates", "fused_update", "depthwise_forward",
+             "depthwise_input_grad", "depthwise_weight_grad")
+
+
+def _public_names(path):
+    """Top-level public names a module defines (read from its source: CuPy may be missing)."""
+    tree = ast.parse(pathlib.Path(path).read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_backend_modules_share_one_interface():
+    here = pathlib.Path(backend.__file__).parent
+    np_names = _public_names(here / "_numpy.py")
+    cp_names = _public_names(here / "_cupy.py")
+    assert set(INTERFACE) <= np_names
+    assert set(INTERFACE) <= cp_names
+    # the functions both define take the same arguments
+    for mod in (here / "_numpy.py", here / "_cupy.py"):
+        tree = ast.parse(mod.read_text())
+        sigs = {n.name: [a.arg for a in n.args.args] for n in tree.body
+                if isinstance(n, ast.FunctionDef)}
+        if mod.name == "_numpy.py":
+            ref = sigs
+        else:
+            for fn in INTERFACE:
+                if fn in sigs:
+                    assert sigs[fn] == ref[fn], fn
+
+
+def test_backend_modules_do_not_import_each_other():
+    here = pathlib.Path(backend.__file__).parent
+    for a, b in (("_numpy.py", "_cupy"), ("_cupy.py", "_numpy"), ("windows.py", "_cupy")):
+        tree = ast.parse((here / a).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert b not in (node.module or "") and all(al.name != b for al in node.names), a
+
+
+def test_for_array_picks_the_numpy_backend():
+    assert backend.for_array(np.zeros(2)) is _numpy
+    assert backend.for_array(np.float32(1.0)) is _numpy
+    assert _numpy.xp is np and _numpy.name == "numpy"
+    assert backend.get_array_module(np.zeros(2)) is np
+
+
 def test_scatter_add_accumulates_duplicates():
     idx = np.array([0, 3, 3, 1, 3])
     vals = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
-    out = K.scatter_add(5, idx, vals)
+    out = backend.scatter_add(5, idx, vals)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [1, 4, 0, 10, 0])
-    ints = K.scatter_add(3, np.array([2, 2]), np.array([1, 2], np.int64))
+    ints = backend.scatter_add(3, np.array([2, 2]), np.array([1, 2], np.int64))
     np.testing.assert_array_equal(ints, [0, 0, 3])
 
 
-def test_for_array_picks_the_numpy_module():
-    assert K.for_array(np.zeros(2)) is K
-    assert K.xp is np
+@pytest.mark.parametrize("n_ids", [0, 5, 40])
+def test_index_add_rows_and_elements(n_ids):
+    # rows (an embedding gradient) with heavy repeats, beyond the rank loops
+    ids = np.concatenate([np.zeros(max(n_ids - 3, 0), np.int64), np.arange(3)])[:n_ids]
+    rows = RNG.standard_normal((n_ids, 4))
+    out = np.zeros((6, 4))
+    backend.index_add(out, ids, rows)
+    ref = np.zeros((6, 4))
+    for i, r in zip(ids, rows):
+        ref[i] += r
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+    # elements through a tuple index
+    a = np.zeros((3, 3))
+    backend.index_add(a, (np.array([0, 0, 2]), np.array([1, 1, 2])), np.array([1.0, 2.0, 5.0]))
+    np.testing.assert_array_equal(a, [[0, 3, 0], [0, 0, 0], [0, 0, 5]])
+
+
+@pytest.mark.parametrize("ufunc,init,ref", [("add", 1.0, [1, 8, 4]),
+                                            ("multiply", 1.0, [1, 12, 3]),
+                                            ("maximum", 0.0, [0, 4, 3]),
+                                            ("minimum", 9.0, [9, 3, 3])])
+def test_index_reduce(ufunc, init, ref):
+    a = np.full(3, init)
+    backend.index_reduce(ufunc, a, np.array([1, 1, 2]), np.array([3.0, 4.0, 3.0]))
+    np.testing.assert_array_equal(a, ref)
+
+
+def test_numpy_backend_has_no_fused_updates():
+    p = np.ones(3)
+    assert backend.fused_update("sgd", np.ones(3), (0.1,), (p,)) is False
+    np.testing.assert_array_equal(p, 1.0)  # untouched: the optimizer runs its own passes
+
+
+def test_fused_kernels_cover_every_gpu_update():
+    # each update name the optimizers ask for has a kernel (a missing one would fail on GPU)
+    import paddle_hl.optimizer as opt_pkg
+
+    names = set()
+    for f in pathlib.Path(opt_pkg.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fused_update"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                names.add(node.args[0].value)
+    src = (pathlib.Path(backend.__file__).parent / "_cupy.py").read_text()
+    assert names and all(f'"{n}": (' in src for n in names), names
+
+
+# ------------------------------------------------------------------ GPU against CPU
+def _cp():
+    if backend.cupy_module() is None:
+        pytest.skip(f"needs CuPy and a CUDA GPU ({backend.cupy_error()})")
+    return backend.cupy_module()
 
 
 @pytest.mark.gpu
-def test_cupy_kernels_match_numpy():
-    if backend.cupy_module() is None:
-        pytest.skip("needs CuPy and a CUDA GPU")
-    cp = backend.cupy_module()
+def test_cupy_backend_is_chosen_for_cupy_arrays():
+    cp = _cp()
+    g = backend.for_array(cp.zeros(2))
+    assert g is not _numpy and g.name == "cupy" and g.xp is cp
+    assert backend.get_array_module(cp.zeros(2)) is cp
+    assert backend.is_gpu_array(cp.zeros(2)) and not backend.is_gpu_array(np.zeros(2))
+    np.testing.assert_array_equal(backend.to_numpy(cp.arange(3)), [0, 1, 2])
+
+
+@pytest.mark.gpu
+def test_cupy_windows_match_numpy():
+    cp = _cp()
     x = RNG.standard_normal((2, 3, 7, 8))
     xg = cp.asarray(x)
-    G = K.for_array(xg)
-    assert G is not K and G.xp is cp
     osz = _out(x.shape, (3, 3), (2, 1), (1, 2))
-    np.testing.assert_allclose(cp.asnumpy(G.im2col(xg, (3, 3), (2, 1), (1, 2), osz, 3)),
+    np.testing.assert_allclose(cp.asnumpy(K.im2col(xg, (3, 3), (2, 1), (1, 2), osz, 3)),
                                K.im2col(x, (3, 3), (2, 1), (1, 2), osz, 3), rtol=1e-12)
+    np.testing.assert_array_equal(cp.asnumpy(K.windows(xg, (3, 3), (2, 1), (1, 2), osz, "nk")),
+                                  K.windows(x, (3, 3), (2, 1), (1, 2), osz, "nk"))
     cols = RNG.standard_normal((27, 2 * int(np.prod(osz))))
     np.testing.assert_allclose(
-        cp.asnumpy(G.col2im(cp.asarray(cols), x.shape, (3, 3), (2, 1), (1, 2), osz)),
+        cp.asnumpy(K.col2im(cp.asarray(cols), x.shape, (3, 3), (2, 1), (1, 2), osz)),
         K.col2im(cols, x.shape, (3, 3), (2, 1), (1, 2), osz), rtol=1e-12)
-    out, arg = G.max_pool(xg, (2, 2), (2, 2), (3, 4))
+    pads = ((1, 1), (2, 0))
+    np.testing.assert_array_equal(cp.asnumpy(K.pad(xg, pads, -3.0)), K.pad(x, pads, -3.0))
+    o2 = _out((2, 3, 9, 8), (3, 3), (1, 1), (1, 1))
+    np.testing.assert_allclose(
+        cp.asnumpy(K.im2col_nin(xg, (3, 3), (1, 1), (1, 1), pads, o2)),
+        K.im2col_nin(x, (3, 3), (1, 1), (1, 1), pads, o2), rtol=1e-12)
+    out, arg = K.max_pool(xg, (2, 2), (2, 2), (3, 4))
     ref, rarg = K.max_pool(x, (2, 2), (2, 2), (3, 4))
     np.testing.assert_array_equal(cp.asnumpy(out), ref)
     np.testing.assert_array_equal(cp.asnumpy(arg), rarg)
-    idx = np.array([0, 3, 3, 1])
+    g = RNG.standard_normal(ref.shape)
+    np.testing.assert_array_equal(
+        cp.asnumpy(K.max_pool_grad(cp.asarray(g), arg, x.shape, (2, 2), (2, 2))),
+        K.max_pool_grad(g, rarg, x.shape, (2, 2), (2, 2)))
+    np.testing.assert_allclose(cp.asnumpy(K.sum_pool(xg, (3, 2), (1, 2), (5, 4))),
+                               K.sum_pool(x, (3, 2), (1, 2), (5, 4)), rtol=1e-12)
+    aout, aflat = K.adaptive_max(xg, (3, 5))
+    rout, rflat = K.adaptive_max(x, (3, 5))
+    np.testing.assert_array_equal(cp.asnumpy(aout), rout)
+    np.testing.assert_array_equal(cp.asnumpy(aflat), rflat)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [1, 2])
+def test_cupy_depthwise_matches_numpy(m):
+    cp = _cp()
+    c = 3
+    x = RNG.standard_normal((2, c, 6, 5))
+    w = RNG.standard_normal((c * m, 1, 3, 2))
+    stride, dil, pads = (2, 1), (1, 2), ((1, 1), (0, 2))
+    osz = _out((2, c, 8, 7), (3, 2), stride, dil)
+    xg, wg = cp.asarray(x), cp.asarray(w)
+    y = K.depthwise_forward(x, w, stride, dil, osz, pads)
+    np.testing.assert_allclose(cp.asnumpy(K.depthwise_forward(xg, wg, stride, dil, osz, pads)),
+                               y, rtol=1e-12)
+    g = RNG.standard_normal(y.shape)
     np.testing.assert_allclose(
-        cp.asnumpy(G.scatter_add(5, cp.asarray(idx), cp.asarray([1.0, 2.0, 3.0, 4.0]))),
-        [1, 4, 0, 5, 0])
+        cp.asnumpy(K.depthwise_input_grad(cp.asarray(g), wg, (2, c, 8, 7), stride, dil, pads)),
+        K.depthwise_input_grad(g, w, (2, c, 8, 7), stride, dil, pads), rtol=1e-12)
+    np.testing.assert_allclose(
+        cp.asnumpy(K.depthwise_weight_grad(xg, cp.asarray(g), (3, 2), stride, dil, pads)),
+        K.depthwise_weight_grad(x, g, (3, 2), stride, dil, pads), rtol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ufunc", ["add", "multiply", "maximum", "minimum"])
+def test_cupy_index_updates_match_numpy(ufunc):
+    cp = _cp()
+    idx = np.array([4, 1, 4, 4, 0, 1])
+    vals = RNG.standard_normal(6)
+    a = RNG.standard_normal(5)
+    ref = a.copy()
+    backend.index_reduce(ufunc, ref, idx, vals)
+    ag = cp.asarray(a)
+    backend.index_reduce(ufunc, ag, cp.asarray(idx), cp.asarray(vals))
+    np.testing.assert_allclose(cp.asnumpy(ag), ref, rtol=1e-12)
+    rows = RNG.standard_normal((6, 3))
+    out = np.zeros((5, 3))
+    backend.index_add(out, idx, rows)
+    outg = cp.zeros((5, 3))
+    backend.index_add(outg, cp.asarray(idx), cp.asarray(rows))
+    np.testing.assert_allclose(cp.asnumpy(outg), out, rtol=1e-12)
+    np.testing.assert_allclose(
+        cp.asnumpy(backend.scatter_add(5, cp.asarray(idx), cp.asarray(vals))),
+        backend.scatter_add(5, idx, vals), rtol=1e-12)

@@ -13,6 +13,7 @@ import pytest
 
 import paddle_hl as paddle
 from paddle_hl.backend import _numpy as K
+from paddle_hl.backend import windows as W
 from paddle_hl.nn import functional as F
 from paddle_hl.nn.functional import conv as C
 from tests.op_check import check_parity, gradcheck
@@ -84,10 +85,10 @@ NIN_CASES = [
 @pytest.mark.parametrize("fmt", ["first", "last"])
 def test_conv_batch_innermost_parity(xs, ws, kw, fmt, pd, monkeypatch):
     # the batch-innermost layout (im2col_nin) is chosen from batch 8 on; force it here
-    monkeypatch.setattr(C, "_NIN_MIN_BATCH", 1)
+    monkeypatch.setattr(W, "_NIN_MIN_BATCH", 1)
     calls = []
-    fwd_nin = C._fwd_nin
-    monkeypatch.setattr(C, "_fwd_nin", lambda *a: calls.append(1) or fwd_nin(*a))
+    fwd_nin = W.conv_forward_nin
+    monkeypatch.setattr(W, "conv_forward_nin", lambda *a: calls.append(1) or fwd_nin(*a))
     nd = len(xs) - 2
     data_format = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}[nd][
         fmt == "last"]
@@ -104,18 +105,18 @@ def test_conv_batch_innermost_parity(xs, ws, kw, fmt, pd, monkeypatch):
 
 
 def test_conv_batch_innermost_gradcheck(monkeypatch):
-    monkeypatch.setattr(C, "_NIN_MIN_BATCH", 1)
+    monkeypatch.setattr(W, "_NIN_MIN_BATCH", 1)
     gradcheck(lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1), [_r(2, 3, 5, 4),
                                                                      _r(2, 3, 3, 3)])
 
 
 def test_conv_batch_innermost_is_used_for_training_batches():
-    assert C._use_nin((64, 6, 14, 14), (16, 6, 5, 5), ((0, 0), (0, 0)), 1, (10, 10))
-    assert C._use_nin((32, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
+    assert W.use_nin((64, 6, 14, 14), (16, 6, 5, 5), ((0, 0), (0, 0)), 1, (10, 10))
+    assert W.use_nin((32, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
     # a first layer with one channel, a small batch, a depthwise conv: the plain layout
-    assert not C._use_nin((64, 1, 28, 28), (6, 1, 3, 3), ((1, 1), (1, 1)), 1, (28, 28))
-    assert not C._use_nin((2, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
-    assert not C._use_nin((32, 8, 8, 8), (8, 1, 3, 3), ((1, 1), (1, 1)), 8, (8, 8))
+    assert not W.use_nin((64, 1, 28, 28), (6, 1, 3, 3), ((1, 1), (1, 1)), 1, (28, 28))
+    assert not W.use_nin((2, 64, 8, 8), (64, 64, 3, 3), ((1, 1), (1, 1)), 1, (8, 8))
+    assert not W.use_nin((32, 8, 8, 8), (8, 1, 3, 3), ((1, 1), (1, 1)), 8, (8, 8))
 
 
 @pytest.mark.parity
@@ -135,15 +136,15 @@ def test_conv_fast_paths_gradcheck(xs, ws, kw):
 
 def test_trim_taps_ranges():
     # 3x3, padding 1 on a 1x1 plane: only the centre tap reads the input
-    assert C._trim_taps((3, 3), (1, 1), (1, 1), (1, 1), ((1, 1), (1, 1)), (1, 1)) == (
+    assert W.trim_taps((3, 3), (1, 1), (1, 1), (1, 1), ((1, 1), (1, 1)), (1, 1)) == (
         (slice(1, 2), slice(1, 2)), ((0, 0), (0, 0)))
     # stride 2 from 2x2: the first row/column of taps reads padding only
-    assert C._trim_taps((3, 3), (2, 2), (1, 1), (2, 2), ((1, 1), (1, 1)), (1, 1)) == (
+    assert W.trim_taps((3, 3), (2, 2), (1, 1), (2, 2), ((1, 1), (1, 1)), (1, 1)) == (
         (slice(1, 3), slice(1, 3)), ((0, 0), (0, 0)))
     # every tap used: nothing to trim
-    assert C._trim_taps((3, 3), (8, 8), (8, 8), (1, 1), ((1, 1), (1, 1)), (1, 1)) is None
+    assert W.trim_taps((3, 3), (8, 8), (8, 8), (1, 1), ((1, 1), (1, 1)), (1, 1)) is None
     # a trim that would need a negative padding is not done
-    assert C._trim_taps((3,), (1,), (1,), (1,), ((1, 1),), (2,)) is None
+    assert W.trim_taps((3,), (1,), (1,), (1,), ((1, 1),), (2,)) is None
 
 
 def test_trimmed_weight_grad_is_zero_on_dropped_taps():
@@ -166,25 +167,25 @@ def test_trimmed_weight_grad_is_zero_on_dropped_taps():
 def test_col2im_flat_matches_col2im(xs, ks, dil, pads):
     n, c = xs[:2]
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(xs[2:], pads))
-    osz = C._out_size(xs[2:], ks, (1,) * len(ks), pads, dil)
+    osz = W.conv_out_size(xs[2:], ks, (1,) * len(ks), pads, dil)
     g = _r(n, 4, *osz)
     w = _r(4, c, *ks)
-    plain = K.col2im(w.reshape(4, -1).T @ C._g_cols(g, 1)[0], (n, c, *psz), ks,
+    plain = W.col2im(w.reshape(4, -1).T @ W.g_cols(g, 1)[0], (n, c, *psz), ks,
                      (1,) * len(ks), dil, osz)
-    flat = K.col2im_flat(w.reshape(4, -1).T @ C._g_cols_flat(g, 1, psz)[0], (n, c, *psz), ks,
+    flat = W.col2im_flat(w.reshape(4, -1).T @ W.g_cols_flat(g, 1, psz)[0], (n, c, *psz), ks,
                          dil, osz)
     np.testing.assert_allclose(flat, plain, rtol=1e-12, atol=1e-12)
 
 
 def test_flat_ratio_choice():
-    assert C._flat_ratio((8, 8), (10, 10), (1, 1)) == 10 / 8
-    assert C._flat_ratio((8, 8), (10, 10), (2, 1)) is None  # stride 2: plain col2im
-    assert C._flat_ratio((8,), (10,), (1,)) is None  # 1-D runs are already whole rows
+    assert W.flat_ratio((8, 8), (10, 10), (1, 1)) == 10 / 8
+    assert W.flat_ratio((8, 8), (10, 10), (2, 1)) is None  # stride 2: plain col2im
+    assert W.flat_ratio((8,), (10,), (1,)) is None  # 1-D runs are already whole rows
 
 
 @pytest.mark.parametrize("keep", [0, 1 << 30])
 def test_kept_columns_give_the_same_weight_grad(monkeypatch, keep):
-    monkeypatch.setattr(C, "_KEEP_COLS", keep)
+    monkeypatch.setattr(W, "_KEEP_COLS", keep)
     x = paddle.to_tensor(_r(3, 4, 7, 6), stop_gradient=False)
     w = paddle.to_tensor(_r(5, 4, 3, 3), stop_gradient=False)
     y = F.conv2d(x, w, stride=(2, 1), padding=1)
@@ -388,27 +389,27 @@ def test_depthwise_blocked_kernels_match_whole_array_loop(case, dtype, block, la
     c = shape[1]
     w = _q(c * m, 1, *k, dtype=dtype)
     osz = _dw_out_size(shape[2:], k, s, p, d)
-    xpad = K.pad(x, p)
+    xpad = W.pad(x, p)
     tol = 1e-5 if dtype == "float32" else 1e-12
-    ref = K._whole_forward(xpad, w, s, d, osz)
+    ref = W._taps_forward(xpad, w, s, d, osz)
     for out_cl in (False, True):
-        y = K.depthwise_forward(x, w, s, d, osz, p, out_cl=out_cl)
+        y = W.depthwise_forward(x, w, s, d, osz, p, out_cl=out_cl)
         assert y.shape == ref.shape and y.dtype == ref.dtype
         # the taps are summed in the same order as the whole-array loop: the same numbers
         np.testing.assert_array_equal(y, ref)
         assert (np.moveaxis(y, 1, -1) if out_cl else y).flags.c_contiguous
-    np.testing.assert_array_equal(K.depthwise_forward(xpad, w, s, d, osz), ref)  # pre-padded
+    np.testing.assert_array_equal(W.depthwise_forward(xpad, w, s, d, osz), ref)  # pre-padded
     g = _q(*ref.shape, dtype=dtype)
-    dx_ref = K._whole_input_grad(g, w, xpad.shape, s, d)
-    dx = K.depthwise_input_grad(g, w, xpad.shape, s, d, p)
-    np.testing.assert_allclose(dx, K.crop(dx_ref, p, shape[2:]), rtol=tol, atol=tol)
-    np.testing.assert_allclose(K.depthwise_input_grad(g, w, xpad.shape, s, d), dx_ref,
+    dx_ref = W._taps_input_grad(g, w, xpad.shape, s, d)
+    dx = W.depthwise_input_grad(g, w, xpad.shape, s, d, p)
+    np.testing.assert_allclose(dx, W.crop(dx_ref, p, shape[2:]), rtol=tol, atol=tol)
+    np.testing.assert_allclose(W.depthwise_input_grad(g, w, xpad.shape, s, d), dx_ref,
                                rtol=tol, atol=tol)
-    gw_ref = K._whole_weight_grad(xpad, g, k, s, d)
-    gw = K.depthwise_weight_grad(x, g, k, s, d, p)
+    gw_ref = W._taps_weight_grad(xpad, g, k, s, d)
+    gw = W.depthwise_weight_grad(x, g, k, s, d, p)
     assert gw.shape == w.shape
     np.testing.assert_allclose(gw, gw_ref, rtol=10 * tol, atol=10 * tol)
-    np.testing.assert_allclose(K.depthwise_weight_grad(xpad, g, k, s, d), gw_ref,
+    np.testing.assert_allclose(W.depthwise_weight_grad(xpad, g, k, s, d), gw_ref,
                                rtol=10 * tol, atol=10 * tol)
 
 
@@ -422,8 +423,8 @@ def test_depthwise_blocks_and_bufsize(monkeypatch):
     assert plan.nb * plan.cb * plan.nph * plan.flat * 4 <= K._DW_BLOCK_BYTES
     before = np.getbufsize()
     x, w = _q(2, 4, 6, 6), _q(4, 1, 3, 3)
-    K.depthwise_forward(x, w, (1, 1), (1, 1), (6, 6), ((1, 1), (1, 1)))
-    K.depthwise_input_grad(x, w, (2, 4, 8, 8), (1, 1), (1, 1), ((1, 1), (1, 1)))
+    W.depthwise_forward(x, w, (1, 1), (1, 1), (6, 6), ((1, 1), (1, 1)))
+    W.depthwise_input_grad(x, w, (2, 4, 8, 8), (1, 1), (1, 1), ((1, 1), (1, 1)))
     assert np.getbufsize() == before
 
 
@@ -435,17 +436,17 @@ def test_depthwise_non_finite_values_take_the_exact_path():
     p, s, d, osz = ((1, 1), (1, 1)), (1, 1), (1, 1), (6, 6)
     g = _q(2, 3, 6, 6)
     x[0, 1, 2, 0] = np.inf  # column 0 is never read by tap kx=2
-    gw = K.depthwise_weight_grad(x, g, (3, 3), s, d, p)
-    ref = K._whole_weight_grad(K.pad(x, p), g, (3, 3), s, d)
+    gw = W.depthwise_weight_grad(x, g, (3, 3), s, d, p)
+    ref = W._taps_weight_grad(W.pad(x, p), g, (3, 3), s, d)
     np.testing.assert_array_equal(np.isnan(gw), np.isnan(ref))
     np.testing.assert_allclose(gw, ref, rtol=1e-12)
     assert np.isfinite(gw[1, 0, :, 2]).all()  # the taps that never read the inf pixel
     w[2, 0, 0, 0] = np.inf
-    dx = K.depthwise_input_grad(g, w, (2, 3, 8, 8), s, d, p)
-    ref = K.crop(K._whole_input_grad(g, w, (2, 3, 8, 8), s, d), p, (6, 6))
+    dx = W.depthwise_input_grad(g, w, (2, 3, 8, 8), s, d, p)
+    ref = W.crop(W._taps_input_grad(g, w, (2, 3, 8, 8), s, d), p, (6, 6))
     np.testing.assert_array_equal(dx, ref)
-    y = K.depthwise_forward(x, w, s, d, osz, p)
-    np.testing.assert_array_equal(y, K._whole_forward(K.pad(x, p), w, s, d, osz))
+    y = W.depthwise_forward(x, w, s, d, osz, p)
+    np.testing.assert_array_equal(y, W._taps_forward(W.pad(x, p), w, s, d, osz))
 
 
 @pytest.mark.parity
@@ -492,8 +493,8 @@ def test_depthwise_channels_last_output_is_not_copied():
     assert y._data.flags.c_contiguous
     # _from_cf hands back an array already in the requested layout, and copies otherwise
     a = np.moveaxis(np.zeros((2, 3, 3, 4)), -1, 1)
-    assert C._from_cf(a, True).base is a.base or C._from_cf(a, True) is a.base
-    assert C._from_cf(a, False) is not a
+    assert W.from_cf(a, True).base is a.base or W.from_cf(a, True) is a.base
+    assert W.from_cf(a, False) is not a
 
 
 # ------------------------------------------------------------------ inference (no_grad) choices
@@ -507,14 +508,14 @@ def test_no_grad_needs_no_gradient():
 def test_batch_innermost_layout_for_inference():
     pads = ((1, 1), (1, 1))
     # training keeps the measured choice; without a backward only small stride-1 planes
-    assert C._use_nin((8, 64, 56, 56), (64, 64, 3, 3), pads, 1, (56, 56), (1, 1), train=True)
-    assert not C._use_nin((8, 64, 56, 56), (64, 64, 3, 3), pads, 1, (56, 56), (1, 1),
+    assert W.use_nin((8, 64, 56, 56), (64, 64, 3, 3), pads, 1, (56, 56), (1, 1), train=True)
+    assert not W.use_nin((8, 64, 56, 56), (64, 64, 3, 3), pads, 1, (56, 56), (1, 1),
                           train=False)
-    assert C._use_nin((8, 256, 14, 14), (256, 256, 3, 3), pads, 1, (14, 14), (1, 1),
+    assert W.use_nin((8, 256, 14, 14), (256, 256, 3, 3), pads, 1, (14, 14), (1, 1),
                       train=False)
-    assert not C._use_nin((8, 256, 28, 28), (256, 256, 3, 3), pads, 1, (14, 14), (2, 2),
+    assert not W.use_nin((8, 256, 28, 28), (256, 256, 3, 3), pads, 1, (14, 14), (2, 2),
                           train=False)
-    assert not C._use_nin((2, 256, 14, 14), (256, 256, 3, 3), pads, 1, (14, 14), (1, 1),
+    assert not W.use_nin((2, 256, 14, 14), (256, 256, 3, 3), pads, 1, (14, 14), (1, 1),
                           train=False)
 
 
@@ -525,14 +526,14 @@ def test_conv_inference_matches_training_forward(xs, monkeypatch):
     x = _q(*xs)
     w = paddle.to_tensor(_q(8, 16, 3, 3), stop_gradient=False)
     calls = []
-    fwd_nin = C._fwd_nin
-    monkeypatch.setattr(C, "_fwd_nin", lambda *a: calls.append(1) or fwd_nin(*a))
+    fwd_nin = W.conv_forward_nin
+    monkeypatch.setattr(W, "conv_forward_nin", lambda *a: calls.append(1) or fwd_nin(*a))
     y_train = F.conv2d(paddle.to_tensor(x), w, padding=1)
     assert calls
     calls.clear()
     with paddle.no_grad():
         y_eval = F.conv2d(paddle.to_tensor(x), w, padding=1)
-    assert bool(calls) == (xs[2] * xs[3] <= C._NIN_FWD_MAX_PLANE)
+    assert bool(calls) == (xs[2] * xs[3] <= W._NIN_FWD_MAX_PLANE)
     np.testing.assert_allclose(y_eval.numpy(), y_train.numpy(), rtol=1e-12, atol=1e-12)
 
 

@@ -128,7 +128,7 @@ def test_state_dict_round_trip():
     assert w2.learning_rate.last_epoch == w.learning_rate.last_epoch
 
 
-def test_polynomial_decay_never_divides_by_zero():  # B100
+def test_polynomial_decay_never_divides_by_zero():
     s = lr.PolynomialDecay(0.1, decay_steps=5, cycle=True)
     vals = [s()]
     for _ in range(12):
@@ -139,7 +139,7 @@ def test_polynomial_decay_never_divides_by_zero():  # B100
     assert math.isfinite(s())
 
 
-def test_reference_formulas():  # B101
+def test_reference_formulas():
     s = lr.MultiplicativeDecay(1.0, lambda e: 0.5)
     seq = []
     for _ in range(4):

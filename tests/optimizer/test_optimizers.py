@@ -1,5 +1,5 @@
 """Every optimizer against Paddle 2.6.2 over several steps: plain, weight decay, param groups,
-grad clipping, state_dict round trips; behaviours B33, B92-B99, B102."""
+grad clipping, state_dict round trips, and the documented optimizer behaviours."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_updates_parity(pd, name, kwargs):
 @pytest.mark.parametrize("name,kwargs", [("SGD", dict(learning_rate=0.1)),
                                          ("Momentum", dict(learning_rate=0.1)),
                                          ("Adam", dict(learning_rate=0.01))])
-def test_param_groups_parity(pd, name, kwargs):  # B93
+def test_param_groups_parity(pd, name, kwargs):
     init, grads = _data()
     ours, _ = _run(paddle, name, kwargs, init, grads, groups=True)
     theirs, _ = _run(pd, name, kwargs, init, grads, groups=True)
@@ -157,7 +157,7 @@ def test_state_dict_round_trip():
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
 
 
-def test_lr_scheduler_in_state_dict_and_set_lr():  # B97
+def test_lr_scheduler_in_state_dict_and_set_lr():
     x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
     sched = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
     opt = paddle.optimizer.SGD(learning_rate=sched, parameters=[x])
@@ -172,7 +172,7 @@ def test_lr_scheduler_in_state_dict_and_set_lr():  # B97
     np.testing.assert_allclose(x.numpy(), [0.0, 0.0])
 
 
-def test_clear_grad_modes():  # B33
+def test_clear_grad_modes():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     opt = paddle.optimizer.SGD(0.1, parameters=[x])
     (x * 3).sum().backward()
@@ -193,7 +193,7 @@ def test_skips_params_without_grad_or_frozen():
     assert b.numpy()[0] == 1.0 and a.numpy()[0] != 1.0
 
 
-def test_adamw_is_decoupled():  # B92
+def test_adamw_is_decoupled():
     def run(cls, **kw):
         p = paddle.to_tensor([1.0, -2.0], stop_gradient=False)
         opt = cls(learning_rate=0.1, parameters=[p], **kw)
@@ -208,7 +208,7 @@ def test_adamw_is_decoupled():  # B92
     assert not np.allclose(w, run(paddle.optimizer.Adam, weight_decay=0.1))
 
 
-def test_float64_moments_and_weight_decay_float():  # B94, B96
+def test_float64_moments_and_weight_decay_float():
     p = paddle.to_tensor([1.0, 2.0], dtype="float64", stop_gradient=False)
     opt = paddle.optimizer.Adam(0.1, parameters=[p])
     (p * p).sum().backward()
@@ -225,7 +225,7 @@ def test_float64_moments_and_weight_decay_float():  # B94, B96
     np.testing.assert_allclose(q1.numpy(), q2.numpy())
 
 
-def test_l1_decay():  # B95
+def test_l1_decay():
     p = paddle.to_tensor([1.0, -2.0], stop_gradient=False)
     opt = paddle.optimizer.SGD(1.0, parameters=[p], weight_decay=paddle.regularizer.L1Decay(0.1))
     (p * 0).sum().backward()
@@ -233,7 +233,7 @@ def test_l1_decay():  # B95
     np.testing.assert_allclose(p.numpy(), [0.9, -1.9])
 
 
-def test_multi_precision_master_weights():  # B98
+def test_multi_precision_master_weights():
     p = paddle.to_tensor([1.0, 2.0], dtype="float16", stop_gradient=False)
     opt = paddle.optimizer.SGD(1e-4, parameters=[p], multi_precision=True)
     for _ in range(3):
@@ -254,7 +254,7 @@ def test_multi_precision_master_weights():  # B98
                                master.numpy() - 1e-4, rtol=1e-6)
 
 
-def test_lamb_matches_reference():  # B99
+def test_lamb_matches_reference():
     rng = np.random.default_rng(1)
     w0 = rng.standard_normal(5)
     gs = [rng.standard_normal(5) for _ in range(3)]
@@ -274,7 +274,7 @@ def test_lamb_matches_reference():  # B99
 
 
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
-def test_lbfgs_minimises_a_quadratic(line_search):  # B102
+def test_lbfgs_minimises_a_quadratic(line_search):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((6, 6))
     a = paddle.to_tensor(a @ a.T + 6 * np.eye(6))

@@ -9,33 +9,10 @@ Three array kernels carry everything, and they are closed under differentiation,
 - ``W(x, g)``: its adjoint in w (the weight gradient).
                                            grads: dx = T(g, h),  dg = C(x, h)
 
-Layout (measured on ResNet shapes, see the report in benchmarks): the input is unfolded with one
-strided-view copy into ``cols = [groups, C/groups*prod(k), N*prod(out)]`` so that the whole batch
-is ONE BLAS GEMM per group: ``w[O, C*k] @ cols``. The result ``[O, N, *out]`` is moved to
-``[N, O, *out]`` in the same pass that adds the bias. The input gradient is ``w.T @ g`` followed
-by col2im (one vectorised strided add per kernel offset); the weight gradient is ``g @ cols.T``
-with the columns of the forward pass kept for it when they are small (up to ``_KEEP_COLS`` bytes;
-larger ones are recomputed from x rather than holding ``prod(k)`` copies of every activation for
-the whole backward pass). 1x1 convolutions on large planes skip im2col (a batched GEMM on x
-itself) and depthwise convolutions use a multiply-add per kernel offset. Channels-last inputs are
-handled as transposed views of the same algorithm.
-
-Measured refinements of the training-step kernel (``_conv_kernel``):
-
-- from batch 8 on, layers whose columns are large next to their output (every 3x3 layer of a
-  ResNet, LeNet's second layer) use a batch-innermost layout: x is copied once into
-  ``[C, *Sp, N]``, so the window copies (forward) and the col2im adds (input gradient) move runs
-  of ``out[-1] * N`` values instead of ``out[-1]``; the GEMMs are the same (``_use_nin``).
-  When no gradient is wanted (inference), only the forward's copies count and the layout is
-  kept for small stride-1 planes only.
-- kernel taps that only ever read padding (a 3x3 kernel with padding 1 on a 1x1 plane, as in the
-  last ResNet stage) are dropped before the GEMMs: they multiply zeros. Their weight gradient is
-  zero.
-- otherwise, with stride 1, the input gradient's col2im runs on flattened padded planes: the
-  output gradient is laid out with the padded row width (zeros in the extra columns), so each
-  kernel offset adds one contiguous run per (channel, sample) instead of one short run per
-  output row. The GEMM grows by the padded/output width ratio, so this is used while that ratio
-  is < 2.
+The array algorithms behind them (im2col + one GEMM per layer, col2im, the depthwise
+taps, the measured layout choices) are shared by every backend and live in
+``paddle_hl/backend/windows.py``; this module wraps them into differentiable ops with their
+backward and higher-order rules, and parses the Paddle arguments.
 """
 
 from __future__ import annotations
@@ -45,7 +22,8 @@ import numbers
 
 import numpy as np
 
-from ...backend import _numpy as _kernels
+from ...backend import get_array_module
+from ...backend import windows as _win
 from ...framework import dtype as _dt
 from ...framework import state
 from ...framework.op import apply
@@ -56,267 +34,6 @@ __all__ = []
 
 _FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 _LOW = (np.dtype(np.float16), _dt.BFLOAT16_NP)
-# im2col columns up to this size are kept from the forward pass for the weight gradient
-_KEEP_COLS = 64 << 20
-# a 1x1 convolution is a per-sample GEMM on x itself only on planes at least this large;
-# on smaller planes one GEMM over the whole batch (im2col with k=1) is faster
-_POINTWISE_MIN = 64
-# the flat-plane col2im is used while padded/output plane width stays below this ratio
-_WIDE_MAX = 2.0
-# the batch-innermost im2col layout is considered from this batch size on (see _use_nin)
-_NIN_MIN_BATCH = 8
-# ... and, when no gradient is wanted, only for output planes up to this many pixels
-_NIN_FWD_MAX_PLANE = 256
-
-
-# --------------------------------------------------------------------------- array helpers
-def _to_cf(a, cl):
-    """Logical channel-first view of a channels-last array (no copy)."""
-    return a if not cl else a.transpose(0, a.ndim - 1, *range(1, a.ndim - 1))
-
-
-def _from_cf(al, cl, bias=None):
-    """Materialise a logical ``[N, C, *S]`` array in the requested layout, adding ``bias`` in
-    the same pass (the transposing copy and the bias add are one ufunc call).
-
-    Callers pass freshly computed arrays, so one that is already in place (C-contiguous in
-    the requested layout, no bias) is returned as it is rather than copied.
-    """
-    if bias is None:
-        if not cl and al.flags.c_contiguous:
-            return al
-        if cl:
-            phys = al.transpose(0, *range(2, al.ndim), 1)
-            if phys.flags.c_contiguous:
-                return phys
-    mod = _kernels.for_array(al).xp
-    n, c, *sp = al.shape
-    if cl:
-        res = mod.empty((n, *sp, c), dtype=al.dtype)
-        dst = _to_cf(res, True)
-    else:
-        res = mod.empty(al.shape, dtype=al.dtype)
-        dst = res
-    if bias is None:
-        mod.copyto(dst, al)
-    else:
-        mod.add(al, bias.reshape((1, c) + (1,) * len(sp)), out=dst)
-    return res
-
-
-def _out_size(size, ksize, stride, pads, dil):
-    return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
-                 for n, k, s, (lo, hi), d in zip(size, ksize, stride, pads, dil))
-
-
-def _is_depthwise(c, groups):
-    return groups > 1 and groups == c
-
-
-def _is_pointwise(ksize, pads, groups, osz):
-    return (groups == 1 and all(k == 1 for k in ksize) and not any(lo or hi for lo, hi in pads)
-            and math.prod(osz) >= _POINTWISE_MIN)
-
-
-def _flat_ratio(osz, psz, stride):
-    """GEMM size of the flat-plane col2im relative to the plain one (None: not applicable)."""
-    if len(osz) < 2 or any(s != 1 for s in stride):
-        return None
-    return math.prod(psz[1:]) / math.prod(osz[1:])
-
-
-def _trim_taps(ksize, size, osz, stride, pads, dil):
-    """Kernel taps that read some real input pixel, per spatial dim.
-
-    Returns None when every tap is used, else ``(taps, pads)``: a slice per dim selecting the
-    used taps and the padding of the equivalent convolution with the trimmed kernel (the same
-    output size). A dim is trimmed only when that keeps both paddings >= 0.
-    """
-    taps, new_pads, trimmed = [], [], False
-    for k, n, m, s, (lo, hi), d in zip(ksize, size, osz, stride, pads, dil):
-        # tap i reads input rows y*s + i*d - lo, y in [0, m): used iff some of them is in [0, n)
-        i0 = max(0, -(-(lo - (m - 1) * s) // d))
-        i1 = min(k, -(-(n + lo) // d))
-        lo2 = lo - i0 * d
-        hi2 = (m - 1) * s + d * (i1 - i0 - 1) + 1 - n - lo2
-        if i1 <= i0 or (i0 == 0 and i1 == k) or lo2 < 0 or hi2 < 0:
-            taps.append(slice(None))
-            new_pads.append((lo, hi))
-        else:
-            taps.append(slice(i0, i1))
-            new_pads.append((lo2, hi2))
-            trimmed = True
-    return (tuple(taps), tuple(new_pads)) if trimmed else None
-
-
-def _g_cols(gl, groups):
-    """``[groups, O/groups, N*L]``: the output gradient as the GEMM operand (one copy)."""
-    mod = _kernels.for_array(gl).xp
-    o = gl.shape[1]
-    return mod.ascontiguousarray(gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
-
-
-def _g_cols_flat(gl, groups, psz):
-    """The GEMM operand of the flat-plane col2im: ``[groups, O/groups, N*o1*prod(psz[1:])]``,
-    the output gradient laid out with the padded plane's trailing sizes, zeros beyond."""
-    mod = _kernels.for_array(gl).xp
-    n, o = gl.shape[:2]
-    osz = gl.shape[2:]
-    buf = mod.zeros((o, n, osz[0], *psz[1:]), dtype=gl.dtype)
-    buf[(slice(None),) * 3 + tuple(slice(0, m) for m in osz[1:])] = gl.swapaxes(0, 1)
-    return buf.reshape(groups, o // groups, -1)
-
-
-def _strided(xl, stride):
-    return xl[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
-
-
-def _fwd(xl, w, stride, pads, dil, groups, keep=False, cl=False):
-    """C: logical ``[N, O, *out]`` (any memory layout) of the convolution of ``xl``.
-
-    With ``keep``, returns ``(y, cols)``: the im2col columns when the GEMM used them and they
-    are at most ``_KEEP_COLS`` bytes (for :func:`_filter_grad`), else None. ``cl``: the result
-    will be wanted channels last (a depthwise kernel writes it so directly).
-    """
-    K = _kernels.for_array(xl)
-    mod = K.xp
-    n, c = xl.shape[:2]
-    o = w.shape[0]
-    ksize = w.shape[2:]
-    osz = _out_size(xl.shape[2:], ksize, stride, pads, dil)
-    cols = None
-    if _is_pointwise(ksize, pads, groups, osz):
-        # 1x1: a batched GEMM on x itself, already in [N, O, L] order: no im2col, no transpose
-        x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
-        y = mod.matmul(w.reshape(o, c), x3).reshape(n, o, *osz)
-    elif _is_depthwise(c, groups):
-        # the kernel pads as it goes (NumPy: block by block, in cache)
-        y = K.depthwise_forward(xl, w, stride, dil, osz, pads, out_cl=cl)
-    else:
-        cols = K.im2col(K.pad(xl, pads), ksize, stride, dil, osz, groups)
-        y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
-        y = y.reshape(o, n, *osz).swapaxes(0, 1)
-    if not keep:
-        return y
-    return y, (cols if cols is not None and cols.nbytes <= _KEEP_COLS else None)
-
-
-def _data_grad(gl, w, size, stride, pads, dil, groups, gcols=None, cl=False):
-    """T: logical ``[N, C, *size]``, the adjoint of :func:`_fwd` in its input (``cl``: as
-    in :func:`_fwd`)."""
-    K = _kernels.for_array(gl)
-    mod = K.xp
-    n, o = gl.shape[:2]
-    c = w.shape[1] * groups
-    ksize = w.shape[2:]
-    osz = gl.shape[2:]
-    psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    if _is_pointwise(ksize, pads, groups, osz):
-        g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
-        dx = mod.matmul(w.reshape(o, c).T, g3).reshape(n, c, *osz)
-        if tuple(osz) == tuple(size):
-            return dx
-        full = mod.zeros((n, c, *size), dtype=dx.dtype)
-        full[(slice(None), slice(None)) + tuple(
-            slice(0, s * (m - 1) + 1, s) for s, m in zip(stride, osz))] = dx
-        return full
-    if _is_depthwise(c, groups):
-        return K.depthwise_input_grad(gl, w, (n, c, *psz), stride, dil, pads, out_cl=cl)
-    wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    ratio = _flat_ratio(osz, psz, stride)
-    if ratio is not None and ratio < _WIDE_MAX:
-        dcols = mod.matmul(wt, _g_cols_flat(gl, groups, psz))
-        acc = K.col2im_flat(dcols, (n, c, *psz), ksize, dil, osz)
-        return K.crop(acc, pads, size)
-    if gcols is None:
-        gcols = _g_cols(gl, groups)
-    acc = K.col2im(mod.matmul(wt, gcols), (n, c, *psz), ksize, stride, dil, osz)
-    return K.crop(acc, pads, size)
-
-
-def _filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=None):
-    """W: ``[O, C/groups, *k]``, the adjoint of :func:`_fwd` in its weight (``cols``: the
-    im2col columns of the forward pass, when kept)."""
-    K = _kernels.for_array(xl)
-    mod = K.xp
-    n, c = xl.shape[:2]
-    o = gl.shape[1]
-    osz = gl.shape[2:]
-    if _is_pointwise(ksize, pads, groups, osz):
-        x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
-        g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
-        if o * c <= x3.shape[2] * (o + c):
-            # per-sample GEMMs then a sum: no transposing copy of the activations
-            gw = mod.matmul(g3, x3.transpose(0, 2, 1)).sum(axis=0)
-        else:
-            gw = mod.tensordot(g3, x3, axes=([0, 2], [0, 2]))
-        return gw.reshape(o, c, *ksize)
-    if _is_depthwise(c, groups):
-        return K.depthwise_weight_grad(xl, gl, ksize, stride, dil, pads)
-    if cols is None:
-        cols = K.im2col(K.pad(xl, pads), ksize, stride, dil, osz, groups)
-    if gcols is None:
-        gcols = _g_cols(gl, groups)
-    gw = mod.matmul(gcols, cols.transpose(0, 2, 1))
-    return gw.reshape(o, c // groups, *ksize)
-
-
-def _use_nin(xshape, wshape, pads, groups, osz, stride=None, train=True):
-    """Whether the batch-innermost layout (``im2col_nin``) serves this convolution better.
-
-    It trades two transposing copies (x in, y out) for window copies and col2im adds over runs
-    ``N`` times longer; measured, that wins when the batch is not tiny and the columns are
-    large next to the output (``C*prod(k) >= 2*O``: the window copies dominate), e.g. every 3x3
-    layer of a ResNet and LeNet's second layer, and loses for a first layer with few channels.
-
-    Without a backward pass (``train=False``: no gradient wanted) only the forward copies
-    count: there the layout wins only on small output planes with stride 1 (a ResNet's last
-    two stages); on larger planes, strided layers and ResNet's 7x7 stem the plain im2col is
-    faster (measured on ResNet-50 at batch 8, those layers alone: 144 ms -> 118 ms).
-    """
-    n, c = xshape[:2]
-    o = wshape[0]
-    ksize = wshape[2:]
-    base = (n >= _NIN_MIN_BATCH and not _is_depthwise(c, groups)
-            and not _is_pointwise(ksize, pads, groups, osz)
-            and c * math.prod(ksize) >= 2 * o)
-    if train or not base:
-        return base
-    return math.prod(osz) <= _NIN_FWD_MAX_PLANE and all(s == 1 for s in (stride or ()))
-
-
-def _fwd_nin(xl, w, stride, pads, dil, groups, osz):
-    """:func:`_fwd` through the batch-innermost columns; returns ``(y, kept cols or None)``."""
-    K = _kernels.for_array(xl)
-    mod = K.xp
-    n = xl.shape[0]
-    o = w.shape[0]
-    cols = K.im2col_nin(xl, w.shape[2:], stride, dil, pads, osz, groups)
-    y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
-    y = mod.moveaxis(y.reshape(o, *osz, n), -1, 0)
-    return y, (cols if cols.nbytes <= _KEEP_COLS else None)
-
-
-def _bw_nin(xl, gl, w, stride, pads, dil, groups, osz, cols, need):
-    """Input and weight gradients of :func:`_fwd_nin`: ``(dx logical [N, C, *S] or None,
-    dw or None)``, both from one batch-innermost copy of the output gradient."""
-    K = _kernels.for_array(gl)
-    mod = K.xp
-    n, c = xl.shape[:2]
-    size = xl.shape[2:]
-    o = w.shape[0]
-    ksize = w.shape[2:]
-    gt = mod.ascontiguousarray(mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
-    gx = gw = None
-    if need[0]:
-        psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-        dcols = mod.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gt)
-        gx = K.crop(K.col2im_nin(dcols, (n, c, *psz), ksize, stride, dil, osz), pads, size)
-    if need[1]:
-        if cols is None:
-            cols = K.im2col_nin(xl, ksize, stride, dil, pads, osz, groups)
-        gw = mod.matmul(gt, cols.transpose(0, 2, 1)).reshape(w.shape)
-    return gx, gw
 
 
 # --------------------------------------------------------------------------- dtype plumbing
@@ -341,7 +58,7 @@ def _dense(g, low):
     if low is not None:
         return g.astype(np.float32)
     if 0 in g.strides and g.size > 1:
-        return _kernels.for_array(g).xp.ascontiguousarray(g)
+        return get_array_module(g).ascontiguousarray(g)
     return g
 
 
@@ -356,47 +73,47 @@ def _bias_grad(g, cl):
 # --------------------------------------------------------------------------- kernels
 def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     (x, w, b), low = _up(x, w, b)
-    xl = _to_cf(x, cl)
+    xl = _win.to_cf(x, cl)
     size = xl.shape[2:]
     ksize = w.shape[2:]
-    osz = _out_size(size, ksize, stride, pads, dil)
-    trim = _trim_taps(ksize, size, osz, stride, pads, dil)
+    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
+    trim = _win.trim_taps(ksize, size, osz, stride, pads, dil)
     wk, kpads = w, pads
     if trim is not None:
         # taps that only read padding are dropped: the same output from a smaller GEMM
-        wk = _kernels.for_array(w).xp.ascontiguousarray(w[(slice(None),) * 2 + trim[0]])
+        wk = get_array_module(w).ascontiguousarray(w[(slice(None),) * 2 + trim[0]])
         kpads = trim[1]
-    nin = _use_nin(xl.shape, wk.shape, kpads, groups, osz, stride, train=any(need))
+    nin = _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride, train=any(need))
     if nin:
-        y, cols = _fwd_nin(xl, wk, stride, kpads, dil, groups, osz)
+        y, cols = _win.conv_forward_nin(xl, wk, stride, kpads, dil, groups, osz)
     else:
-        y, cols = _fwd(xl, wk, stride, kpads, dil, groups, keep=True, cl=cl)
-    out = _from_cf(y, cl, b)
+        y, cols = _win.conv_forward(xl, wk, stride, kpads, dil, groups, keep=True, cl=cl)
+    out = _win.from_cf(y, cl, b)
     del y
     if not need[1]:
         cols = None  # only the weight gradient reads them
 
     def bw(g):
         g = _dense(g, low)
-        gl = _to_cf(g, cl)
+        gl = _win.to_cf(g, cl)
         gx = gw = gb = None
         kk = wk.shape[2:]
         if nin:
-            gx, gw = _bw_nin(xl, gl, wk, stride, kpads, dil, groups, osz, cols, need)
+            gx, gw = _win.conv_backward_nin(xl, gl, wk, stride, kpads, dil, groups, osz, cols, need)
             if gx is not None:
-                gx = _from_cf(gx, cl)
+                gx = _win.from_cf(gx, cl)
         else:
             gcols = None
-            if need[1] and not (_is_pointwise(kk, kpads, groups, osz)
-                                or _is_depthwise(xl.shape[1], groups)):
-                gcols = _g_cols(gl, groups)
+            if need[1] and not (_win.is_pointwise(kk, kpads, groups, osz)
+                                or _win.is_depthwise(xl.shape[1], groups)):
+                gcols = _win.g_cols(gl, groups)
             if need[0]:
-                gx = _from_cf(_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols,
-                                         cl), cl)
+                gx = _win.conv_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols, cl)
+                gx = _win.from_cf(gx, cl)
             if need[1]:
-                gw = _filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
+                gw = _win.conv_filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
         if need[1] and trim is not None:
-            full = _kernels.for_array(gw).xp.zeros(w.shape, dtype=gw.dtype)
+            full = get_array_module(gw).zeros(w.shape, dtype=gw.dtype)
             full[(slice(None),) * 2 + trim[0]] = gw
             gw = full
         if need[2] and b is not None:
@@ -408,17 +125,17 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
 
 def _convt_kernel(x, w, b, stride, pads, dil, groups, cl, size, need):
     (x, w, b), low = _up(x, w, b)
-    xl = _to_cf(x, cl)
-    out = _from_cf(_data_grad(xl, w, size, stride, pads, dil, groups, cl=cl), cl, b)
+    xl = _win.to_cf(x, cl)
+    out = _win.from_cf(_win.conv_data_grad(xl, w, size, stride, pads, dil, groups, cl=cl), cl, b)
 
     def bw(g):
         g = _dense(g, low)
-        gl = _to_cf(g, cl)
+        gl = _win.to_cf(g, cl)
         gx = gw = gb = None
         if need[0]:
-            gx = _from_cf(_fwd(gl, w, stride, pads, dil, groups, cl=cl), cl)
+            gx = _win.from_cf(_win.conv_forward(gl, w, stride, pads, dil, groups, cl=cl), cl)
         if need[1]:
-            gw = _filter_grad(gl, xl, w.shape[2:], stride, pads, dil, groups)
+            gw = _win.conv_filter_grad(gl, xl, w.shape[2:], stride, pads, dil, groups)
         if need[2] and b is not None:
             gb = _bias_grad(g, cl)
         return _down(gx, low), _down(gw, low), _down(gb, low)
@@ -428,17 +145,17 @@ def _convt_kernel(x, w, b, stride, pads, dil, groups, cl, size, need):
 
 def _convw_kernel(x, g, stride, pads, dil, groups, cl, ksize, need):
     (x, g), low = _up(x, g)
-    xl, gl = _to_cf(x, cl), _to_cf(g, cl)
-    out = _filter_grad(xl, gl, ksize, stride, pads, dil, groups)
+    xl, gl = _win.to_cf(x, cl), _win.to_cf(g, cl)
+    out = _win.conv_filter_grad(xl, gl, ksize, stride, pads, dil, groups)
 
     def bw(h):
         h = _dense(h, low)
         gx = gg = None
         if need[0]:
-            gx = _from_cf(_data_grad(gl, h, xl.shape[2:], stride, pads, dil, groups, cl=cl),
-                          cl)
+            gx = _win.conv_data_grad(gl, h, xl.shape[2:], stride, pads, dil, groups, cl=cl)
+            gx = _win.from_cf(gx, cl)
         if need[1]:
-            gg = _from_cf(_fwd(xl, h, stride, pads, dil, groups, cl=cl), cl)
+            gg = _win.from_cf(_win.conv_forward(xl, h, stride, pads, dil, groups, cl=cl), cl)
         return _down(gx, low), _down(gg, low)
 
     return _down(out, low), bw
@@ -683,7 +400,7 @@ def _conv_nd(op, nd, x, weight, bias, stride, padding, dilation, groups, data_fo
         pads, dil = same_pads(size, ksize, stride), (1,) * nd  # Paddle ignores dilation here
     elif pads == "valid":
         pads = ((0, 0),) * nd
-    osz = _out_size(size, ksize, stride, pads, dil)
+    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
     if any(o <= 0 for o in osz):
         raise ValueError(f"{op}: the output size {list(osz)} is not positive: input spatial size "
                          f"{list(size)}, kernel {list(ksize)}, stride {list(stride)}, padding "
@@ -873,38 +590,38 @@ def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
 
 # --------------------------------------------------------------------------- fold / unfold
 def _unfold_kernel(x, ksize, stride, pads, dil):
-    K = _kernels.for_array(x)
+    xp = get_array_module(x)
     n, c = x.shape[:2]
     size = x.shape[2:]
-    osz = _out_size(size, ksize, stride, pads, dil)
-    cols = K.windows(K.pad(x, pads), ksize, stride, dil, osz, "nk")
+    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
+    cols = _win.windows(_win.pad(x, pads), ksize, stride, dil, osz, "nk")
     # [N, C, *out, *k] -> [N, C, *k, *out] -> [N, C*prod(k), L] (one copy)
-    out = K.xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3))
+    out = xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3))
     out = out.reshape(n, c * math.prod(ksize), -1)
 
     def bw(g):
         psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
         g6 = g.reshape(n, c, *ksize, -1).transpose(1, 2, 3, 0, 4).reshape(
             c, *ksize, n, *osz)
-        acc = K.col2im(g6, (n, c, *psz), ksize, stride, dil, osz)
-        return (K.xp.ascontiguousarray(K.crop(acc, pads, size)),)
+        acc = _win.col2im(g6, (n, c, *psz), ksize, stride, dil, osz)
+        return (xp.ascontiguousarray(_win.crop(acc, pads, size)),)
 
     return out, bw
 
 
 def _fold_kernel(x, size, ksize, stride, pads, dil):
-    K = _kernels.for_array(x)
+    xp = get_array_module(x)
     n, ck, _ = x.shape
     c = ck // math.prod(ksize)
-    osz = _out_size(size, ksize, stride, pads, dil)
+    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
     g6 = x.reshape(n, c, *ksize, *osz).transpose(1, 2, 3, 0, 4, 5)
-    out = K.xp.ascontiguousarray(K.crop(K.col2im(g6, (n, c, *psz), ksize, stride, dil, osz),
-                                        pads, size))
+    acc = _win.col2im(g6, (n, c, *psz), ksize, stride, dil, osz)
+    out = xp.ascontiguousarray(_win.crop(acc, pads, size))
 
     def bw(g):
-        cols = K.windows(K.pad(g, pads), ksize, stride, dil, osz, "nk")
-        return (K.xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3)).reshape(x.shape),)
+        cols = _win.windows(_win.pad(g, pads), ksize, stride, dil, osz, "nk")
+        return (xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3)).reshape(x.shape),)
 
     return out, bw
 
@@ -964,7 +681,7 @@ def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
     pads = _fold_pads(paddings, op)
     if isinstance(pads, str):
         raise ValueError(f"{op}: paddings must be ints, got {paddings!r}")
-    osz = _out_size(x.shape[2:], ksize, stride, pads, dil)
+    osz = _win.conv_out_size(x.shape[2:], ksize, stride, pads, dil)
     if any(o <= 0 for o in osz):
         raise ValueError(f"{op}: no block fits: input {x.shape}, kernel_sizes {list(ksize)}, "
                          f"strides {list(stride)}, paddings {paddings}, dilations {list(dil)}")
@@ -1007,7 +724,7 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
         raise ValueError(f"{op}: expected size of input's dimension 1 ({x.shape[1]}, shape "
                          f"{x.shape}) to be divisible by the product of kernel_sizes "
                          f"{list(ksize)} = {kk}")
-    osz = _out_size(size, ksize, stride, pads, dil)
+    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
     if any(o <= 0 for o in osz) or math.prod(osz) != x.shape[2]:
         raise ValueError(f"{op}: output_sizes {list(size)}, kernel_sizes {list(ksize)}, strides "
                          f"{list(stride)}, paddings {paddings}, dilations {list(dil)} give "

@@ -59,36 +59,6 @@ def one_hot(x, num_classes, name=None):
     return _wrap(out.astype(np.float32))
 
 
-_RANK_LOOPS = 8
-
-
-def _rows_add(out, ids, rows):
-    """``out[ids[i]] += rows[i]`` with repeated ids accumulating (NumPy).
-
-    ``np.add.at`` handles one row at a time; instead the ids are ranked by occurrence (0 for
-    the first time an id appears, 1 for the second, ...) and every rank, whose ids are all
-    distinct, is added with one fancy-indexed ``+=``. The rare heavy repeats beyond a few
-    ranks go through ``np.add.at``.
-    """
-    n = ids.shape[0]
-    if n == 0:
-        return
-    order = np.argsort(ids, kind="stable")
-    s = ids[order]
-    is_start = np.empty(n, dtype=bool)
-    is_start[0] = True
-    np.not_equal(s[1:], s[:-1], out=is_start[1:])
-    starts = np.flatnonzero(is_start)
-    rank = np.arange(n) - starts[np.cumsum(is_start) - 1]
-    top = int(rank.max())
-    for r in range(min(top, _RANK_LOOPS - 1) + 1):
-        sel = order[rank == r]
-        out[ids[sel]] += rows[sel]
-    if top >= _RANK_LOOPS:
-        rest = order[rank >= _RANK_LOOPS]
-        np.add.at(out, ids[rest], rows[rest])
-
-
 def _embedding_kernel(ids, w, padding_idx):
     xp = backend.get_array_module(w)
     out = xp.take(w, ids, axis=0)
@@ -101,12 +71,7 @@ def _embedding_kernel(ids, w, padding_idx):
         gw = xp.zeros(w.shape, dtype=acc)
         flat = ids.reshape(-1)
         g2 = g.reshape(-1, d).astype(acc, copy=False)
-        if xp is np:
-            _rows_add(gw, flat, g2)
-        else:
-            import cupyx
-
-            cupyx.scatter_add(gw, flat, g2)
+        backend.index_add(gw, flat, g2)
         if padding_idx >= 0:
             gw[padding_idx] = 0
         return None, gw.astype(w.dtype, copy=False), None

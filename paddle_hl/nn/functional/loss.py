@@ -1350,13 +1350,7 @@ def npair_loss(anchor: Tensor, positive: Tensor, labels: Tensor, l2_reg: float =
 # ---------------------------------------------------------------- hierarchical sigmoid
 def _scatter_rows(dst, idx, vals):
     """``dst[idx[k]] += vals[k]`` with repeated indices accumulated (vectorised)."""
-    xp = _xp(dst)
-    if xp is np:
-        np.add.at(dst, idx, vals)
-    else:  # CuPy has scatter_add for this
-        import cupyx  # noqa: PLC0415
-
-        cupyx.scatter_add(dst, idx, vals)
+    backend.index_add(dst, idx, vals)
     return dst
 
 

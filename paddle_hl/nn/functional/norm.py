@@ -17,7 +17,6 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...backend import _numpy as _kernels
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
@@ -213,7 +212,7 @@ def _affine_apply(xp, xv, scale, shift):
         out = xp.multiply(xv, scale)
         out += shift
         return out
-    with _kernels.small_ufunc_buffer():
+    with backend.small_ufunc_buffer():
         out = np.multiply(xv, scale)
         out += shift
     return out

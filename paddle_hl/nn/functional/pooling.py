@@ -1,8 +1,9 @@
 """Pooling: max/avg pool 1-D/2-D/3-D, adaptive pools, and max-unpool.
 
 Fixed-window pools run on strided views of the padded input, one vectorised pass per kernel
-offset (``backend.max_pool`` / ``sum_pool``); the max pools remember the winning offset (int16)
-instead of the input, so backward never re-reads the activations. Adaptive average pooling is
+offset (``max_pool`` / ``sum_pool`` of ``backend/windows.py``, which holds the window
+algorithms); the max pools remember the winning offset (a small int) instead of the input, so
+backward never re-reads the activations. Adaptive average pooling is
 separable: it is one small averaging matrix per spatial dim, applied as GEMMs. Adaptive max
 pooling gathers its (possibly overlapping) windows with index arrays and reduces them in one
 ``argmax``. Shapes, tie rules (first maximum), ceil_mode windows and divisors follow Paddle 2.6.
@@ -15,14 +16,13 @@ import math
 
 import numpy as np
 
-from ...backend import _numpy as _kernels
+from ...backend import get_array_module
+from ...backend import windows as _win
 from ...framework.op import apply
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
 from .conv import (
-    _from_cf,
     _int,
-    _to_cf,
     check_format,
     float_input,
     ntuple,
@@ -86,95 +86,67 @@ def _padded_shape(xl, ext):
 
 
 # --------------------------------------------------------------------------- max pool
-def _mask_from_arg(arg, ksize, stride, ext, size):
-    """Flat input index (into the unpadded spatial plane) of each window's maximum (int32)."""
-    mod = _kernels.for_array(arg).xp
-    nd = len(ksize)
-    osz = arg.shape[2:]
-    flat = mod.zeros(arg.shape, dtype=np.int64)
-    rem = arg.astype(np.int64)
-    inner = math.prod(ksize)
-    plane = 1
-    planes = [0] * nd
-    for d in range(nd - 1, -1, -1):
-        planes[d] = plane
-        plane *= size[d]
-    for d in range(nd):
-        inner //= ksize[d]
-        kd = rem // inner
-        rem = rem - kd * inner
-        grid = (mod.arange(osz[d]) * stride[d] - ext[d][0]).reshape(
-            (osz[d],) + (1,) * (nd - 1 - d))
-        flat += (grid + kd) * planes[d]
-    return flat.astype(np.int32)
-
-
 def _maxpool_kernel(x, ksize, stride, ext, cl, mask, need):
     dt = x.dtype
     x = _up(x)
-    K = _kernels.for_array(x)
-    xl = _to_cf(x, cl)
+    xl = _win.to_cf(x, cl)
     size = xl.shape[2:]
     # Paddle fills a window that only covers padding with -FLT_MAX, in every dtype
     lowest = float(np.finfo(np.float32).min)
-    xpad = K.pad(xl, ext, lowest)
+    xpad = _win.pad(xl, ext, lowest)
     osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
-    out, arg = K.max_pool(xpad, ksize, stride, osz, want_arg=need or mask)
-    res = _from_cf(out, cl).astype(dt, copy=False)
+    out, arg = _win.max_pool(xpad, ksize, stride, osz, want_arg=need or mask)
+    res = _win.from_cf(out, cl).astype(dt, copy=False)
     pshape = xpad.shape
     del xpad
 
     def bw(g, *_):
-        g = _to_cf(_up(g), cl)
-        acc = K.max_pool_grad(g, arg, pshape, ksize, stride)
-        return (_from_cf(K.crop(acc, ext, size), cl).astype(dt, copy=False),)
+        g = _win.to_cf(_up(g), cl)
+        acc = _win.max_pool_grad(g, arg, pshape, ksize, stride)
+        return (_win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False),)
 
     if mask:
-        return (res, _mask_from_arg(arg, ksize, stride, ext, size)), bw
+        return (res, _win.max_pool_index(arg, ksize, stride, ext, size)), bw
     return res, bw
 
 
 def _max_arg(x, ksize, stride, ext, cl):
     """Recompute the winning offsets of a max pool (for the higher-order rules)."""
-    K = _kernels.for_array(x)
-    xpad = K.pad(_to_cf(_up(x), cl), ext, float(np.finfo(np.float32).min))
+    xpad = _win.pad(_win.to_cf(_up(x), cl), ext, float(np.finfo(np.float32).min))
     osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
-    return K, K.max_pool(xpad, ksize, stride, osz)[1], xpad.shape
+    return _win.max_pool(xpad, ksize, stride, osz)[1], xpad.shape
 
 
-def _route(K, g, arg, pshape, ksize, stride, ext, cl, dt):
-    acc = K.max_pool_grad(_to_cf(_up(g), cl), arg, pshape, ksize, stride)
+def _route(g, arg, pshape, ksize, stride, ext, cl, dt):
+    acc = _win.max_pool_grad(_win.to_cf(_up(g), cl), arg, pshape, ksize, stride)
     size = tuple(n - lo - hi for n, (lo, hi) in zip(pshape[2:], ext))
-    return _from_cf(K.crop(acc, ext, size), cl).astype(dt, copy=False)
+    return _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False)
 
 
-def _gather(K, h, arg, ksize, stride, ext, cl, dt):
-    hpad = K.pad(_to_cf(_up(h), cl), ext)
-    one = (1,) * len(ksize)
-    out = K.xp.zeros(arg.shape, dtype=hpad.dtype)
-    for j, off in enumerate(K.kernel_offsets(ksize)):
-        out += K.xp.where(arg == j, hpad[K.out_slices(off, stride, one, arg.shape[2:])], 0)
-    return _from_cf(out, cl).astype(dt, copy=False)
+def _gather(h, arg, ksize, stride, ext, cl, dt):
+    hpad = _win.pad(_win.to_cf(_up(h), cl), ext)
+    out = _win.max_pool_gather(hpad, arg, ksize, stride)
+    return _win.from_cf(out, cl).astype(dt, copy=False)
 
 
 def _maxpool_route_kernel(x, g, ksize, stride, ext, cl):
     """The max-pool gradient as an op of (x, g): g sent to each window's maximum."""
-    K, arg, pshape = _max_arg(x, ksize, stride, ext, cl)
-    out = _route(K, g, arg, pshape, ksize, stride, ext, cl, g.dtype)
+    arg, pshape = _max_arg(x, ksize, stride, ext, cl)
+    out = _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype)
 
     def bw(h):
-        return None, _gather(K, h, arg, ksize, stride, ext, cl, h.dtype)
+        return None, _gather(h, arg, ksize, stride, ext, cl, h.dtype)
 
     return out, bw
 
 
 def _maxpool_gather_kernel(x, h, ksize, stride, ext, cl):
     """The adjoint of the route: each window reads h at its maximum's position."""
-    K, arg, pshape = _max_arg(x, ksize, stride, ext, cl)
-    out = _gather(K, h, arg, ksize, stride, ext, cl, h.dtype)
+    arg, pshape = _max_arg(x, ksize, stride, ext, cl)
+    out = _gather(h, arg, ksize, stride, ext, cl, h.dtype)
 
     def bw(g):
-        return None, _route(K, g, arg, pshape, ksize, stride, ext, cl, g.dtype)
+        return None, _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype)
 
     return out, bw
 
@@ -302,10 +274,10 @@ def _divisor(size, ksize, stride, pads, ext, osz, exclusive, xp):
 def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
     dt = x.dtype
     x = _up(x)
-    K = _kernels.for_array(x)
-    xl = _to_cf(x, cl)
+    xp = get_array_module(x)
+    xl = _win.to_cf(x, cl)
     size = xl.shape[2:]
-    xpad = K.pad(xl, ext)
+    xpad = _win.pad(xl, ext)
     osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
     with np.errstate(divide="ignore", invalid="ignore"):
         # a window with no valid pixel divides by 0 and gives nan, as in Paddle
@@ -313,18 +285,18 @@ def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
         if divisor:
             # Paddle rescales the ordinary average: avg * prod(kernel_size) / divisor_override
             div = div * (divisor / math.prod(ksize))
-        scale = K.xp.asarray(1.0 / div, dtype=x.dtype)
-        summed = K.sum_pool(xpad, ksize, stride, osz)
+        scale = xp.asarray(1.0 / div, dtype=x.dtype)
+        summed = _win.sum_pool(xpad, ksize, stride, osz)
         summed *= scale
-    res = _from_cf(summed, cl).astype(dt, copy=False)
+    res = _win.from_cf(summed, cl).astype(dt, copy=False)
     pshape = xpad.shape
     del xpad
 
     def bw(g):
         with np.errstate(invalid="ignore"):
-            gl = _to_cf(_up(g), cl) * scale
-            acc = K.sum_pool_grad(gl, pshape, ksize, stride)
-        return (_from_cf(K.crop(acc, ext, size), cl).astype(dt, copy=False),)
+            gl = _win.to_cf(_up(g), cl) * scale
+            acc = _win.sum_pool_grad(gl, pshape, ksize, stride)
+        return (_win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False),)
 
     return res, bw
 
@@ -332,8 +304,8 @@ def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
 def _avgpool_adj_kernel(g, size, ksize, stride, pads, ext, cl, exclusive, divisor):
     """The adjoint of avg_pool (its input gradient) as an op of g, so it can be differentiated."""
     dt = g.dtype
-    K = _kernels.for_array(g)
-    gl = _to_cf(_up(g), cl)
+    xp = get_array_module(g)
+    gl = _win.to_cf(_up(g), cl)
     psz = tuple(n + lo + hi for n, (lo, hi) in zip(size, ext))
     pshape = tuple(gl.shape[:2]) + psz
     osz = gl.shape[2:]
@@ -341,9 +313,9 @@ def _avgpool_adj_kernel(g, size, ksize, stride, pads, ext, cl, exclusive, diviso
         div = _divisor(size, ksize, stride, pads, ext, osz, exclusive, np).astype(np.float64)
         if divisor:
             div = div * (divisor / math.prod(ksize))
-        acc = K.sum_pool_grad(gl * K.xp.asarray(1.0 / div, dtype=gl.dtype), pshape, ksize,
-                              stride)
-    out = _from_cf(K.crop(acc, ext, size), cl).astype(dt, copy=False)
+        acc = _win.sum_pool_grad(gl * xp.asarray(1.0 / div, dtype=gl.dtype), pshape, ksize,
+                                 stride)
+    out = _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False)
 
     def bw(h):
         return (_avgpool_kernel(h, ksize=ksize, stride=stride, pads=pads, ext=ext, cl=cl,
@@ -453,15 +425,9 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
 
 
 # --------------------------------------------------------------------------- adaptive pools
-def _bounds(n, o):
-    """Paddle's adaptive windows along one dim: [floor(i*n/o), ceil((i+1)*n/o))."""
-    i = np.arange(o)
-    return (i * n) // o, -((-(i + 1) * n) // o)
-
-
 @functools.lru_cache(maxsize=256)
 def _avg_matrix(n, o):
-    start, end = _bounds(n, o)
+    start, end = _win.adaptive_bounds(n, o)
     j = np.arange(n)
     inside = (j >= start[:, None]) & (j < end[:, None])
     return inside / (end - start)[:, None]
@@ -470,7 +436,7 @@ def _avg_matrix(n, o):
 def _apply_mats(xl, mats, transpose):
     """Contract every spatial dim d of ``xl`` ([N, C, *S]) with ``mats[d]`` (``[o_d, S_d]``,
     or its transpose)."""
-    mod = _kernels.for_array(xl).xp
+    mod = get_array_module(xl)
     y = xl
     for d, m in enumerate(mats):
         m = mod.asarray(m.T if transpose else m, dtype=xl.dtype)
@@ -482,14 +448,14 @@ def _apply_mats(xl, mats, transpose):
 def _adaptive_avg_kernel(x, osz, cl):
     dt = x.dtype
     x = _up(x)
-    xl = _to_cf(x, cl)
+    xl = _win.to_cf(x, cl)
     size = xl.shape[2:]
     mats = [_avg_matrix(n, o) for n, o in zip(size, osz)]
-    res = _from_cf(_apply_mats(xl, mats, False), cl).astype(dt, copy=False)
+    res = _win.from_cf(_apply_mats(xl, mats, False), cl).astype(dt, copy=False)
 
     def bw(g):
-        gl = _to_cf(_up(g), cl)
-        return (_from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False),)
+        gl = _win.to_cf(_up(g), cl)
+        return (_win.from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False),)
 
     return res, bw
 
@@ -497,13 +463,13 @@ def _adaptive_avg_kernel(x, osz, cl):
 def _adaptive_avg_adj_kernel(g, size, cl):
     """The adjoint of adaptive_avg_pool as an op of g (its input gradient)."""
     dt = g.dtype
-    gl = _to_cf(_up(g), cl)
+    gl = _win.to_cf(_up(g), cl)
     mats = [_avg_matrix(n, o) for n, o in zip(size, gl.shape[2:])]
-    out = _from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False)
+    out = _win.from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False)
 
     def bw(h):
-        hl = _to_cf(_up(h), cl)
-        return (_from_cf(_apply_mats(hl, mats, False), cl).astype(dt, copy=False),)
+        hl = _win.to_cf(_up(h), cl)
+        return (_win.from_cf(_apply_mats(hl, mats, False), cl).astype(dt, copy=False),)
 
     return out, bw
 
@@ -609,63 +575,12 @@ def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", name=None):
     return _adaptive_avg("adaptive_avg_pool3d", 3, x, output_size, data_format)
 
 
-def _adaptive_max_core(x, osz):
-    """``(out, flat)``: each adaptive window's maximum and its flat index in the input plane."""
-    mod = _kernels.for_array(x).xp
-    n, c = x.shape[:2]
-    size = x.shape[2:]
-    nd = len(size)
-    # per dim: the window's input positions, padded to the longest window by repeating the
-    # window's last position (a repeat never changes the max nor the first argmax)
-    pos = []
-    for s, o in zip(size, osz):
-        start, end = _bounds(s, o)
-        width = int((end - start).max())
-        pos.append(np.minimum(start[:, None] + np.arange(width), (end - 1)[:, None]))
-    index = [slice(None), slice(None)]
-    for d, p in enumerate(pos):
-        shp = [1] * (2 * nd)
-        shp[2 * d], shp[2 * d + 1] = p.shape
-        index.append(mod.asarray(p.reshape(shp)))
-    win = x[tuple(index)]  # [N, C, o0, w0, o1, w1, ...]
-    perm = (0, 1) + tuple(range(2, 2 + 2 * nd, 2)) + tuple(range(3, 3 + 2 * nd, 2))
-    win = win.transpose(perm).reshape(n, c, *osz, -1)
-    local = win.argmax(axis=-1)
-    out = mod.take_along_axis(win, local[..., None], axis=-1)[..., 0]
-    # local window offset -> flat index into the input plane
-    widths = [p.shape[1] for p in pos]
-    flat = mod.zeros(local.shape, dtype=np.int64)
-    rem = local
-    inner = math.prod(widths)
-    plane = math.prod(size)
-    for d in range(nd):
-        inner //= widths[d]
-        plane //= size[d]
-        ld = rem // inner
-        rem = rem - ld * inner
-        grid = mod.arange(osz[d]).reshape((osz[d],) + (1,) * (nd - 1 - d))
-        flat += mod.asarray(pos[d])[grid, ld] * plane
-    return mod.ascontiguousarray(out), flat
-
-
 def _amax_route(g, flat, xshape, dt):
-    K = _kernels.for_array(g)
-    n, c = xshape[:2]
-    total = math.prod(xshape[2:])
-    glob = (flat + (K.xp.arange(n * c) * total).reshape((n, c) + (1,) * (len(xshape) - 2)))
-    gx = K.scatter_add(n * c * total, glob.ravel(), K.xp.ascontiguousarray(g).ravel())
-    return gx.reshape(xshape).astype(dt, copy=False)
-
-
-def _amax_gather(h, flat):
-    mod = _kernels.for_array(h).xp
-    n, c = h.shape[:2]
-    return mod.take_along_axis(h.reshape(n, c, -1), flat.reshape(n, c, -1),
-                               axis=2).reshape(flat.shape)
+    return _win.adaptive_max_grad(g, flat, xshape).astype(dt, copy=False)
 
 
 def _adaptive_max_kernel(x, osz, mask):
-    out, flat = _adaptive_max_core(x, osz)
+    out, flat = _win.adaptive_max(x, osz)
 
     def bw(g, *_):
         return (_amax_route(g, flat, x.shape, x.dtype),)
@@ -677,22 +592,22 @@ def _adaptive_max_kernel(x, osz, mask):
 
 def _amax_route_kernel(x, g, osz):
     """The adaptive-max gradient as an op of (x, g)."""
-    flat = _adaptive_max_core(x, osz)[1]
+    flat = _win.adaptive_max(x, osz)[1]
 
     def bw(h):
-        return None, _amax_gather(h, flat)
+        return None, _win.adaptive_max_gather(h, flat)
 
     return _amax_route(g, flat, x.shape, g.dtype), bw
 
 
 def _amax_gather_kernel(x, h, osz):
     """The adjoint of the adaptive-max route: each window reads h at its maximum."""
-    flat = _adaptive_max_core(x, osz)[1]
+    flat = _win.adaptive_max(x, osz)[1]
 
     def bw(g):
         return None, _amax_route(g, flat, x.shape, g.dtype)
 
-    return _amax_gather(h, flat), bw
+    return _win.adaptive_max_gather(h, flat), bw
 
 
 _adaptive_max_kernel.op_name = "adaptive_max_pool"
@@ -763,7 +678,7 @@ def adaptive_max_pool3d(x, output_size, return_mask=False, name=None):
 
 # --------------------------------------------------------------------------- max unpool
 def _unpool_kernel(x, idx, osz):
-    mod = _kernels.for_array(x).xp
+    mod = get_array_module(x)
     n, c = x.shape[:2]
     total = math.prod(osz)
     flat_idx = idx.reshape(n, c, -1).astype(np.int64, copy=False)
@@ -779,7 +694,7 @@ def _unpool_kernel(x, idx, osz):
 
 def _unpool_gather_kernel(g, idx):
     """The adjoint of max_unpool: read g at the indices (the unpool's input gradient)."""
-    mod = _kernels.for_array(g).xp
+    mod = get_array_module(g)
     n, c = g.shape[:2]
     flat_idx = idx.reshape(n, c, -1).astype(np.int64, copy=False)
     osz = g.shape[2:]

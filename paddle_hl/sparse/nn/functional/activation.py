@@ -71,11 +71,14 @@ def _segments(v, seg, starts, op):
     """Per-segment max / sum over sorted segments (reduceat on NumPy, scatter on CuPy)."""
     if not v.shape[0]:
         return v
-    if backend.get_array_module(v) is np:
+    xp = backend.get_array_module(v)
+    if xp is np:
         return (np.maximum if op == "max" else np.add).reduceat(v, starts)
-    from ..._cupy_kernels import segment_reduce
-
-    return segment_reduce(v, seg, starts.shape[0], op)
+    # scatter the rows into their segments (atomic updates on the GPU)
+    out = xp.full((starts.shape[0],) + v.shape[1:], -np.inf if op == "max" else 0,
+                  dtype=v.dtype)
+    backend.index_reduce("maximum" if op == "max" else "add", out, seg, v)
+    return out
 
 
 def _segment_softmax_kernel(v, seg, starts):
