@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import types
 
+from ..framework.op import set_tensor_ops
 from ..framework.registry import collect_api, family_modules
 from ..framework.tensor import Tensor
 from . import creation, linalg, manipulation, math, stat
 from ._helpers import OPERATOR
+from ._tensor_ops import TensorOps
 
 __all__ = []
 
@@ -24,6 +26,8 @@ CATEGORIES = [creation, math, stat, manipulation, linalg]
 
 
 CATEGORIES += family_modules(__name__, ("logic", "search", "random", "special"))
+
+set_tensor_ops(TensorOps())
 
 
 def api_names() -> dict:
