@@ -267,7 +267,8 @@ def apply(fn, *inputs, **attrs):
 
 
 def _meta(fn):
-    """``(saves, has_hi, broadcast, grad, const_grad)`` of a kernel, read once and cached on the function.
+    """``(saves, has_hi, broadcast, grad, const_grad)`` of a kernel, read once and cached on
+    the function.
 
     ``saves`` is None (all inputs), False (no input) or a frozenset of indices. Kernel attributes
     are set next to the kernel's definition, before its first call, so the cache never goes

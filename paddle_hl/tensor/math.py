@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
 from ..framework import state
@@ -32,10 +32,6 @@ from ._helpers import (
 )
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _is_complex(a) -> bool:
@@ -2643,12 +2639,8 @@ def _inplace_via(x, op, fn, *args, **kw):
         old._node, old._idx = x._node, x._idx
         res = fn(old, *args, **kw)
     else:
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             res = fn(x, *args, **kw)
-        finally:
-            state.grad_enabled = prev
     if tuple(res._data.shape) != tuple(x._data.shape) and res.size == x.size:
         from .manipulation import reshape
 
@@ -2783,7 +2775,7 @@ API = [
 ] + _UNARY_INPLACE_TOP
 
 # Tensor methods: everything above except expm1_ and square_ (top level only in Paddle 2.6),
-# plus sigmoid and the 2.1 inplace ops that are methods only (B29).
+# plus sigmoid and the 2.1 inplace ops that are methods only.
 METHODS = [n for n in API if n not in ("expm1_", "square_")] + [
     "sigmoid", "sigmoid_", "add_", "subtract_", "clip_", "scale_", "ceil_", "floor_", "exp_",
     "reciprocal_", "round_", "sqrt_", "rsqrt_", "acosh_", "asin_", "asinh_", "atanh_", "cosh_",

@@ -2,7 +2,7 @@
 label_smooth.
 
 linear and bilinear are single kernels with fused backward passes; dropout draws one mask and
-multiplies once (the mask shared along the dims not listed in ``axis``, B77); pad handles every
+multiplies once (the mask shared along the dims not listed in ``axis``); pad handles every
 mode with slicing for the interior and a small scatter for the borders.
 """
 
@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ... import backend
+from ...backend import get_array_module as _xp
 from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
@@ -28,10 +28,6 @@ from ...tensor._helpers import norm_axis, tensor_arg
 from ...tensor.manipulation import broadcast_to, reshape
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _float_tensor(x, op, arg="x"):
@@ -268,7 +264,7 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
         x (Tensor): floating point input.
         p (float): the drop probability, in [0, 1].
         axis (int|list[int], optional): the dims the mask varies along; the same mask is
-            shared along every other dim (B77). None: every element independently.
+            shared along every other dim. None: every element independently.
         training (bool): apply dropout (True) or the inference rule (False).
         mode (str): 'upscale_in_train' (kept values scaled by 1/(1-p) while training, identity
             at inference) or 'downscale_in_infer' (no scaling while training, x*(1-p) at
