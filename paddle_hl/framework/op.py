@@ -137,6 +137,11 @@ def tensor_rule(fn, grad, uses_out=False):
     return hi
 
 
+def _array_ops_of(out):
+    """The array namespace for a kernel's output (an array or a tuple of arrays)."""
+    return ArrayOps.of(out[0] if type(out) is tuple else out)
+
+
 def array_rule(fn, arrays, out, attrs=None):
     """The first-order backward of a kernel that returned :data:`GRAD`: its ``grad`` rule run
     with the array namespace on the input arrays and the output."""
@@ -222,19 +227,19 @@ def apply(fn, *inputs, **attrs):
     # -- record one graph node (inlined: this is the hot path of every differentiable op)
     m = getattr(fn, "_hl_meta", None)
     saves, has_hi, bcast, grad, const = m if m is not None else _meta(fn)
-    if bw is GRAD and const is not None:
-        bw = const
-    elif bw is GRAD:  # array_rule, inlined; one- and two-input ops skip the argument unpacking
-        o = out[0] if type(out) is tuple else out
-        ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
-        if attrs:
-            bw = grad(ns, *arrays, out, **attrs)
-        elif len(arrays) == 2:
-            bw = grad(ns, arrays[0], arrays[1], out)
-        elif len(arrays) == 1:
-            bw = grad(ns, arrays[0], out)
+    if bw is GRAD:  # array_rule, inlined; one- and two-input ops skip the argument unpacking
+        if const is not None:
+            bw = const
         else:
-            bw = grad(ns, *arrays, out)
+            ns = NUMPY_OPS if type(out) is np.ndarray else _array_ops_of(out)
+            if attrs:
+                bw = grad(ns, *arrays, out, **attrs)
+            elif len(arrays) == 2:
+                bw = grad(ns, arrays[0], arrays[1], out)
+            elif len(arrays) == 1:
+                bw = grad(ns, arrays[0], out)
+            else:
+                bw = grad(ns, *arrays, out)
     checks = ()
     if saves is None:
         checks = []
