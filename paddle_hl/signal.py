@@ -7,15 +7,13 @@ signal and to the window. Framing and overlap-add are each other's adjoint.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from . import backend
 from . import fft as _fft
 from .framework import dtype as _dt
 from .framework.op import apply
-from .tensor._helpers import cast_to, tensor_arg
+from .tensor._helpers import cast_to, int_arg, tensor_arg
 
 __all__ = ["stft", "istft"]
 
@@ -160,18 +158,11 @@ _div_env.op_name = "istft_normalize"
 
 
 # ---------------------------------------------------------------------------- argument checks
-def _int_arg(v, what):
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-        raise TypeError(f"{what} must be an int, got {type(v).__name__}")
-    return int(v)
-
-
 def _common_args(n_fft, hop_length, win_length, op):
-    n_fft = _int_arg(n_fft, f"paddle.signal.{op}: n_fft")
-    hop_length = n_fft // 4 if hop_length is None else _int_arg(
-        hop_length, f"paddle.signal.{op}: hop_length")
-    win_length = n_fft if win_length is None else _int_arg(
-        win_length, f"paddle.signal.{op}: win_length")
+    where = f"paddle.signal.{op}"
+    n_fft = int_arg(n_fft, where, "n_fft")
+    hop_length = n_fft // 4 if hop_length is None else int_arg(hop_length, where, "hop_length")
+    win_length = n_fft if win_length is None else int_arg(win_length, where, "win_length")
     return n_fft, hop_length, win_length
 
 
@@ -342,7 +333,7 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
         raise _ArgError(f"fft_size should be equal to n_fft({n_fft}) when onesided is False, "
                         f"but got {n_bins}.")
     if length is not None:
-        length = _int_arg(length, "paddle.signal.istft: length")
+        length = int_arg(length, "paddle.signal.istft", "length")
 
     w_dtype = None if window is None else tensor_arg(
         window, "paddle.signal.istft", "window")._data.dtype

@@ -142,7 +142,7 @@ def test_int_input_promotes_to_default_float():
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3])
 def test_axis_handling_matches_numpy(axis):
-    """Every function's axis/axes handling, negative axes included, matches numpy.fft."""
+    """every function's axis/axes handling, negative axes included, matches numpy.fft."""
     x = _rand((4, 5, 6), "float64")
     cx = _rand((4, 5, 6), "complex128")
     for name, a in [("fft", cx), ("ifft", cx), ("rfft", x), ("ihfft", x), ("irfft", cx),
@@ -175,7 +175,7 @@ def test_s_without_axes_uses_last_axes():
 @pytest.mark.parametrize("axes", [None, 0, 1, -1, [0, 1], (-2,)])
 @pytest.mark.parametrize("shape", [(5,), (4, 7), (0, 3)])
 def test_fftshift_matches_numpy(shape, axes):
-    """Fftshift / ifftshift match numpy.fft."""
+    """fftshift / ifftshift match numpy.fft."""
     if axes is not None and any(not -len(shape) <= a < len(shape)
                                 for a in np.atleast_1d(axes)):
         with pytest.raises(ValueError, match="out of range"):

@@ -253,12 +253,8 @@ class GradScaler:
         if opts.get("parameters") is None and not opts.get("no_grad_set"):
             optimizer.step()
             return
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             optimizer.apply_gradients(pairs)
-        finally:
-            state.grad_enabled = prev
 
     def _update(self):
         """Paddle's rule: count consecutive bad/good steps and rescale on the n-th."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..backend import get_array_module as _xp
 from ..framework import state
 from ..framework.engine import Node
 from ..framework.tensor import Tensor, _wrap
@@ -160,12 +161,8 @@ class PyLayer:
         recording = state.grad_enabled and any(not t.stop_gradient for t in tracked)
         # edges are taken before forward runs: forward may change an input in place
         edges = [_edge(t) for t in tracked] if recording else None
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             outs = cls.forward(ctx, *args, **kwargs)
-        finally:
-            state.grad_enabled = prev
         if not recording:
             return outs
         return _record(cls, ctx, slots, flat, tracked, edges, outs)
@@ -256,10 +253,6 @@ def _amp_setting():
     return _hook.current()
 
 
-def _xp(a):
-    from .. import backend
-
-    return backend.get_array_module(a)
 
 
 class _Rule:

@@ -1,17 +1,33 @@
-"""The one op wrapper.
+"""The one op wrapper, and the one way to declare a kernel.
 
 A *kernel* is a function on raw backend arrays (and Python scalars) that returns
-``(out, backward)``: ``out`` is an array or a tuple of arrays, ``backward(*grads)`` takes one
-gradient array per output and returns one gradient (or None) per input. ``backward`` may be None
-for ops that are not differentiable. Optional kernel attributes:
+``(out, backward)``: ``out`` is an array or a tuple of arrays. ``backward`` is one of
 
-- ``saves``: indices of the inputs whose *values* backward reads (default: all). Only those get
-  an inplace-version check.
-- ``hi``: the higher-order rule, ``hi(inputs, grads, **attrs)`` written with public Tensor ops,
-  used when ``create_graph=True``.
+- :data:`GRAD`: the op's declared gradient rule (below) computes the gradient;
+- a function ``backward(*grads)`` taking one gradient array per output and returning one gradient
+  (or None) per input: the hand-written backward of a fused kernel, paired with an explicit
+  higher-order rule ``hi``;
+- None, for ops that are not differentiable.
+
+Kernels are declared with the :func:`op` decorator, which sets their attributes:
+
+- ``op_name``: the name used in errors and the profiler.
+- ``saves``: indices of the inputs whose *values* the gradient reads (default: all). Only those
+  get an inplace-version check.
 - ``broadcast``: True for elementwise ops whose inputs broadcast; the wrapper then sums each
   input gradient back to that input's shape.
-- ``op_name``: the name used in errors and the profiler (default: the function name).
+- ``grad``: the gradient rule, written ONCE over an operator namespace ``M``:
+  ``grad(M, *inputs, out, **attrs)`` returns the backward function ``bw(*grads)``, which returns
+  one gradient (or None) per input. On the first-order path ``M`` is the array namespace
+  (``paddle_hl.backend.arrays.ArrayOps``) and everything is a raw array, so the rule costs what a
+  hand-written backward closure costs. Under ``create_graph=True`` the same rule runs with ``M``
+  the Tensor namespace (``paddle_hl.tensor._tensor_ops``) and Tensors everywhere, so the
+  gradient is itself differentiable; there ``out`` is recomputed from the inputs when the rule
+  declares ``uses_out``, and is None otherwise. Names such as ``M.cos``, ``M.where`` or
+  ``M.reshape`` exist in both namespaces; ``M.tensor`` tells them apart.
+- ``hi``: the higher-order rule, ``hi(inputs, grads, **attrs)`` written with public Tensor ops,
+  used when ``create_graph=True``; derived from ``grad`` when there is one, hand-written only
+  for fused kernels. An op without one raises a clear error under create_graph.
 
 :func:`apply` turns a kernel call into Tensor outputs and, when grad mode is on and an input needs
 grad, one graph node. AMP casting and profiler events cost one attribute check each when off.
@@ -23,12 +39,117 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
 from .engine import Node, Packed
 from .tensor import Tensor, _wrap
 
 __all__ = []
+
+_ALL = object()
+
+
+class _GradRule:
+    """The type of :data:`GRAD`."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "GRAD"
+
+
+GRAD = _GradRule()
+"""Returned as a kernel's backward: the op's declared ``grad`` rule computes the gradient."""
+
+# The Tensor operator namespace of gradient rules, installed by paddle_hl.tensor (which sits above
+# this module) when it is imported.
+_tensor_ops = None
+
+
+def set_tensor_ops(ns):
+    """Install the Tensor namespace that gradient rules receive as ``M`` under create_graph."""
+    global _tensor_ops
+    _tensor_ops = ns
+
+
+def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
+       const_grad=None):
+    """Declare a kernel (see the module doc): ``@op("sin", grad=rule)``.
+
+    Args:
+        name (str): the op's name in errors and the profiler.
+        saves (tuple[int], optional): the inputs whose values the gradient reads; all by default.
+        broadcast (bool, optional): the inputs broadcast; input gradients are summed back.
+        grad (callable, optional): the gradient rule ``grad(M, *inputs, out, **attrs)``
+            returning ``bw(*grads)``, run on arrays for first-order gradients and on Tensors
+            under create_graph.
+        uses_out (bool, optional): ``grad`` reads ``out`` (recomputed under create_graph).
+        hi (callable, optional): a hand-written higher-order rule, for fused kernels whose
+            backward is a hand-written array function.
+        const_grad (callable, optional): for ops whose gradient reads neither the inputs nor
+            the output (add, subtract): the backward ``bw(*grads)`` itself, written with
+            operators only, so one function serves arrays and Tensors without a rule call.
+
+    Returns:
+        The decorator, which returns the kernel itself (no wrapper: no call overhead).
+    """
+    if grad is None and const_grad is not None:
+        grad = _const_rule(const_grad)
+    if grad is not None and hi is not None:
+        raise ValueError(f"op {name!r}: give the gradient rule once, as grad= (the kernel "
+                         "returning GRAD) or as a fused backward with hi=, not both")
+
+    def declare(fn):
+        fn.op_name = name
+        if saves is not _ALL:
+            fn.saves = tuple(saves)
+        if broadcast:
+            fn.broadcast = True
+        if grad is not None:
+            fn.grad = grad
+            fn.grad_uses_out = uses_out
+            fn.hi = tensor_rule(fn, grad, uses_out)
+        elif hi is not None:
+            fn.hi = hi
+        return fn
+
+    return declare
+
+
+def _const_rule(bw):
+    def grad(M, *args, **attrs):
+        return bw
+
+    grad.const = bw
+    return grad
+
+
+def tensor_rule(fn, grad, uses_out=False):
+    """The create_graph form of gradient rule ``grad``: ``hi(inputs, grads, **attrs)``."""
+
+    def hi(inputs, grads, **attrs):
+        out = apply(fn, *inputs, **attrs) if uses_out else None
+        return grad(_tensor_ops, *inputs, out, **attrs)(*grads)
+
+    hi.rule = grad
+    return hi
+
+
+def _array_ops_of(out):
+    """The array namespace for a kernel's output (an array or a tuple of arrays)."""
+    return ArrayOps.of(out[0] if type(out) is tuple else out)
+
+
+def array_rule(fn, arrays, out, attrs=None):
+    """The first-order backward of a kernel that returned :data:`GRAD`: its ``grad`` rule run
+    with the array namespace on the input arrays and the output."""
+    const = getattr(fn.grad, "const", None)
+    if const is not None:
+        return const
+    o = out[0] if type(out) is tuple else out
+    ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
+    return fn.grad(ns, *arrays, out, **attrs) if attrs else fn.grad(ns, *arrays, out)
 
 # every op allocates through NumPy: keep freed blocks for the next step (no page faults)
 backend.tune_malloc()
@@ -104,7 +225,20 @@ def apply(fn, *inputs, **attrs):
 
     # -- record one graph node (inlined: this is the hot path of every differentiable op)
     m = getattr(fn, "_hl_meta", None)
-    saves, has_hi, bcast = m if m is not None else _meta(fn)
+    saves, has_hi, bcast, grad, const = m if m is not None else _meta(fn)
+    if bw is GRAD:  # array_rule, inlined; one- and two-input ops skip the argument unpacking
+        if const is not None:
+            bw = const
+        else:
+            ns = NUMPY_OPS if type(out) is np.ndarray else _array_ops_of(out)
+            if attrs:
+                bw = grad(ns, *arrays, out, **attrs)
+            elif len(arrays) == 2:
+                bw = grad(ns, arrays[0], arrays[1], out)
+            elif len(arrays) == 1:
+                bw = grad(ns, arrays[0], out)
+            else:
+                bw = grad(ns, *arrays, out)
     checks = ()
     if saves is None:
         checks = []
@@ -137,7 +271,8 @@ def apply(fn, *inputs, **attrs):
 
 
 def _meta(fn):
-    """``(saves, has_hi, broadcast)`` of a kernel, read once and cached on the function.
+    """``(saves, has_hi, broadcast, grad, const_grad)`` of a kernel, read once and cached on
+    the function.
 
     ``saves`` is None (all inputs), False (no input) or a frozenset of indices. Kernel attributes
     are set next to the kernel's definition, before its first call, so the cache never goes
@@ -146,7 +281,9 @@ def _meta(fn):
     saves = getattr(fn, "saves", None)
     if saves is not None:
         saves = frozenset(saves) or False
-    m = (saves, getattr(fn, "hi", None) is not None, bool(getattr(fn, "broadcast", False)))
+    grad = getattr(fn, "grad", None)
+    m = (saves, getattr(fn, "hi", None) is not None, bool(getattr(fn, "broadcast", False)),
+         grad, getattr(grad, "const", None))
     try:
         fn._hl_meta = m
     except AttributeError:
@@ -205,11 +342,7 @@ def _pack_saved(fn, bw, inputs, arrays, in_data):
             cells.append((c, packed(v), None))
         elif type(v) in (tuple, list) and any(_is_array(x) for x in v):
             cells.append((c, [packed(x) if _is_array(x) else x for x in v], type(v)))
-    if in_data is not None:
-        # inputs whose values backward reads are packed; the others only lend their shape
-        saves = _meta(fn)[0]
-        in_data = tuple(packed(d) if _is_array(d) and (saves is None or (saves and i in saves))
-                        else d for i, d in enumerate(in_data))
+    in_data = _pack_in_data(fn, in_data, packed)
     if not cells:
         return bw, in_data
     for c, _, _ in cells:
@@ -234,6 +367,15 @@ def _pack_saved(fn, bw, inputs, arrays, in_data):
                 c.cell_contents = None
 
     return unpacking_bw, in_data
+
+
+def _pack_in_data(fn, in_data, packed):
+    if in_data is None:
+        return None
+    # inputs whose values backward reads are packed; the others only lend their shape
+    saves = _meta(fn)[0]
+    return tuple(packed(d) if _is_array(d) and (saves is None or (saves and i in saves))
+                 else d for i, d in enumerate(in_data))
 
 
 def check_inplace(x: Tensor, op: str):

@@ -363,15 +363,11 @@ class Model:
         """One evaluation step (no gradients); returns losses and/or metrics."""
         self.network.eval()
         labels = [_to_tensor(x) for x in _to_list(labels)]
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             with self._amp_context():
                 outputs = self._forward(inputs)
                 losses = self._compute_loss(outputs, labels) if self._loss else []
             metrics = self._update_metrics(outputs, labels)
-        finally:
-            state.grad_enabled = prev
         loss_np = [_np(loss) for loss in losses]
         if self._metrics and self._loss:
             return loss_np, metrics
@@ -380,13 +376,9 @@ class Model:
     def predict_batch(self, inputs):
         """The network's outputs for one batch, as NumPy arrays."""
         self.network.eval()
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             with self._amp_context():
                 outputs = self._forward(inputs)
-        finally:
-            state.grad_enabled = prev
         return [_np(o) for o in outputs]
 
     # ------------------------------------------------------------------ loops

@@ -195,17 +195,13 @@ class Optimizer:
     def step(self):
         """Update every parameter that has a gradient."""
         self._all_params()
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             pairs = []
             for group in self._param_groups:
                 for p in group["params"]:
                     if not p.stop_gradient and p._grad is not None:
                         pairs.append((p, p._grad))
             self._apply(pairs, None)
-        finally:
-            state.grad_enabled = prev
 
     def _apply(self, pairs, _explicit):
         group_of = {}

@@ -17,6 +17,7 @@ import numpy as np
 
 import paddle_hl
 from paddle_hl import backend
+from paddle_hl.backend import get_array_module as _xp
 from paddle_hl.framework import dtype as _dt
 from paddle_hl.framework import state
 from paddle_hl.framework._printing import format_values
@@ -24,10 +25,6 @@ from paddle_hl.framework.op import apply
 from paddle_hl.framework.tensor import Tensor, _wrap, init_slots
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _as_values(values, stop_gradient):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 
 from ..framework import engine
+from ..framework.op import set_tensor_ops
 from ..framework.tensor import Tensor
 from . import creation, linalg, logic, manipulation, math, random, search, special, stat
 from ._helpers import OPERATOR
@@ -370,6 +371,7 @@ from .stat import (
     sum,
     var,
 )
+from ._tensor_ops import TensorOps
 
 __all__ = [
     "to_tensor", "assign", "clone", "full", "zeros", "ones", "empty", "full_like", "zeros_like",
@@ -416,6 +418,8 @@ __all__ = [
 ]
 
 CATEGORIES = [creation, math, stat, manipulation, linalg, logic, search, random, special]
+
+set_tensor_ops(TensorOps())
 
 
 def _attach():

@@ -28,6 +28,62 @@ def tensor_arg(x, op: str, arg: str = "x") -> Tensor:
                         f"({e})") from None
 
 
+def float_arg(x, op: str, arg: str = "x", *, complex_ok: bool = False,
+              lift: bool = False) -> Tensor:
+    """``x`` as a floating-point Tensor (float16, bfloat16, float32 or float64).
+
+    Args:
+        complex_ok: complex64/complex128 are accepted too.
+        lift: integer and bool input is computed in the default float dtype instead of refused.
+
+    Raises:
+        TypeError: any other dtype, naming the op, the argument, its dtype and what is accepted.
+    """
+    x = tensor_arg(x, op, arg)
+    d = x._data.dtype
+    if _dt.is_float_np(d) or (complex_ok and d.kind == "c"):
+        return x
+    if lift and d.kind in "biu":
+        return as_float(x)
+    allowed = "float16, bfloat16, float32, float64" + (", complex64, complex128"
+                                                      if complex_ok else "")
+    if lift:
+        allowed += " or an integer dtype"
+    raise TypeError(f"{op}: argument '{arg}' has dtype {x.dtype.name}, expected a floating-point "
+                    f"Tensor ({allowed}); cast it first, e.g. {arg}.astype('float32')")
+
+
+def int_tensor_arg(x, op: str, arg: str = "x") -> Tensor:
+    """``x`` as an integer Tensor; any other dtype raises a TypeError naming it."""
+    x = tensor_arg(x, op, arg)
+    if x._data.dtype.kind not in "iu":
+        raise TypeError(f"{op}: argument '{arg}' has dtype {x.dtype.name}, expected an integer "
+                        "Tensor (int16, int32 or int64)")
+    return x
+
+
+def int_arg(v, op: str, arg: str, *, integral_float: bool = False) -> int:
+    """``v`` as a Python int (bool refused); ``integral_float`` also takes floats like 3.0."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        if integral_float and isinstance(v, float) and v.is_integer():
+            return int(v)
+        raise TypeError(f"{op}: {arg} must be an int, got {type(v).__name__} {v!r}")
+    return int(v)
+
+
+def positive_int(v, op: str, arg: str) -> int:
+    """``v`` as a Python int greater than 0."""
+    v = int_arg(v, op, arg)
+    if v <= 0:
+        raise ValueError(f"{op}: {arg} must be greater than 0, got {v}")
+    return v
+
+
+def name_suffix(name) -> str:
+    """``", name=..."`` for a layer's extra_repr, or "" when it has no name."""
+    return f", name={name}" if name else ""
+
+
 def check_dtype(x: Tensor, allowed, op: str, arg: str = "x"):
     name = x.dtype.name
     if name not in allowed:
@@ -252,9 +308,5 @@ def needs_float_lift(t: Tensor, s) -> bool:
 
 
 def no_grad_apply(fn, *args, **kw):
-    prev = state.grad_enabled
-    state.grad_enabled = False
-    try:
+    with state.no_grad():
         return apply(fn, *args, **kw)
-    finally:
-        state.grad_enabled = prev

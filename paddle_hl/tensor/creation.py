@@ -14,19 +14,16 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import place as _pl
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap, to_array
-from ._helpers import norm_axis, shape_arg, tensor_arg
+from ._helpers import int_arg, norm_axis, shape_arg, tensor_arg
 
 __all__ = []
 
 _INT_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _xp_place(place=None):
@@ -65,12 +62,8 @@ def _finite(v, op, arg):
 
 
 def _int_arg(v, op, arg):
-    v = _scalar(v, op, arg)
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        raise TypeError(f"{op}: '{arg}' must be an int, got {v!r}")
-    return int(v)
+    """An int argument, which may also come as a 1-element Tensor or an integral float."""
+    return int_arg(_scalar(v, op, arg), op, arg, integral_float=True)
 
 
 def _shape(shape, op):

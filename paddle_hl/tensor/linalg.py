@@ -3,7 +3,7 @@
 Every op is a kernel on raw backend arrays (NumPy or CuPy, through ``xp``) whose backward sits
 next to it. Batched inputs (leading dims) are supported wherever Paddle supports them. Half
 precision (float16 on NumPy, bfloat16 everywhere) is computed in float32 and cast back, which is
-both faster (BLAS) and the accumulation Paddle documents (B48). Complex gradients follow Paddle's
+both faster (BLAS) and the accumulation Paddle documents. Complex gradients follow Paddle's
 convention (``d(x @ y)/dx = g @ conj(y)^T``).
 """
 
@@ -15,19 +15,17 @@ import string
 import numpy as np
 
 from .. import backend
+from ..backend import get_array_module as _xp
+from ..backend.arrays import up as _up
 from ..framework import dtype as _dt
 from ..framework.op import _unbroadcast, apply
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import OPERATOR, norm_axis, promote_pair, tensor_arg
+from ._helpers import OPERATOR, float_arg, norm_axis, promote_pair, tensor_arg
 
 __all__ = []
 
 
 # --------------------------------------------------------------------------- array helpers
-def _xp(a):
-    return backend.get_array_module(a)
-
-
 def _mT(a):  # noqa: N802  (matrix transpose of the last two dims)
     return a.swapaxes(-1, -2)
 
@@ -43,11 +41,6 @@ def _cj(a):
 
 def _low(dt) -> bool:
     return dt in _dt.LOW_FLOATS
-
-
-def _up(a):
-    """Half-precision arrays are computed in float32 (LAPACK/BLAS have no half kernels)."""
-    return a.astype(np.float32) if _low(a.dtype) else a
 
 
 def _diag_embed(v):
@@ -71,18 +64,8 @@ def _rsolve(b, a):
 
 
 # --------------------------------------------------------------------------- argument helpers
-def _float_arg(x, op, arg="x", complex_ok=True):
-    """A float (or complex) Tensor; ints and bools are refused with a clear TypeError."""
-    x = tensor_arg(x, op, arg)
-    d = x._data.dtype
-    if d.kind == "f" or d == _dt.BFLOAT16_NP or (complex_ok and d.kind == "c"):
-        return x
-    kinds = "float32, float64, complex64 or complex128" if complex_ok else "float32 or float64"
-    raise TypeError(f"{op}: argument '{arg}' must be a {kinds} Tensor, got {x.dtype}")
-
-
 def _matrix_arg(x, op, arg="x", square=False, complex_ok=True):
-    x = _float_arg(x, op, arg, complex_ok)
+    x = float_arg(x, op, arg, complex_ok=complex_ok)
     if x.ndim < 2:
         raise ValueError(f"{op}: argument '{arg}' must be a matrix or a batch of matrices "
                          f"(at least 2-D), got shape {x.shape}")
@@ -121,7 +104,7 @@ def _matmul_kernel(x, y, tx=False, ty=False):
     dt = x.dtype
     a = _mT(x) if tx else x
     b = _mT(y) if ty else y
-    # bf16 has no BLAS anywhere; fp16 has none in NumPy: accumulate in fp32 (B48)
+    # bf16 has no BLAS anywhere; fp16 has none in NumPy: accumulate in fp32
     if dt == _dt.BFLOAT16_NP or (_low(dt) and xp is np):
         out = xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(dt)
     else:
@@ -875,7 +858,7 @@ def _pnorm_fwd(a, p, axis):
 
 
 def _pnorm_dir(a, n, p):
-    """d norm / d a for each element (n has keepdims); a zero norm gives a zero gradient (B56)."""
+    """d norm / d a for each element (n has keepdims); a zero norm gives a zero gradient."""
     xp = _xp(a)
     if p == 0:
         return xp.zeros_like(a)
@@ -950,14 +933,14 @@ def norm(x, p="fro", axis=None, keepdim=False, name=None):
         name (str, optional): unused.
 
     Returns:
-        Tensor: the norm (0-D for a full reduction). The gradient of a zero vector is 0 (B56).
+        Tensor: the norm (0-D for a full reduction). The gradient of a zero vector is 0.
 
     Example:
         >>> float(paddle.norm(paddle.to_tensor([3.0, 4.0])))
         5.0
     """
     op = "norm"
-    x = _float_arg(x, op, complex_ok=False)
+    x = float_arg(x, op)
     pv = _p_value(p, op)
     axes = _norm_axes(axis, x.ndim, op)
     if x.size == 0 and any(x.shape[a] == 0 for a in axes):
@@ -976,13 +959,13 @@ def dist(x, y, p=2, name=None):
         name (str, optional): unused.
 
     Returns:
-        Tensor: 0-D. ``dist(x, x)`` has a zero (not NaN) gradient (B42).
+        Tensor: 0-D. ``dist(x, x)`` has a zero (not NaN) gradient.
     """
     from .math import subtract
 
     op = "dist"
-    x = _float_arg(x, op, "x", complex_ok=False)
-    y = _float_arg(y, op, "y", complex_ok=False)
+    x = float_arg(x, op, "x")
+    y = float_arg(y, op, "y")
     try:
         np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     except ValueError:
@@ -1034,8 +1017,8 @@ def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=
         Tensor: ``[..., P, R]``.
     """
     op = "cdist"
-    x = _float_arg(x, op, "x", complex_ok=False)
-    y = _float_arg(y, op, "y", complex_ok=False)
+    x = float_arg(x, op, "x")
+    y = float_arg(y, op, "y")
     if x.ndim < 2 or y.ndim < 2:
         raise ValueError(f"{op}: x and y must be at least 2-D, got shapes {x.shape} and "
                          f"{y.shape}")
@@ -1095,7 +1078,7 @@ def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
         from ._helpers import as_float
 
         x = as_float(x)
-    x = _float_arg(x, op)
+    x = float_arg(x, op, complex_ok=True)
     if x.ndim > 2:
         raise ValueError(f"{op}: x must be 1-D or 2-D, got shape {x.shape}")
     xx = reshape(x, [1, -1]) if x.ndim == 1 else x
@@ -1354,7 +1337,7 @@ def solve(x, y, name=None):
     """
     op = "solve"
     x = _matrix_arg(x, op, "x", square=True)
-    y = _float_arg(y, op, "y")
+    y = float_arg(y, op, "y", complex_ok=True)
     x, y = _same_float(x, y, op)
     vec = y.ndim == 1
     if y.ndim == 0 or y.shape[-1 if vec else -2] != x.shape[-1]:
@@ -2079,7 +2062,7 @@ def householder_product(x, tau, name=None):
     """
     op = "householder_product"
     x = _matrix_arg(x, op, "x")
-    tau = _float_arg(tau, op, "tau")
+    tau = float_arg(tau, op, "tau", complex_ok=True)
     m, n = x.shape[-2:]
     if m < n:
         raise ValueError(f"{op}: x must have at least as many rows as columns, got shape "
@@ -2247,7 +2230,7 @@ def matrix_rank(x, tol=None, hermitian=False, name=None):
     Args:
         x (Tensor): ``[..., M, N]``.
         tol (float | Tensor, optional): absolute tolerance (a Tensor broadcasts with the batch
-            dims and may be float64, B63). Default ``max(S) * max(M, N) * eps``.
+            dims and may be float64). Default ``max(S) * max(M, N) * eps``.
         hermitian (bool): x is Hermitian: use the eigenvalue magnitudes.
         name (str, optional): unused.
 

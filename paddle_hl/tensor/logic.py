@@ -1,7 +1,7 @@
 """Comparison, logical, bitwise and predicate ops (Paddle's ``tensor/logic.py`` category).
 
 Comparisons and logical ops return bool tensors with ``stop_gradient=True``; binary ops
-broadcast as NumPy does (B58). Their inplace forms (``equal_``, ``logical_and_``, ...) turn x
+broadcast as NumPy does. Their inplace forms (``equal_``, ``logical_and_``, ...) turn x
 into the bool result, as in Paddle 2.6; the bitwise inplace forms keep x's dtype.
 """
 
@@ -11,17 +11,13 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import OPERATOR, check_kinds, tensor_arg
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _other(y, op, arg="y"):

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.op import _unbroadcast, apply, apply_, check_inplace
@@ -40,10 +41,6 @@ _pyslice = slice
 class OutOfRangeError(IndexError, ValueError):
     """An index value outside a dim. Paddle raises IndexError for some ops and ValueError for
     others, so (like NumPy's AxisError) this is both."""
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _view_of(out: Tensor, x: Tensor) -> Tensor:

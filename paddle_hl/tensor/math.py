@@ -1,8 +1,8 @@
 """Elementwise math, cumulative ops and a few small compound ops (Paddle's ``tensor/math.py``).
 
-Each op is a kernel on raw arrays returning ``(out, backward)`` (see framework/op.py), with its
-higher-order rule (``kernel.hi``, written with public Tensor ops) next to it, and a public
-function with Paddle's signature.
+Each op is a kernel on raw arrays declared with ``@op`` (see framework/op.py): its gradient rule
+is written once over an operator namespace ``M`` and serves both first-order gradients (on
+arrays) and ``create_graph`` (on Tensors). A public function with Paddle's signature wraps it.
 
 Gradients of complex tensors follow Paddle's convention: for a holomorphic ``out = f(x)`` the
 input gradient is ``g * conj(f'(x))``.
@@ -15,10 +15,11 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
+from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import apply, apply_, check_inplace
+from ..framework.op import GRAD, apply, apply_, check_inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -31,10 +32,6 @@ from ._helpers import (
 )
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _is_complex(a) -> bool:
@@ -81,16 +78,13 @@ def _require_int(x: Tensor, op: str, arg: str = "x"):
                         f"int32 or int64), got {x.dtype}")
 
 
-def _zeros_bw(x):
-    """Backward of a piecewise-constant op: a zero gradient of x's shape."""
-    def bw(g):
-        return (_xp(g).zeros(x.shape, dtype=g.dtype),)
-
-    return bw
+def _zero_grad(M, *args, **_):
+    """Gradient rule of a piecewise-constant op: zero (connected to g under create_graph)."""
+    return lambda g: (M.zeros_like(g),)
 
 
-def _zeros_hi(i, g, **_):
-    return (g[0] * 0,)
+def _zeros_bw(g):
+    return (_xp(g).zeros_like(g),)
 
 
 # ---------------------------------------------------------------- binary elementwise
@@ -146,65 +140,50 @@ def _bcast_check(x: Tensor, y: Tensor, op: str):
                          "together") from None
 
 
-def _add(x, y):
-    return x + y, _add_bw
-
-
 def _add_bw(g):
     return g, g
 
 
-_add.saves = ()
-_add.broadcast = True
-_add.op_name = "add"
-_add.hi = lambda i, g: (g[0], g[0])
-
-
-def _sub(x, y):
-    return x - y, _sub_bw
+@op("add", saves=(), broadcast=True, const_grad=_add_bw)
+def _add(x, y):
+    return x + y, GRAD
 
 
 def _sub_bw(g):
     return g, -g
 
 
-_sub.saves = ()
-_sub.broadcast = True
-_sub.op_name = "subtract"
-_sub.hi = lambda i, g: (g[0], -g[0])
+@op("subtract", saves=(), broadcast=True, const_grad=_sub_bw)
+def _sub(x, y):
+    return x - y, GRAD
 
 
+def _mul_grad(M, x, y, out):
+    if M.tensor or out.dtype.kind == "c":
+        return lambda g: (g * M.conj(y), g * M.conj(x))
+    return lambda g: (g * y, g * x)
+
+
+@op("multiply", broadcast=True, grad=_mul_grad)
 def _mul(x, y):
-    out = x * y
-    if out.dtype.kind == "c":
-        return out, lambda g: (g * _cj(y), g * _cj(x))
-    return out, lambda g: (g * y, g * x)
+    return x * y, GRAD
 
 
-_mul.broadcast = True
-_mul.op_name = "multiply"
-_mul.hi = lambda i, g: (g[0] * _cj(i[1]), g[0] * _cj(i[0]))
-
-
+@op("scale", saves=(), grad=lambda M, x, s, out: lambda g: (g * s, None))
 def _mul_scalar(x, s):
-    return x * s, lambda g: (g * s, None)
+    return x * s, GRAD
 
 
-_mul_scalar.saves = ()
-_mul_scalar.op_name = "scale"
-_mul_scalar.hi = lambda i, g: (g[0] * i[1], None)
+def _div_grad(M, x, y, out):
+    if M.tensor or out.dtype.kind == "c":
+        # under create_graph the quotient is formed from x and y, so it stays differentiable
+        return lambda g: (g / M.conj(y), -g * M.conj(x / (y * y)))
+    return lambda g: (g / y, -g * out / y)
 
 
+@op("divide", broadcast=True, grad=_div_grad)
 def _div(x, y):
-    out = x / y
-    if out.dtype.kind == "c":
-        return out, lambda g: (g / _cj(y), -g * _cj(out / y))
-    return out, lambda g: (g / y, -g * out / y)
-
-
-_div.broadcast = True
-_div.op_name = "divide"
-_div.hi = lambda i, g: (g[0] / _cj(i[1]), -g[0] * _cj(i[0] / (i[1] * i[1])))
+    return x / y, GRAD
 
 
 def _int_pow(x, y, xp):
@@ -218,6 +197,19 @@ def _int_pow(x, y, xp):
     return xp.where(neg, small, out).astype(out.dtype)
 
 
+def _pow_grad(M, x, y, out):
+    def bw(g):
+        gx = g * M.conj(y * x ** (y - 1))
+        if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
+            return gx, None
+        # d/dy x**y = x**y log x, defined as 0 where x <= 0
+        safe = x if M.is_complex(x) else M.where(x > 0, x, M.ones_like(x))
+        return gx, g * M.conj(x ** y * M.log(safe))
+
+    return bw
+
+
+@op("pow", broadcast=True, grad=_pow_grad)
 def _pow(x, y):
     xp = _xp(x)
     if x.dtype.kind in "iu":
@@ -225,92 +217,23 @@ def _pow(x, y):
             return _int_pow(x, xp.asarray(y, dtype=x.dtype), xp), None
         if getattr(y, "dtype", None) is not None and y.dtype.kind in "iu":
             return _int_pow(x, y, xp), None
-    out = x ** y
-
-    def bw(g):
-        if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
-            return g * _cj(y * x ** (y - 1)), None
-        safe = xp.where(x > 0, x, 1) if x.dtype.kind != "c" else x
-        # d/dy x**y = x**y log x, defined as 0 where x <= 0
-        return g * _cj(y * x ** (y - 1)), g * _cj(out * xp.log(safe))
-
-    return out, bw
+    return x ** y, GRAD
 
 
-def _pow_hi(i, g):
-    x, y = i
-    if isinstance(y, (int, float, complex)):
-        return g[0] * _cj(y * x ** (y - 1)), None
-    safe = _where_positive(x)
-    return g[0] * _cj(y * x ** (y - 1)), g[0] * _cj(x ** y * log(safe))
-
-
-_pow.broadcast = True
-_pow.op_name = "pow"
-_pow.hi = _pow_hi
-
-
-def _where_positive(x):
-    """x where x > 0, else 1 (a safe argument for log in pow's gradient)."""
-    if x._data.dtype.kind == "c":
-        return x
-    mask = _const((x._data > 0).astype(x._data.dtype))
-    return x * mask + (1 - mask)
-
-
+# maximum/minimum: the gradient goes to x where x wins and to y elsewhere (ties go to y); a NaN
+# comparison sends it nowhere, as in Paddle
+@op("maximum", broadcast=True,
+    grad=lambda M, x, y, out: lambda g: (M.select(x > y, g), M.select(x <= y, g)))
 def _maximum(x, y):
-    xp = _xp(x)
-    m = x > y
     # Paddle's kernel is ``x > y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
-    out = xp.where(m, x, y)
-
-    def bw(g):
-        # the gradient goes to x where x > y and to y where x <= y (ties go to y); a NaN
-        # comparison sends it nowhere, as in Paddle
-        return xp.where(m, g, 0).astype(g.dtype, copy=False), \
-            xp.where(x <= y, g, 0).astype(g.dtype, copy=False)
-
-    return out, bw
+    return _xp(x).where(x > y, x, y), GRAD
 
 
-def _maximum_hi(i, g):
-    m = _mask_of(i[0], i[1], lambda a, b: a > b)
-    return g[0] * m, g[0] * _mask_of(i[0], i[1], lambda a, b: a <= b)
-
-
-def _mask_of(x, y, cmp):
-    xa = x._data if isinstance(x, Tensor) else x
-    ya = y._data if isinstance(y, Tensor) else y
-    ref = xa if hasattr(xa, "dtype") else ya
-    return _const(_xp(ref).asarray(cmp(xa, ya)).astype(ref.dtype))
-
-
-_maximum.broadcast = True
-_maximum.op_name = "maximum"
-_maximum.hi = _maximum_hi
-
-
+@op("minimum", broadcast=True,
+    grad=lambda M, x, y, out: lambda g: (M.select(x < y, g), M.select(x >= y, g)))
 def _minimum(x, y):
-    xp = _xp(x)
-    m = x < y
     # Paddle's kernel is ``x < y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
-    out = xp.where(m, x, y)
-
-    def bw(g):
-        return xp.where(m, g, 0).astype(g.dtype, copy=False), \
-            xp.where(x >= y, g, 0).astype(g.dtype, copy=False)
-
-    return out, bw
-
-
-def _minimum_hi(i, g):
-    m = _mask_of(i[0], i[1], lambda a, b: a < b)
-    return g[0] * m, g[0] * _mask_of(i[0], i[1], lambda a, b: a >= b)
-
-
-_minimum.broadcast = True
-_minimum.op_name = "minimum"
-_minimum.hi = _minimum_hi
+    return _xp(x).where(x < y, x, y), GRAD
 
 
 def _fmax_mask(x, y):
@@ -328,25 +251,18 @@ def _fmin_mask(x, y):
 
 
 def _fminmax(name, ufunc, mask_fn):
-    def kernel(x, y):
-        xp = _xp(x)
-        out = getattr(xp, ufunc)(x, y)
-
+    def grad(M, x, y, out):
         def bw(g):
-            m = mask_fn(x, y)  # x wins where it is selected or y is NaN
-            return xp.where(m, g, 0).astype(g.dtype, copy=False), \
-                xp.where(m, 0, g).astype(g.dtype, copy=False)
+            m = mask_fn(M.value(x), M.value(y))  # x wins where it is selected or y is NaN
+            return M.select(m, g), M.select(~m, g)
 
-        return out, bw
+        return bw
 
-    def hi(i, g):
-        m = _mask_of(i[0], i[1], mask_fn)
-        return g[0] * m, g[0] * (1 - m)
+    @op(name, broadcast=True, grad=grad)
+    def kernel(x, y):
+        return getattr(_xp(x), ufunc)(x, y), GRAD
 
     kernel.__name__ = "_" + name
-    kernel.op_name = name
-    kernel.broadcast = True
-    kernel.hi = hi
     return kernel
 
 
@@ -562,6 +478,7 @@ def fmin(x, y, name=None):
 
 # ---- floor division, remainder, gcd / lcm
 
+@op("floor_divide")
 def _floordiv(x, y):
     xp = _xp(x)
     if x.dtype.kind in "iu":
@@ -572,9 +489,18 @@ def _floordiv(x, y):
         return xp.floor_divide(x, y), None
 
 
-_floordiv.op_name = "floor_divide"
+def _remainder_grad(M, x, y, out):
+    def bw(g):
+        # the quotient is piecewise constant: a constant factor under create_graph too
+        xv, yv = M.value(x), M.value(y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = _xp(xv).floor_divide(xv, yv)
+        return g, -g * M.const(q)
+
+    return bw
 
 
+@op("remainder", broadcast=True, grad=_remainder_grad)
 def _remainder(x, y):
     xp = _xp(x)
     if x.dtype.kind in "iu":
@@ -582,27 +508,7 @@ def _remainder(x, y):
             raise ZeroDivisionError("remainder: integer modulo by zero")
         return xp.remainder(x, y), None
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = xp.remainder(x, y)
-
-    def bw(g):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return g, -g * xp.floor_divide(x, y)
-
-    return out, bw
-
-
-def _remainder_hi(i, g):
-    q = _const(_xp(i[0]._data).floor_divide(i[0]._data, _raw(i[1])))
-    return g[0], -g[0] * q
-
-
-def _raw(t):
-    return t._data if isinstance(t, Tensor) else t
-
-
-_remainder.op_name = "remainder"
-_remainder.broadcast = True
-_remainder.hi = _remainder_hi
+        return xp.remainder(x, y), GRAD
 
 
 def floor_divide(x, y, name=None):
@@ -635,16 +541,14 @@ floor_mod = remainder
 mod = remainder
 
 
+@op("gcd")
 def _gcd(x, y):
     return _xp(x).gcd(x, y), None
 
 
+@op("lcm")
 def _lcm(x, y):
     return _xp(x).lcm(x, y), None
-
-
-_gcd.op_name = "gcd"
-_lcm.op_name = "lcm"
 
 
 def _int_binary(kernel, x, y, op):
@@ -682,86 +586,46 @@ def lcm(x, y, name=None):
 
 # ---- float binary ops: atan2, hypot, logaddexp, nextafter, heaviside, ldexp
 
-def _atan2(x, y):
-    xp = _xp(x)
-    out = xp.arctan2(x, y)
-
+def _atan2_grad(M, x, y, out):
     def bw(g):
         r = x * x + y * y
         return g * y / r, -g * x / r
 
-    return out, bw
+    return bw
 
 
-def _atan2_hi(i, g):
-    x, y = i
-    r = x * x + y * y
-    return g[0] * y / r, -g[0] * x / r
+@op("atan2", broadcast=True, grad=_atan2_grad)
+def _atan2(x, y):
+    return _xp(x).arctan2(x, y), GRAD
 
 
-_atan2.op_name = "atan2"
-_atan2.broadcast = True
-_atan2.hi = _atan2_hi
-
-
+@op("hypot", broadcast=True, uses_out=True,
+    grad=lambda M, x, y, out: lambda g: (g * x / out, g * y / out))
 def _hypot(x, y):
-    out = _xp(x).hypot(x, y)
-    return out, lambda g: (g * x / out, g * y / out)
+    return _xp(x).hypot(x, y), GRAD
 
 
-def _hypot_hi(i, g):
-    out = hypot(i[0], i[1])
-    return g[0] * i[0] / out, g[0] * i[1] / out
-
-
-_hypot.op_name = "hypot"
-_hypot.broadcast = True
-_hypot.hi = _hypot_hi
-
-
+# sigmoid(x - y) rather than exp(x - out): out's rounding at large |x| would leak in
+@op("logaddexp", broadcast=True,
+    grad=lambda M, x, y, out: lambda g: (g * M.sigmoid(x - y), g * M.sigmoid(y - x)))
 def _logaddexp(x, y):
-    out = _xp(x).logaddexp(x, y)
-    # sigmoid(x - y) rather than exp(x - out): out's rounding at large |x| would leak in
-    return out, lambda g: (g * _sigmoid_f(x - y), g * _sigmoid_f(y - x))
+    return _xp(x).logaddexp(x, y), GRAD
 
 
-def _logaddexp_hi(i, g):
-    return g[0] * sigmoid(i[0] - i[1]), g[0] * sigmoid(i[1] - i[0])
-
-
-_logaddexp.op_name = "logaddexp"
-_logaddexp.broadcast = True
-_logaddexp.hi = _logaddexp_hi
-
-
+@op("nextafter")
 def _nextafter(x, y):
     return _xp(x).nextafter(x, y), None
 
 
-_nextafter.op_name = "nextafter"
-
-
+# the step does not depend on x (almost everywhere); it is y where x == 0
+@op("heaviside", broadcast=True,
+    grad=lambda M, x, y, out: lambda g: (M.zeros_like(g), M.select(M.value(x) == 0, g)))
 def _heaviside(x, y):
     xp = _xp(x)
     out = xp.where(x == 0, y, (x > 0).astype(x.dtype))
     if x.dtype.kind == "f":
         out = xp.where(xp.isnan(x), x, out)
-    out = out.astype(x.dtype, copy=False)
-
-    def bw(g):
-        return xp.zeros_like(g), xp.where(x == 0, g, 0).astype(g.dtype, copy=False)
-
-    return out, bw
-
-
-def _heaviside_hi(i, g):
-    m = _mask_of(i[0], i[0], lambda a, b: a == 0)
-    return g[0] * 0, g[0] * m
-
-
-_heaviside.op_name = "heaviside"
-_heaviside.broadcast = True
-_heaviside.hi = _heaviside_hi
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def _float_binary(kernel, x, y, op, int_to=None, strict=False):
@@ -846,27 +710,23 @@ def heaviside(x, y, name=None):
     return _binary_public(_heaviside, x, y, "heaviside", True)
 
 
+def _pow2(e, dtype):
+    """2 ** e (integer e) in ``dtype``; bfloat16 goes through float32."""
+    xp = _xp(e)
+    one = np.float32(1) if dtype == _dt.BFLOAT16_NP else xp.ones((), dtype=dtype)
+    return xp.ldexp(one, e.astype(np.int32)).astype(dtype, copy=False)
+
+
+def _ldexp_grad(M, x, y, out):
+    def bw(g):
+        return g * M.const(_pow2(M.value(y), M.value(x).dtype)), None
+
+    return bw
+
+
+@op("ldexp", broadcast=True, grad=_ldexp_grad)
 def _ldexp(x, y):
-    xp = _xp(x)
-    if x.dtype == _dt.BFLOAT16_NP:
-        p = xp.ldexp(np.float32(1), y.astype(np.int32)).astype(x.dtype)
-    else:
-        p = xp.ldexp(xp.ones((), dtype=x.dtype), y.astype(np.int32))
-    return x * p, lambda g: (g * p, None)
-
-
-_ldexp.op_name = "ldexp"
-_ldexp.broadcast = True
-
-
-def _ldexp_hi(i, g):
-    xd = i[0]._data.dtype
-    e = _raw(i[1])
-    one = np.ones((), dtype=np.float32 if xd == _dt.BFLOAT16_NP else xd)
-    return g[0] * _const(_xp(e).ldexp(one, e.astype(np.int32)).astype(xd)), None
-
-
-_ldexp.hi = _ldexp_hi
+    return x * _pow2(y, x.dtype), GRAD
 
 
 def ldexp(x, y, name=None):
@@ -888,34 +748,32 @@ def ldexp(x, y, name=None):
 
 # ---------------------------------------------------------------- unary elementwise
 
-def _unary(name, f, df=None, dhi=None, lift=True, no_bool=False, out_only=False, doc=""):
+def _unary(name, f, df=None, lift=True, no_bool=False, uses_out=False, doc=""):
     """Build kernel + public function for ``out = f(x)``.
 
-    ``df(x, out)`` is the derivative on raw arrays (backward is ``g * conj(df)``), ``dhi(x)`` the
-    same derivative with Tensor ops for create_graph. ``lift`` computes integer input in the
+    ``df(M, x, out)`` is the derivative, written once over the rule namespace ``M`` (arrays on
+    the first-order path, Tensors under create_graph); backward is ``g * conj(df)``. ``uses_out``
+    says df reads ``out`` (then x's value is not saved). ``lift`` computes integer input in the
     default float dtype; otherwise the dtype is kept.
     """
 
+    def grad(M, x, out):
+        if M.tensor or out.dtype.kind == "c":
+            return lambda g: (g * M.conj(df(M, x, out)),)
+        return lambda g: (g * df(M, x, out),)
+
     def kernel(x):
-        out = f(x)
-        if df is None:
-            return out, None
-        if out.dtype.kind == "c":
-            return out, lambda g: (g * df(x, out).conj(),)
-        return out, lambda g: (g * df(x, out),)
+        return f(x), (None if df is None else GRAD)
 
     def ikernel(x):
-        return kernel(x)
+        return f(x), (None if df is None else GRAD)
 
-    # The inplace form keeps the default ``saves`` so apply_ snapshots x: the higher-order rule
-    # reads x, whose buffer the inplace write overwrites.
-    for k in (kernel, ikernel):
-        k.__name__ = "_" + name
-        k.op_name = name
-        if dhi is not None:
-            k.hi = lambda i, g: (g[0] * _cj(dhi(i[0])),)
-    if out_only:
-        kernel.saves = ()
+    rule = None if df is None else grad
+    op(name, saves=() if uses_out else (0,), grad=rule, uses_out=uses_out)(kernel)
+    # The inplace form saves x (apply_ snapshots it): the create_graph rule reads x, whose buffer
+    # the inplace write overwrites.
+    op(name, grad=rule, uses_out=uses_out)(ikernel)
+    kernel.__name__ = ikernel.__name__ = "_" + name
 
     def public(x, name=None):
         x = tensor_arg(x, kernel.op_name)
@@ -963,64 +821,54 @@ def _sq(x):
 _LN10 = _pymath.log(10.0)
 _LN2 = _pymath.log(2.0)
 
-exp, exp_ = _unary("exp", _uf("exp"), lambda x, o: o, lambda x: exp(x), out_only=True)
-expm1, expm1_ = _unary("expm1", _uf("expm1"), lambda x, o: o + 1, lambda x: exp(x),
-                       out_only=True)
-log, log_ = _unary("log", _uf("log"), lambda x, o: 1 / x, lambda x: 1 / x,
+exp, exp_ = _unary("exp", _uf("exp"), lambda M, x, o: o, uses_out=True)
+expm1, expm1_ = _unary("expm1", _uf("expm1"), lambda M, x, o: o + 1, uses_out=True)
+log, log_ = _unary("log", _uf("log"), lambda M, x, o: 1 / x,
                    doc="Elementwise natural logarithm.")
-log2, log2_ = _unary("log2", _uf("log2"), lambda x, o: 1 / (x * _LN2),
-                     lambda x: 1 / (x * _LN2), doc="Elementwise base-2 logarithm.")
-log10, log10_ = _unary("log10", _uf("log10"), lambda x, o: 1 / (x * _LN10),
-                       lambda x: 1 / (x * _LN10), doc="Elementwise base-10 logarithm.")
-log1p, log1p_ = _unary("log1p", _uf("log1p"), lambda x, o: 1 / (1 + x), lambda x: 1 / (1 + x),
+log2, log2_ = _unary("log2", _uf("log2"), lambda M, x, o: 1 / (x * _LN2),
+                     doc="Elementwise base-2 logarithm.")
+log10, log10_ = _unary("log10", _uf("log10"), lambda M, x, o: 1 / (x * _LN10),
+                       doc="Elementwise base-10 logarithm.")
+log1p, log1p_ = _unary("log1p", _uf("log1p"), lambda M, x, o: 1 / (1 + x),
                        doc="Elementwise ``log(1 + x)``, accurate for small x.")
-sqrt, sqrt_ = _unary("sqrt", _uf("sqrt"), lambda x, o: 0.5 / o, lambda x: 0.5 / sqrt(x),
-                     out_only=True, doc="Elementwise square root.")
+sqrt, sqrt_ = _unary("sqrt", _uf("sqrt"), lambda M, x, o: 0.5 / o, uses_out=True,
+                     doc="Elementwise square root.")
 rsqrt, rsqrt_ = _unary("rsqrt", lambda x: x.dtype.type(1) / _xp(x).sqrt(x),
-                       lambda x, o: -0.5 * o * o * o, lambda x: -0.5 * rsqrt(x) ** 3, out_only=True,
+                       lambda M, x, o: -0.5 * o * o * o, uses_out=True,
                        doc="Elementwise reciprocal square root ``1 / sqrt(x)``.")
-reciprocal, reciprocal_ = _unary("reciprocal", lambda x: x.dtype.type(1) / x, lambda x, o: -o * o,
-                                 lambda x: -1 / (x * x), out_only=True,
+reciprocal, reciprocal_ = _unary("reciprocal", lambda x: x.dtype.type(1) / x,
+                                 lambda M, x, o: -o * o, uses_out=True,
                                  doc="Elementwise ``1 / x``.")
-square, square_ = _unary("square", _sq, lambda x, o: 2 * x, lambda x: 2 * x, lift=False,
+square, square_ = _unary("square", _sq, lambda M, x, o: 2 * x, lift=False,
                          no_bool=True, doc="Elementwise ``x * x`` (integer dtypes are kept).")
-neg, neg_ = _unary("neg", _uf("negative"), lambda x, o: -1, lambda x: -1, lift=False,
+neg, neg_ = _unary("neg", _uf("negative"), lambda M, x, o: -1, lift=False,
                    no_bool=True, doc="Elementwise negation (integer dtypes are kept).")
-sin, sin_ = _unary("sin", _uf("sin"), lambda x, o: _xp(x).cos(x), lambda x: cos(x))
-cos, cos_ = _unary("cos", _uf("cos"), lambda x, o: -_xp(x).sin(x), lambda x: -sin(x))
-tan, tan_ = _unary("tan", _uf("tan"), lambda x, o: 1 + o * o, lambda x: 1 + tan(x) ** 2)
-sinh, sinh_ = _unary("sinh", _uf("sinh"), lambda x, o: _xp(x).cosh(x), lambda x: cosh(x))
-cosh, cosh_ = _unary("cosh", _uf("cosh"), lambda x, o: _xp(x).sinh(x), lambda x: sinh(x))
-tanh, tanh_ = _unary("tanh", _uf("tanh"), lambda x, o: 1 - o * o, lambda x: 1 - tanh(x) ** 2,
-                     out_only=True)
-asin, asin_ = _unary("asin", _uf("arcsin"), lambda x, o: 1 / _xp(x).sqrt(1 - x * x),
-                     lambda x: rsqrt(1 - x * x), doc="Elementwise arcsine.")
-acos, acos_ = _unary("acos", _uf("arccos"), lambda x, o: -1 / _xp(x).sqrt(1 - x * x),
-                     lambda x: -rsqrt(1 - x * x), doc="Elementwise arccosine.")
-atan, atan_ = _unary("atan", _uf("arctan"), lambda x, o: 1 / (1 + x * x),
-                     lambda x: 1 / (1 + x * x), doc="Elementwise arctangent.")
-asinh, asinh_ = _unary("asinh", _uf("arcsinh"), lambda x, o: 1 / _xp(x).sqrt(x * x + 1),
-                       lambda x: rsqrt(x * x + 1), doc="Elementwise inverse hyperbolic sine.")
-acosh, acosh_ = _unary("acosh", _uf("arccosh"), lambda x, o: 1 / _xp(x).sqrt(x * x - 1),
-                       lambda x: rsqrt(x * x - 1), doc="Elementwise inverse hyperbolic cosine.")
-atanh, atanh_ = _unary("atanh", _uf("arctanh"), lambda x, o: 1 / (1 - x * x),
-                       lambda x: 1 / (1 - x * x), doc="Elementwise inverse hyperbolic tangent.")
-deg2rad, _deg2rad_ = _unary("deg2rad", lambda x: x * (np.pi / 180), lambda x, o: np.pi / 180,
-                            lambda x: np.pi / 180, doc="Convert degrees to radians.")
-rad2deg, _rad2deg_ = _unary("rad2deg", lambda x: x * (180 / np.pi), lambda x, o: 180 / np.pi,
-                            lambda x: 180 / np.pi, doc="Convert radians to degrees.")
+sin, sin_ = _unary("sin", _uf("sin"), lambda M, x, o: M.cos(x))
+cos, cos_ = _unary("cos", _uf("cos"), lambda M, x, o: -M.sin(x))
+tan, tan_ = _unary("tan", _uf("tan"), lambda M, x, o: 1 + o * o, uses_out=True)
+sinh, sinh_ = _unary("sinh", _uf("sinh"), lambda M, x, o: M.cosh(x))
+cosh, cosh_ = _unary("cosh", _uf("cosh"), lambda M, x, o: M.sinh(x))
+tanh, tanh_ = _unary("tanh", _uf("tanh"), lambda M, x, o: 1 - o * o, uses_out=True)
+asin, asin_ = _unary("asin", _uf("arcsin"), lambda M, x, o: 1 / M.sqrt(1 - x * x),
+                     doc="Elementwise arcsine.")
+acos, acos_ = _unary("acos", _uf("arccos"), lambda M, x, o: -1 / M.sqrt(1 - x * x),
+                     doc="Elementwise arccosine.")
+atan, atan_ = _unary("atan", _uf("arctan"), lambda M, x, o: 1 / (1 + x * x),
+                     doc="Elementwise arctangent.")
+asinh, asinh_ = _unary("asinh", _uf("arcsinh"), lambda M, x, o: 1 / M.sqrt(x * x + 1),
+                       doc="Elementwise inverse hyperbolic sine.")
+acosh, acosh_ = _unary("acosh", _uf("arccosh"), lambda M, x, o: 1 / M.sqrt(x * x - 1),
+                       doc="Elementwise inverse hyperbolic cosine.")
+atanh, atanh_ = _unary("atanh", _uf("arctanh"), lambda M, x, o: 1 / (1 - x * x),
+                       doc="Elementwise inverse hyperbolic tangent.")
+deg2rad, _deg2rad_ = _unary("deg2rad", lambda x: x * (np.pi / 180), lambda M, x, o: np.pi / 180,
+                            doc="Convert degrees to radians.")
+rad2deg, _rad2deg_ = _unary("rad2deg", lambda x: x * (180 / np.pi), lambda M, x, o: 180 / np.pi,
+                            doc="Convert radians to degrees.")
 
 
-def _sigmoid_f(x):
-    xp = _xp(x)
-    # exp of a non-positive argument only, so large |x| never overflows
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-
-
-sigmoid, sigmoid_ = _unary("sigmoid", _sigmoid_f, lambda x, o: o * (1 - o),
-                           lambda x: sigmoid(x) * (1 - sigmoid(x)), out_only=True,
-                           doc="Elementwise logistic sigmoid ``1 / (1 + exp(-x))``.")
+sigmoid, sigmoid_ = _unary("sigmoid", _stable_sigmoid, lambda M, x, o: o * (1 - o),
+                           uses_out=True, doc="Elementwise logistic sigmoid ``1 / (1 + exp(-x))``.")
 
 
 # ---- piecewise-constant and integer-preserving ops
@@ -1033,15 +881,13 @@ def _round_half_away(x):
 
 
 def _step_unary(name, f, doc):
+    @op(name, saves=(), grad=_zero_grad)
     def kernel(x):
         if x.dtype.kind in "biu":
             return x.copy(), None
-        return f(x), _zeros_bw(x)
+        return f(x), GRAD
 
     kernel.__name__ = "_" + name
-    kernel.op_name = name
-    kernel.saves = ()
-    kernel.hi = _zeros_hi
 
     def public(x, name=None):
         x = tensor_arg(x, kernel.op_name)
@@ -1093,16 +939,16 @@ def trunc_(input, name=None):  # noqa: A002
     return _trunc_inp(input)
 
 
+def _identity_bw(g):
+    return (g,)
+
+
+@op("frac", saves=(), const_grad=_identity_bw)
 def _frac(x):
     xp = _xp(x)
     if x.dtype.kind in "biu":
         return xp.zeros_like(x), None
-    return x - xp.trunc(x), lambda g: (g,)
-
-
-_frac.op_name = "frac"
-_frac.saves = ()
-_frac.hi = lambda i, g: (g[0],)
+    return x - xp.trunc(x), GRAD
 
 
 def frac(x, name=None):
@@ -1129,31 +975,22 @@ def frac_(x, name=None):
     return apply_(_frac, tensor_arg(x, "frac_"))
 
 
+def _abs_grad(M, x, out):
+    if M.is_complex(x):
+        # d|z| = Re(conj(z/|z|) dz): the gradient is g * z / |z| (0 at z == 0)
+        if not M.tensor:
+            return lambda g: (g / M.where(out == 0, 1, out) * x,)
+        return lambda g: (_as_complex_like(g, x) * sgn(x),)
+    return lambda g: (g * M.sign(x),)
+
+
+@op("abs", grad=_abs_grad)
 def _abs(x):
-    xp = _xp(x)
-    out = xp.abs(x)
-    if x.dtype.kind == "c":
-        def bw(g):
-            safe = xp.where(out == 0, 1, out)
-            return ((g / safe) * x,)
-
-        return out, bw
-    return out, lambda g: (g * xp.sign(x),)
-
-
-def _abs_hi(i, g):
-    x = i[0]
-    if _kind(x) == "c":
-        return (_as_complex_like(g[0], x) * sgn(x),)
-    return (g[0] * _const(_xp(x._data).sign(x._data)),)
+    return _xp(x).abs(x), GRAD
 
 
 def _as_complex_like(t, ref):
     return apply(_re_to_c, t, dtype=ref._data.dtype)
-
-
-_abs.op_name = "abs"
-_abs.hi = _abs_hi
 
 
 def abs(x, name=None):  # noqa: A001
@@ -1188,13 +1025,9 @@ def abs_(x, name=None):
     return apply_(_abs, x)
 
 
+@op("sign", saves=(), grad=_zero_grad)
 def _sign(x):
-    return _xp(x).sign(x), _zeros_bw(x)
-
-
-_sign.op_name = "sign"
-_sign.saves = ()
-_sign.hi = _zeros_hi
+    return _xp(x).sign(x), GRAD
 
 
 def sign(x, name=None):
@@ -1216,7 +1049,7 @@ def sign(x, name=None):
 def _sgn(x):
     xp = _xp(x)
     if x.dtype.kind != "c":
-        return xp.sign(x), _zeros_bw(x)
+        return xp.sign(x), _zeros_bw
     a = xp.abs(x)
     nz = a != 0
     safe = xp.where(nz, a, 1)
@@ -1243,8 +1076,7 @@ def _sgn_hi(i, g):
             * _as_complex_like(nz, x),)
 
 
-_sgn.op_name = "sgn"
-_sgn.hi = _sgn_hi
+op("sgn", hi=_sgn_hi)(_sgn)
 
 
 def sgn(x, name=None):
@@ -1389,7 +1221,7 @@ def _angle(x):
     out = xp.where(x < 0, np.pi, 0).astype(x.dtype)
     if x.dtype.kind == "f":
         out = xp.where(xp.isnan(x), x, out)
-    return out, _zeros_bw(x)
+    return out, _zeros_bw
 
 
 def _angle_hi(i, g):
@@ -1403,8 +1235,7 @@ def _angle_hi(i, g):
         _xp(x._data).asarray(1j, dtype=x._data.dtype)),)
 
 
-_angle.op_name = "angle"
-_angle.hi = _angle_hi
+op("angle", hi=_angle_hi)(_angle)
 
 
 def angle(x, name=None):
@@ -1573,6 +1404,8 @@ def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
     return apply(_stanh, x, a=float(np.float32(scale_a)), b=float(np.float32(scale_b)))
 
 
+@op("nan_to_num", grad=lambda M, x, out, **_: lambda g: (
+    M.select(_xp(M.value(x)).isfinite(M.value(x)), g),))
 def _nan_to_num(x, nan, posinf, neginf):
     xp = _xp(x)
     info = np.finfo(x.dtype) if x.dtype != _dt.BFLOAT16_NP else None
@@ -1580,12 +1413,7 @@ def _nan_to_num(x, nan, posinf, neginf):
     lo = neginf if neginf is not None else (float(info.min) if info else -3.3895314e38)
     out = xp.where(xp.isnan(x), nan, x)
     out = xp.where(out == np.inf, hi, out)
-    out = xp.where(out == -np.inf, lo, out).astype(x.dtype, copy=False)
-    return out, lambda g: (xp.where(xp.isfinite(x), g, 0).astype(g.dtype, copy=False),)
-
-
-_nan_to_num.op_name = "nan_to_num"
-_nan_to_num.hi = lambda i, g, **_: (g[0] * _mask_of(i[0], i[0], lambda a, b: _xp(a).isfinite(a)),)
+    return xp.where(out == -np.inf, lo, out).astype(x.dtype, copy=False), GRAD
 
 
 def _nan_args(x, op, nan, posinf, neginf):
@@ -2811,12 +2639,8 @@ def _inplace_via(x, op, fn, *args, **kw):
         old._node, old._idx = x._node, x._idx
         res = fn(old, *args, **kw)
     else:
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             res = fn(x, *args, **kw)
-        finally:
-            state.grad_enabled = prev
     if tuple(res._data.shape) != tuple(x._data.shape) and res.size == x.size:
         from .manipulation import reshape
 
@@ -2951,7 +2775,7 @@ API = [
 ] + _UNARY_INPLACE_TOP
 
 # Tensor methods: everything above except expm1_ and square_ (top level only in Paddle 2.6),
-# plus sigmoid and the 2.1 inplace ops that are methods only (B29).
+# plus sigmoid and the 2.1 inplace ops that are methods only.
 METHODS = [n for n in API if n not in ("expm1_", "square_")] + [
     "sigmoid", "sigmoid_", "add_", "subtract_", "clip_", "scale_", "ceil_", "floor_", "exp_",
     "reciprocal_", "round_", "sqrt_", "rsqrt_", "acosh_", "asin_", "asinh_", "atanh_", "cosh_",

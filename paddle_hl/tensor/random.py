@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import random as _fr
 from ..framework.op import apply, apply_, check_inplace
@@ -31,10 +31,6 @@ __all__ = []
 
 class _ProbabilityError(ValueError, IndexError):
     """A probability outside [0, 1]: a ValueError that also matches Paddle's IndexError."""
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _shape(shape, op):

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework.op import apply, apply_, check_inplace
 from ..framework.random import generator, local_generator
@@ -22,10 +22,6 @@ from ._helpers import cast_to, check_kinds, norm_axis, result_type, tensor_arg
 __all__ = []
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _int(v, op, arg):

@@ -35,11 +35,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework.op import apply, apply_
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import as_float, tensor_arg
+from ._helpers import float_arg
 
 __all__ = []
 
@@ -49,10 +49,6 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _EULER = 0.57721566490153286061
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 # ====================================================================== exact coefficients
@@ -710,15 +706,6 @@ _multigammaln_k.hi = _multigammaln_hi
 
 # ====================================================================== public API
 
-def _float_arg(x, op):
-    """x as a real floating Tensor; integer and bool inputs become the default float dtype."""
-    x = tensor_arg(x, op)
-    if x._data.dtype.kind == "c":
-        raise TypeError(f"{op}: argument 'x' has dtype {x.dtype.name}, but complex inputs are not "
-                        "supported; expected a real floating-point (or integer) Tensor")
-    return as_float(x)
-
-
 def _inplace_arg(x, op):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: argument 'x' must be a Tensor, got {type(x).__name__}")
@@ -762,7 +749,7 @@ def lgamma(x, name=None) -> Tensor:
     Example:
         >>> paddle.lgamma(paddle.to_tensor([0.5, 1.0, 3.0]))  # [0.5724, 0., 0.6931]
     """
-    return apply(_lgamma_k, _float_arg(x, "lgamma"))
+    return apply(_lgamma_k, float_arg(x, "lgamma", lift=True))
 
 
 def lgamma_(x, name=None) -> Tensor:
@@ -785,7 +772,7 @@ def digamma(x, name=None) -> Tensor:
     Example:
         >>> paddle.digamma(paddle.to_tensor([1.0]))  # [-0.5772] (minus Euler's constant)
     """
-    return apply(_digamma_k, _float_arg(x, "digamma"))
+    return apply(_digamma_k, float_arg(x, "digamma", lift=True))
 
 
 def digamma_(x, name=None) -> Tensor:
@@ -811,7 +798,7 @@ def polygamma(x, n, name=None) -> Tensor:
         >>> paddle.polygamma(paddle.to_tensor([1.0]), 1)  # [1.6449] = pi^2 / 6
     """
     n = _order_arg(n, "polygamma")
-    return apply(_polygamma_k, _float_arg(x, "polygamma"), n=n)
+    return apply(_polygamma_k, float_arg(x, "polygamma", lift=True), n=n)
 
 
 def polygamma_(x, n, name=None) -> Tensor:
@@ -838,7 +825,7 @@ def multigammaln(x, p, name=None) -> Tensor:
         >>> paddle.multigammaln(paddle.to_tensor([2.5]), 2)  # [1.1259]
     """
     p = _p_arg(p, "multigammaln")
-    return apply(_multigammaln_k, _float_arg(x, "multigammaln"), p=p)
+    return apply(_multigammaln_k, float_arg(x, "multigammaln", lift=True), p=p)
 
 
 def multigammaln_(x, p, name=None) -> Tensor:
@@ -860,7 +847,7 @@ def erf(x, name=None) -> Tensor:
     Example:
         >>> paddle.erf(paddle.to_tensor([0.0, 1.0]))  # [0., 0.8427]
     """
-    return apply(_erf_k, _float_arg(x, "erf"))
+    return apply(_erf_k, float_arg(x, "erf", lift=True))
 
 
 def erf_(x, name=None) -> Tensor:
@@ -883,7 +870,7 @@ def erfinv(x, name=None) -> Tensor:
     Example:
         >>> paddle.erfinv(paddle.to_tensor([0.0, 0.5]))  # [0., 0.4769]
     """
-    return apply(_erfinv_k, _float_arg(x, "erfinv"))
+    return apply(_erfinv_k, float_arg(x, "erfinv", lift=True))
 
 
 def erfinv_(x, name=None) -> Tensor:
@@ -904,7 +891,7 @@ def i0(x, name=None) -> Tensor:
     Example:
         >>> paddle.i0(paddle.to_tensor([0.0, 1.0]))  # [1., 1.2661]
     """
-    return apply(_i0_k, _float_arg(x, "i0"))
+    return apply(_i0_k, float_arg(x, "i0", lift=True))
 
 
 def i0_(x, name=None) -> Tensor:
@@ -926,7 +913,7 @@ def i0e(x, name=None) -> Tensor:
     Example:
         >>> paddle.i0e(paddle.to_tensor([0.0, 1.0]))  # [1., 0.4658]
     """
-    return apply(_i0e_k, _float_arg(x, "i0e"))
+    return apply(_i0e_k, float_arg(x, "i0e", lift=True))
 
 
 def i1(x, name=None) -> Tensor:
@@ -942,7 +929,7 @@ def i1(x, name=None) -> Tensor:
     Example:
         >>> paddle.i1(paddle.to_tensor([0.0, 1.0]))  # [0., 0.5652]
     """
-    return apply(_i1_k, _float_arg(x, "i1"))
+    return apply(_i1_k, float_arg(x, "i1", lift=True))
 
 
 def i1e(x, name=None) -> Tensor:
@@ -959,7 +946,7 @@ def i1e(x, name=None) -> Tensor:
     Example:
         >>> paddle.i1e(paddle.to_tensor([0.0, 1.0]))  # [0., 0.2079]
     """
-    return apply(_i1e_k, _float_arg(x, "i1e"))
+    return apply(_i1e_k, float_arg(x, "i1e", lift=True))
 
 
 API = ["digamma", "digamma_", "erf", "erf_", "erfinv", "i0", "i0_", "i0e", "i1", "i1e", "lgamma",

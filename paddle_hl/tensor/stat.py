@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework.op import apply
 from ..framework.tensor import Tensor, _wrap
@@ -32,12 +33,8 @@ _I64 = np.dtype(np.int64)
 _EXACT_COUNT = {2: 1 << 11, 4: 1 << 24, 8: 1 << 53}
 
 
-def _xp(a):
-    return backend.get_array_module(a)
-
-
 def _acc(x):
-    """x as the array to accumulate in: float16/bfloat16 are widened to float32 (B48)."""
+    """x as the array to accumulate in: float16/bfloat16 are widened to float32."""
     return x.astype(np.float32) if x.dtype in _dt.LOW_FLOATS else x
 
 
@@ -143,7 +140,7 @@ _sum_kernel.hi = _sum_hi
 
 
 def _sum_dtype(x, dtype, op):
-    """Paddle's sum dtype rule: bool and int32 give int64 unless ``dtype`` is given (B7).
+    """Paddle's sum dtype rule: bool and int32 give int64 unless ``dtype`` is given.
 
     Returns ``(x, acc)``: x possibly cast to a requested dtype, and the integer accumulator.
     """
@@ -202,7 +199,7 @@ _nansum_kernel.hi = _nansum_hi
 
 
 def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
-    """Sum over ``axis`` treating NaN as zero (B59); same dtype rules as :func:`sum`.
+    """Sum over ``axis`` treating NaN as zero; same dtype rules as :func:`sum`.
 
     Args:
         x (Tensor): input.
@@ -304,7 +301,7 @@ _nanmean_kernel.hi = _nanmean_hi
 
 
 def nanmean(x, axis=None, keepdim=False, name=None):
-    """Mean over ``axis`` ignoring NaN (B59); an all-NaN group gives NaN.
+    """Mean over ``axis`` ignoring NaN; an all-NaN group gives NaN.
 
     Args:
         x (Tensor): input (integers are averaged in the default float dtype).
@@ -391,7 +388,7 @@ def prod(x, axis=None, keepdim=False, dtype=None, name=None):
 # ---------------------------------------------------------------- max / min / amax / amin
 
 def _extreme(name, fn, split):
-    """Kernel for max/min (gradient to every tied element) or amax/amin (shared evenly, B42)."""
+    """Kernel for max/min (gradient to every tied element) or amax/amin (shared evenly)."""
 
     def mask_of(x, axis):
         xp = _xp(x)
@@ -786,7 +783,7 @@ def median(x, axis=None, keepdim=False, name=None):
 
 
 def nanmedian(x, axis=None, keepdim=False, name=None):
-    """Median over ``axis`` ignoring NaN (B59); an all-NaN group gives NaN.
+    """Median over ``axis`` ignoring NaN; an all-NaN group gives NaN.
 
     Args:
         x (Tensor): input (integers give an integer result, truncated).
@@ -857,7 +854,7 @@ def quantile(x, q, axis=None, keepdim=False):
 
 
 def nanquantile(x, q, axis=None, keepdim=False):
-    """Like :func:`quantile` but ignoring NaN (B59); an all-NaN group gives NaN.
+    """Like :func:`quantile` but ignoring NaN; an all-NaN group gives NaN.
 
     Args:
         x (Tensor): input (float or integer).
@@ -1005,7 +1002,7 @@ def rank(input):  # noqa: A002
 
 
 def shape(input):  # noqa: A002
-    """The shape of ``input`` as an int32 1-D tensor (no gradient flows through it, B41).
+    """The shape of ``input`` as an int32 1-D tensor (no gradient flows through it).
 
     Args:
         input (Tensor): input.

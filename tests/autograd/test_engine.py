@@ -1,4 +1,4 @@
-"""The autograd engine: backward, paddle.grad, hooks, retain_graph, create_graph (B32-B43)."""
+"""The autograd engine: backward, paddle.grad, hooks, retain_graph, create_graph."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def T(v, sg=False, dtype="float32"):  # noqa: N802
     return paddle.to_tensor(v, dtype=dtype, stop_gradient=sg)
 
 
-# ---------------------------------------------------------------- B32 / B33 / B34 / B35
+# ---------------------------------------------------------------- backward basics
 
 def test_grad_is_tensor_pow_example():
     x = T(5.0)
@@ -51,7 +51,7 @@ def test_grad_taken_earlier_sees_accumulation():
 
 
 def test_clear_gradient_keyword_is_ignored():
-    """B35: set_to_zero is read only positionally; as a keyword it is ignored (zero-filled)."""
+    """set_to_zero is read only positionally; as a keyword it is ignored (zero-filled)."""
     x = T([1.0, 2.0])
     (x * x).sum().backward()
     x.clear_gradient(set_to_zero=False)
@@ -83,7 +83,7 @@ def test_retained_grad_is_before_hooks_and_replaced_each_backward(pd):
         np.testing.assert_allclose(x.grad.numpy(), [160.0, 320.0, 480.0])
 
 
-# ---------------------------------------------------------------- B36 grad modes
+# ---------------------------------------------------------------- grad modes
 
 def test_no_grad_context_and_decorators():
     x = T([1.0, 2.0])
@@ -118,7 +118,7 @@ def test_no_grad_restores_mode_on_error():
 
 
 def test_eval_mode_layer_still_records():
-    """B36: layer.eval() does not stop recording (only no_grad does)."""
+    """layer.eval() does not stop recording (only no_grad does)."""
     nn = pytest.importorskip("paddle_hl.nn")
     if not hasattr(nn, "Linear"):
         pytest.skip("paddle_hl.nn.Linear not available yet")
@@ -130,7 +130,7 @@ def test_eval_mode_layer_still_records():
     assert lin.weight.grad is not None
 
 
-# ---------------------------------------------------------------- B37 grad / autograd.backward
+# ---------------------------------------------------------------- grad / autograd.backward
 
 def test_grad_with_grad_outputs():
     x = T([1.0, 2.0])
@@ -238,7 +238,7 @@ def test_grad_leaves_caller_tensors_alone():
     assert go.stop_gradient
 
 
-# ---------------------------------------------------------------- B38 ops without a rule
+# ---------------------------------------------------------------- ops without a rule
 
 def _no_hi(x):
     return x * 2, lambda g: (g * 2,)
@@ -257,7 +257,7 @@ def test_create_graph_without_higher_order_rule_raises():
     np.testing.assert_allclose(g.numpy(), [2.0, 2.0])
 
 
-# ---------------------------------------------------------------- B39 higher order by FD
+# ---------------------------------------------------------------- higher order by FD
 
 def _fd_hessian_vec(f, x0, v, eps=1e-5):
     """d/dx <grad f(x), v> by central differences of the analytic gradient."""
@@ -297,7 +297,7 @@ def test_double_backward_finite_differences(name, f):
     ("matmul", lambda x, y: paddle.matmul(paddle.matmul(x, y), paddle.matmul(x, y))),
 ])
 def test_double_and_triple_backward_binary(name, f):
-    """B39: double and triple backward of add, multiply and matmul, checked by FD."""
+    """double and triple backward of add, multiply and matmul, checked by FD."""
     rng = np.random.default_rng(2)
     x0 = rng.uniform(0.5, 1.5, (2, 2))
     y0 = rng.uniform(0.5, 1.5, (2, 2))
@@ -338,7 +338,7 @@ def test_double_and_triple_backward_binary(name, f):
     np.testing.assert_allclose(got, num, rtol=1e-4, atol=1e-5)
 
 
-# ---------------------------------------------------------------- B40 broadcasting
+# ---------------------------------------------------------------- broadcasting
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
 def test_broadcast_grad_reduces_to_operand_shape(op):
@@ -373,7 +373,7 @@ def test_expand_6d_grad():
     np.testing.assert_allclose(x.grad.numpy(), np.full((1, 2, 1, 1, 3, 1), 16.0))
 
 
-# ---------------------------------------------------------------- B43 hooks
+# ---------------------------------------------------------------- hooks
 
 def test_hook_replaces_gradient_and_remove():
     x = T([1.0, 2.0])
@@ -452,7 +452,7 @@ def test_hook_errors():
 
 
 def test_hooks_and_backward_do_not_leak():
-    """B43: registering hooks and running backward repeatedly keeps no graph alive."""
+    """registering hooks and running backward repeatedly keeps no graph alive."""
     x = T(np.ones(16, np.float32))
     refs = []
     for _ in range(50):
@@ -558,7 +558,7 @@ def test_stop_gradient_set_on_intermediate_cuts_graph():
 
 
 def test_shape_and_arange_carry_no_gradient():
-    """B41: paddle.shape carries no gradient; arange outputs stop_gradient."""
+    """paddle.shape carries no gradient; arange outputs stop_gradient."""
     x = T(np.ones((2, 3), np.float32))
     s = paddle.shape(x)
     assert s.stop_gradient

@@ -1,4 +1,4 @@
-"""jacobian / hessian (B46) and saved_tensors_hooks (B45)."""
+"""jacobian / hessian and saved_tensors_hooks."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def test_jacobian_of_op_without_second_order_rule():
 # ---------------------------------------------------------------- hessian
 
 def test_hessian_of_quadratic_form_is_a_plus_at():
-    """B46: the Hessian of x^T A x is A + A^T."""
+    """the Hessian of x^T A x is A + A^T."""
     A = np.array([[1.0, 2.0, 0.5], [3.0, 5.0, -1.0], [0.0, 4.0, 2.0]])
     x = T(np.array([1.0, -2.0, 0.5]), dtype="float64")
     At = paddle.to_tensor(A)
@@ -247,7 +247,7 @@ def test_saved_tensors_hooks_pack_gets_the_input_tensor():
     ("sqrt_log", lambda x, w: paddle.sqrt(x * x + 1) + paddle.log(w * w + 1)),
 ])
 def test_saved_tensors_hooks_same_gradients(name, f):
-    """B45: gradients equal those computed without the hooks (values round-trip via numpy)."""
+    """gradients equal those computed without the hooks (values round-trip via numpy)."""
     xv, wv = np.array([0.5, 1.5]), np.array([2.0, -1.0])
     grads = []
     for hooked in (False, True):

@@ -1,4 +1,4 @@
-"""paddle_hl.autograd.PyLayer and PyLayerContext (B44, B45 for PyLayer)."""
+"""paddle_hl.autograd.PyLayer and PyLayerContext."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def test_create_graph_through_pylayer():
 
 
 def test_list_inputs_are_tracked():
-    """B44 (documented behaviour; Paddle 2.6.2 itself mixes up these gradients)."""
+    """Documented behaviour (Paddle 2.6.2 itself mixes up these gradients)."""
     class L(PyLayer):
         @staticmethod
         def forward(ctx, xs, w):

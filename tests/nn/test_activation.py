@@ -163,7 +163,7 @@ def test_inplace_on_leaf_that_needs_grad_raises():
         F.relu_(x)
 
 
-# ----------------------------------------------------------------------- B69 ELU
+# ----------------------------------------------------------------------- ELU
 def test_b69_elu_negative_alpha_and_nan():
     y = nn.ELU(-0.2)(paddle.to_tensor([-1.0, 6.0]))
     np.testing.assert_allclose(y.numpy(), [0.12642412, 6.0], rtol=1e-6)
@@ -173,7 +173,7 @@ def test_b69_elu_negative_alpha_and_nan():
         F.elu_(paddle.to_tensor([1.0, -1.0]), alpha=-0.2)
 
 
-# ----------------------------------------------------------------------- B77 gelu
+# ----------------------------------------------------------------------- gelu
 def test_b77_gelu_formulas():
     from math import erf, pi, sqrt, tanh
 
@@ -186,7 +186,7 @@ def test_b77_gelu_formulas():
                                atol=1e-14)
 
 
-# ----------------------------------------------------------------------- B47 softmax
+# ----------------------------------------------------------------------- softmax
 @pytest.mark.parity
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("shape,axis", [((3, 5), -1), ((3, 5), 0), ((2, 3, 4), 1),
@@ -238,7 +238,7 @@ def test_softmax_gradcheck(fn):
     gradcheck(lambda t: getattr(F, fn)(t, axis=1), [rng.standard_normal((2, 3, 4))])
 
 
-# ----------------------------------------------------------------------- B89 glu, maxout
+# ----------------------------------------------------------------------- glu, maxout
 @pytest.mark.parity
 @pytest.mark.parametrize("shape,axis", [((3, 4), -1), ((4, 3), 0), ((2, 6, 2), 1)])
 def test_b89_glu(shape, axis, pd):
@@ -274,7 +274,7 @@ def test_maxout_errors(kw, msg):
         F.maxout(paddle.rand(shape), **kw)
 
 
-# ----------------------------------------------------------------------- B78 prelu
+# ----------------------------------------------------------------------- prelu
 @pytest.mark.parity
 @pytest.mark.parametrize("shape,wsize,fmt", [((3, 4), 1, "NCHW"), ((3, 4), 4, "NC"),
                                              ((2, 3, 4, 5), 3, "NCHW"),
@@ -312,7 +312,7 @@ def test_prelu_errors(xs, ws, fmt, msg):
         F.prelu(paddle.rand(xs), w, data_format=fmt)
 
 
-# ----------------------------------------------------------------------- B90 rrelu, celu...
+# ----------------------------------------------------------------------- rrelu, celu...
 def test_b90_rrelu_eval_uses_mean_slope():
     x = paddle.to_tensor([-2.0, -1.0, 3.0])
     m = nn.RReLU(0.1, 0.3)

@@ -86,7 +86,6 @@ def test_factories_parity(pd, i):
 
 
 def test_arange_shape_and_stop_gradient():
-    # B54, B41
     assert paddle.arange(7).shape == [7]
     for start, end, step in [(0, 1, 0.3), (0.5, 3.2, 0.7), (2, -1, -0.4), (0, 1, 0.1)]:
         n = int(np.ceil((end - start) / step))
@@ -99,7 +98,6 @@ def test_arange_shape_and_stop_gradient():
 
 
 def test_shapes_mix_ints_and_tensors():
-    # B14
     two = paddle.to_tensor(2)
     assert paddle.zeros([two, 3]).shape == [2, 3]
     assert paddle.ones([3, paddle.to_tensor([2])]).shape == [3, 2]
@@ -109,7 +107,6 @@ def test_shapes_mix_ints_and_tensors():
 
 
 def test_full_like_inf():
-    # B55
     x = paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]])
     out = paddle.full_like(x, float("inf"))
     assert out.dtype == paddle.float32
@@ -120,7 +117,6 @@ def test_full_like_inf():
 @pytest.mark.parametrize("args", [(0, 3, 4), (-2, 2, 7), (1, -1, 1), (0.5, 1.5, 5, 2.0),
                                   (2, 0, 6, 3.0)])
 def test_logspace_matches_numpy(args):
-    # B64
     start, stop, num = args[:3]
     base = args[3] if len(args) > 3 else 10.0
     out = paddle.logspace(start, stop, num, base, dtype="float64")
@@ -141,7 +137,6 @@ def test_linspace_matches_numpy():
 
 
 def test_to_tensor_dtype_rules():
-    # B4
     assert paddle.to_tensor(3).dtype == paddle.int64
     assert paddle.to_tensor([1, 2]).dtype == paddle.int64
     assert paddle.to_tensor(3.0).dtype == paddle.float32
@@ -272,7 +267,6 @@ def test_complex_and_polar_values():
 
 
 def test_clone_passes_gradient():
-    # B13
     x = paddle.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
     y = paddle.clone(x)
     assert not y.stop_gradient
@@ -365,7 +359,6 @@ def test_tril_inplace_grad_through_nonleaf():
 
 
 def test_fill_and_zero():
-    # B30
     x = paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]])
     v = x.inplace_version
     assert x.fill_(5.0) is x

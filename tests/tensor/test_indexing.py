@@ -1,4 +1,4 @@
-"""Tensor ``__getitem__`` / ``__setitem__`` (B19-B24): views, NumPy result shapes, gradients."""
+"""Tensor ``__getitem__`` / ``__setitem__``: views, NumPy result shapes, gradients."""
 
 import numpy as np
 import pytest
@@ -51,7 +51,7 @@ NO_GRAD_PARITY = {"mask_all_false", "bool_0d_false", "empty_slice", "empty_slice
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(READS))
 def test_getitem_parity(name, pd):
-    """B19-B22: every index kind gives Paddle's (NumPy's) values, shapes and gradients."""
+    """every index kind gives Paddle's (NumPy's) values, shapes and gradients."""
     check_parity(lambda P, x: x[READS[name](P)], [X], pd, grad=name not in NO_GRAD_PARITY)
 
 
@@ -81,7 +81,7 @@ def test_getitem_gradcheck(name):
 
 
 def test_basic_index_is_a_view():
-    """B19: basic indexing shares storage; inplace changes through the view show in the base."""
+    """basic indexing shares storage; inplace changes through the view show in the base."""
     x = paddle.zeros([3, 4])
     v = x[1:3]
     v.add_(paddle.ones([2, 4]))
@@ -100,7 +100,7 @@ def test_basic_index_is_a_view():
 
 
 def test_advanced_index_is_a_copy():
-    """B20: advanced-index results are copies."""
+    """advanced-index results are copies."""
     x = paddle.zeros([3, 4])
     for idx in ([0, 2], (slice(None), [1]), paddle.to_tensor(MASK)):
         c = x[idx]
@@ -109,7 +109,7 @@ def test_advanced_index_is_a_copy():
 
 
 def test_out_of_range_int_raises():
-    """B21: an out-of-range int index raises IndexError; zero-size slices are legal."""
+    """an out-of-range int index raises IndexError; zero-size slices are legal."""
     x = paddle.ones([3, 4])
     for idx in (3, -4, (0, 4), (slice(None), 4)):
         with pytest.raises(IndexError, match="__getitem__"):
@@ -128,7 +128,7 @@ def test_out_of_range_int_raises():
 
 
 def test_bool_indexing_shapes():
-    """B22: all-False mask gives [0, ...]; 0-D bool True adds a dim, False gives size 0."""
+    """all-False mask gives [0, ...]; 0-D bool True adds a dim, False gives size 0."""
     x = paddle.to_tensor(X)
     assert x[paddle.to_tensor(np.zeros(3, bool))].shape == [0, 4, 5]
     assert x[x > 100].shape == [0]
@@ -159,7 +159,7 @@ WRITES = {
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(WRITES))
 def test_setitem_parity(name, pd):
-    """B23/B24: writes with every index and value kind, and the gradient of x and value."""
+    """writes with every index and value kind, and the gradient of x and value."""
     idx_fn, val_fn = WRITES[name]
 
     def fn(P, x):
@@ -173,7 +173,7 @@ def test_setitem_parity(name, pd):
 @pytest.mark.parity
 @pytest.mark.parametrize("name", ["slice", "mask", "neg_step", "tensor", "int"])
 def test_setitem_value_grad_parity(name, pd):
-    """B24: the assigned value gets the gradient of the positions it lands on."""
+    """the assigned value gets the gradient of the positions it lands on."""
     idx = {"slice": lambda P: slice(1, 3), "mask": lambda P: P.to_tensor(MASK),
            "neg_step": lambda P: slice(None, None, -2), "tensor": lambda P: P.to_tensor([2, 0]),
            "int": lambda P: 1}[name]
@@ -188,7 +188,7 @@ def test_setitem_value_grad_parity(name, pd):
 
 
 def test_setitem_gradient_zero_on_overwritten():
-    """B24: untouched elements pass the gradient, overwritten ones get zero."""
+    """untouched elements pass the gradient, overwritten ones get zero."""
     x = paddle.to_tensor(np.ones((2, 3)), stop_gradient=False)
     v = paddle.to_tensor(np.array([2.0, 3.0]), stop_gradient=False)
     y = x * 1.0
@@ -223,7 +223,7 @@ def test_setitem_bumps_version_and_is_inplace():
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "float16", "uint8"])
 def test_setitem_mask_on_other_dtypes(dtype):
-    """B23: bool-mask assignment works on int and bool tensors."""
+    """bool-mask assignment works on int and bool tensors."""
     a = (np.arange(6).reshape(2, 3) % 4).astype(dtype)
     x = paddle.to_tensor(a)
     x[x.astype("bool")] = 0
@@ -238,7 +238,7 @@ def test_setitem_mask_on_other_dtypes(dtype):
 
 
 def test_setitem_negative_step_numpy(device):
-    """B23: negative-step slices write the right elements."""
+    """negative-step slices write the right elements."""
     a = np.arange(10.0)
     x = paddle.to_tensor(a)
     x[::-3] = paddle.to_tensor([1.0, 2.0, 3.0, 4.0])
@@ -262,7 +262,7 @@ def test_setitem_errors():
 
 
 def test_strided_views_feed_ops():
-    """B27: non-contiguous views are valid inputs and give the contiguous copy's values."""
+    """non-contiguous views are valid inputs and give the contiguous copy's values."""
     x = paddle.to_tensor(X)
     v = x.transpose([2, 0, 1])[:, ::2]
     c = paddle.to_tensor(np.ascontiguousarray(X.transpose(2, 0, 1)[:, ::2]))

@@ -25,7 +25,7 @@ def _arr(shape, dtype):
 @pytest.mark.parametrize("op", CMP)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_comparison_parity(pd, op, dtype):
-    """B9: every dtype including int16; B58: broadcasting as NumPy."""
+    """every dtype including int16; broadcasting as NumPy."""
     x, y = _arr((3, 4), dtype), _arr((3, 4), dtype)
     check_parity(lambda P, a, b: getattr(P, op)(a, b), [x, y], pd, grad=False)
     check_parity(lambda P, a, b: getattr(P, op)(a, b), [_arr((3, 1), dtype),
@@ -103,7 +103,7 @@ def test_comparison_errors():
         paddle.greater_than(paddle.to_tensor([1 + 1j]), paddle.to_tensor([1 + 0j]))
 
 
-# ---------------------------------------------------------------- inplace (B28)
+# ---------------------------------------------------------------- inplace
 
 INPLACE_BOOL = ["equal_", "not_equal_", "greater_than_", "greater_equal_", "less_than_",
                 "less_equal_", "logical_and_", "logical_or_", "logical_xor_"]

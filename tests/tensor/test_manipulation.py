@@ -232,7 +232,7 @@ def test_parity(case, pd):
 @pytest.mark.parity
 @pytest.mark.parametrize("axis", [-3, -2, -1, 0, 1, 2])
 def test_stack_every_axis(axis, pd):
-    """B58: stack is correct for every axis in [-(ndim+1), ndim]."""
+    """stack is correct for every axis in [-(ndim+1), ndim]."""
     check_parity(lambda P, a, b, c: P.stack([a, b, c], axis), [f64(2, 3), f64(2, 3),
                                                                f64(2, 3)], pd)
 
@@ -251,7 +251,7 @@ def test_put_along_axis_modes(mode, include_self, pd):
 
 @pytest.mark.parity
 def test_put_along_axis_broadcast(pd):
-    """B26: a small index (and values) broadcast over arr's other dims."""
+    """a small index (and values) broadcast over arr's other dims."""
     check_parity(lambda P, a, i: P.put_along_axis(a, i, 9.0, 1), [f32(3, 4), i64([0])], pd)
     check_parity(lambda P, a, i, v: P.put_along_axis(a, i, v, 1),
                  [f64(3, 4), i64([0]), f64(3, 1)], pd)
@@ -394,7 +394,7 @@ DOUBLE = {
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(DOUBLE))
 def test_double_backward(name, pd):
-    """B39: double backward through the linear ops' higher-order rules matches Paddle."""
+    """double backward through the linear ops' higher-order rules matches Paddle."""
     fn, shape, oshape = DOUBLE[name]
     x = rng.standard_normal(shape)
     w = rng.standard_normal(oshape)
@@ -455,7 +455,7 @@ def test_double_backward_finite_difference(name):
 
 
 def test_grad_6d_expand_tile():
-    """B40: expand, tile and expand_as give non-None, correct grads for 6-D inputs."""
+    """expand, tile and expand_as give non-None, correct grads for 6-D inputs."""
     x = paddle.to_tensor(rng.standard_normal((1, 2, 1, 2, 1, 3)), stop_gradient=False)
     for y in (paddle.expand(x, [2, 2, 3, 2, 2, 3]), paddle.tile(x, [2, 1, 3, 1, 2, 1]),
               paddle.expand_as(x, paddle.ones([2, 2, 3, 2, 2, 3]))):
@@ -468,7 +468,7 @@ def test_grad_6d_expand_tile():
 # ---------------------------------------------------------------- views and inplace
 
 def test_views_share_storage_and_version():
-    """B19/B27: reshape, squeeze, unsqueeze, flatten, view, transpose, unfold, as_strided and
+    """reshape, squeeze, unsqueeze, flatten, view, transpose, unfold, as_strided and
     unbind share storage and the version counter."""
     makers = [lambda x: paddle.reshape(x, [6]), lambda x: paddle.unsqueeze(x, 0),
               lambda x: paddle.squeeze(paddle.unsqueeze(x, 0)), lambda x: paddle.flatten(x),
@@ -615,7 +615,7 @@ def test_shape_ops_numpy(shape):
 
 
 def test_atleast_3d_and_lists():
-    """B66: atleast_1d/2d/3d match NumPy, return a list for several inputs."""
+    """atleast_1d/2d/3d match NumPy, return a list for several inputs."""
     xs = [np.array(1.5), rng.standard_normal(3), rng.standard_normal((2, 3)),
           rng.standard_normal((2, 3, 4))]
     for fn, ref in ((paddle.atleast_1d, np.atleast_1d), (paddle.atleast_2d, np.atleast_2d),
@@ -654,14 +654,14 @@ def test_combinations_numpy():
 
 
 def test_index_select_empty_index():
-    """B26: an empty index gives an empty result along axis."""
+    """an empty index gives an empty result along axis."""
     x = paddle.ones([3, 4])
     out = paddle.index_select(x, paddle.to_tensor([], dtype="int64"), axis=1)
     assert out.shape == [3, 0]
 
 
 def test_take_along_axis_larger_index_broadcasts_arr():
-    """B26: an index larger than arr in the non-axis dims broadcasts arr."""
+    """an index larger than arr in the non-axis dims broadcasts arr."""
     x = rng.standard_normal((1, 4))
     idx = np.array([[0], [3], [1]])
     out = paddle.take_along_axis(paddle.to_tensor(x), paddle.to_tensor(idx), 1)
@@ -670,7 +670,7 @@ def test_take_along_axis_larger_index_broadcasts_arr():
 
 
 def test_masked_fill_index_fill_select_diagonal_numpy():
-    """B66: masked_fill broadcasts the mask; index_fill, select_scatter, diagonal_scatter."""
+    """masked_fill broadcasts the mask; index_fill, select_scatter, diagonal_scatter."""
     x = rng.standard_normal((3, 4))
     m = np.array([[True], [False], [True]])
     out = paddle.masked_fill(paddle.to_tensor(x), paddle.to_tensor(m), -1.0)
@@ -692,7 +692,7 @@ def test_masked_fill_index_fill_select_diagonal_numpy():
 
 
 def test_index_put_accumulate_repeats():
-    """B65: index_put writes, or with accumulate adds (repeats sum), mixing bool and int."""
+    """index_put writes, or with accumulate adds (repeats sum), mixing bool and int."""
     x = np.zeros((3, 4))
     i = np.array([0, 0, 2])
     j = np.array([1, 1, 3])
@@ -710,7 +710,7 @@ def test_index_put_accumulate_repeats():
 
 
 def test_split_unstack_empty():
-    """B52: zero-size split sections, empty reshape, unstack of an empty dim."""
+    """zero-size split sections, empty reshape, unstack of an empty dim."""
     parts = paddle.split(paddle.zeros([4, 3]), [0, 4, 0])
     assert [p.shape for p in parts] == [[0, 3], [4, 3], [0, 3]]
     assert paddle.reshape(paddle.zeros([0, 3]), [-1]).shape == [0]
@@ -725,7 +725,7 @@ def test_split_unstack_empty():
 
 
 def test_slice_strided_slice_normalise():
-    """B25: negative starts/ends normalise as Python does; clamped starts agree."""
+    """negative starts/ends normalise as Python does; clamped starts agree."""
     x = paddle.to_tensor(rng.standard_normal((3, 5)))
     a = paddle.slice(x, [1], [-100], [3])
     b = paddle.strided_slice(x, [1], [-100], [3], [1])
@@ -738,7 +738,7 @@ def test_slice_strided_slice_normalise():
 
 
 def test_expand_rules():
-    """B57: dims are prepended, expand_as uses y's shape only, shapes may hold tensors,
+    """dims are prepended, expand_as uses y's shape only, shapes may hold tensors,
     fp16 stays fp16."""
     x = paddle.to_tensor(np.ones(3, "float16"))
     out = paddle.expand(x, [paddle.to_tensor(2), 4, 3])

@@ -41,7 +41,6 @@ DRAWS = {
 
 @pytest.mark.parametrize("name", sorted(DRAWS))
 def test_same_seed_same_numbers(name):
-    # B67, B88
     draw = DRAWS[name]
     paddle.seed(123)
     a = [draw().numpy() for _ in range(2)]
@@ -225,7 +224,6 @@ def test_normal_moments():
 
 
 def test_exponential_mean():
-    # B30
     paddle.seed(31)
     for lam in (0.5, 2.0, 7.0):
         x = _fresh()
@@ -364,7 +362,6 @@ def test_inplace_version_bumps():
 
 @pytest.mark.parametrize("p", [1.5, -0.1, float("nan")])
 def test_bernoulli_out_of_range_raises(p):
-    # B49
     x = paddle.to_tensor([0.5, p])
     with pytest.raises(ValueError, match="bernoulli"):
         paddle.bernoulli(x)
@@ -408,7 +405,7 @@ def test_errors(call, exc):
 
 
 def test_large_index_code_paths_are_64bit():
-    """B67 (review): index arithmetic in multinomial/randperm uses int64 arrays."""
+    """Index arithmetic in multinomial/randperm uses int64 arrays."""
     paddle.seed(0)
     out = paddle.multinomial(paddle.ones([3, 5]), 4, replacement=True)
     assert out.dtype == paddle.int64

@@ -167,7 +167,6 @@ def test_ties_keep_input_order():
 
 
 def test_sort_nan_last():
-    # B51
     x = np.array([[2.0, NAN, -1.0, NAN, 5.0], [NAN, 0.0, 0.0, -np.inf, np.inf]], "float32")
     t = paddle.to_tensor(x)
     np.testing.assert_array_equal(paddle.sort(t).numpy(), np.sort(x, axis=-1))
@@ -179,7 +178,6 @@ def test_sort_nan_last():
 
 
 def test_unique_empty():
-    # B52
     e = paddle.to_tensor(np.zeros(0, "float32"))
     out = paddle.unique(e)
     assert out.shape == [0] and out.dtype == paddle.float32
@@ -194,7 +192,6 @@ def test_unique_empty():
 
 @pytest.mark.parametrize("right", [False, True])
 def test_bucketize_searchsorted_match_numpy(right):
-    # B64
     seq = np.sort(RNG.integers(-5, 5, 12)).astype("float64")
     vals = RNG.integers(-7, 7, (3, 5)).astype("float64")
     side = "right" if right else "left"

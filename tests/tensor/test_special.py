@@ -90,7 +90,7 @@ def test_polygamma_parity(pd, n, dtype, shape):
 @pytest.mark.parametrize("shape", [(), (2, 3)])  # Paddle 2.6.2 fails on empty inputs here
 def test_multigammaln_parity(pd, p, dtype, shape):
     x = np.asarray(_sample("multigammaln", shape, dtype) + p / 2, dtype=dtype)
-    # Paddle adds its constant p(p-1)/4 log(pi) in float32: ~1e-8 off in float64 (see B66 test)
+    # Paddle adds its constant p(p-1)/4 log(pi) in float32: ~1e-8 off in float64
     check_parity(lambda lib, t: lib.multigammaln(t, p), [x], pd, grad=x.size > 0,
                  rtol=1e-5 if dtype == "float32" else 1e-7)
 
@@ -242,7 +242,7 @@ def test_float32_is_correctly_rounded_float64():
         np.testing.assert_array_equal(a, b.astype(np.float32))
 
 
-# ---------------------------------------------------------------- B66: multigammaln vs SciPy
+# ---------------------------------------------------------------- multigammaln vs SciPy
 
 @pytest.mark.parametrize("p", [1, 2, 3, 4, 7])
 def test_b66_multigammaln_matches_scipy(p):

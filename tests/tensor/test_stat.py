@@ -62,7 +62,7 @@ def test_reduction_parity_float64(pd, op):
 @pytest.mark.parametrize("op", sorted(MULTI_AXIS_OPS))
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_reduction_parity_0d(pd, op, axis):
-    """0-D inputs reduce to 0-D (B1) whatever the axis/keepdim."""
+    """0-D inputs reduce to 0-D whatever the axis/keepdim."""
     if op in ("quantile", "nanquantile") and axis is not None:
         pytest.skip("Paddle's quantile refuses an axis on a 0-D tensor")
     fn = MULTI_AXIS_OPS[op]
@@ -93,7 +93,7 @@ def test_integer_inputs_parity(pd, op, dtype):
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", ["bool", "int16", "int32", "int64", "float32", "float64"])
 def test_sum_dtype_rules_parity(pd, dtype):
-    """B7 (bool/int32 -> int64), B9 (int16 kept)."""
+    """bool/int32 sum to int64; int16 is kept."""
     x = (RNG.integers(0, 3, size=(2, 3)) > 0).astype(dtype) if dtype == "bool" else \
         RNG.integers(-3, 4, size=(2, 3)).astype(dtype)
     check_parity(lambda P, a: P.sum(a), [x], pd, grad=False)
@@ -105,7 +105,7 @@ def test_sum_dtype_rules_parity(pd, dtype):
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
 def test_sum_dtype_argument_length1_axis(pd, dtype):
-    """B7: dtype= is honoured even when the reduced axis has length 1."""
+    """dtype= is honoured even when the reduced axis has length 1."""
     x = np.array([[1, 2, 3]]).astype(dtype)
     for target in ("int64", "float64", "float32"):
         check_parity(lambda P, a: P.sum(a, axis=0, dtype=target), [x], pd, grad=False)
@@ -130,13 +130,13 @@ def test_prod_dtype_parity(pd):
     check_parity(lambda P, a: P.prod(a, axis=0, dtype="int32"), [x], pd, grad=False)
 
 
-# ---------------------------------------------------------------- B1 / B50 / B48
+# ---------------------------------------------------------------- accumulation dtypes
 
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod", "any", "all", "amax",
                                 "logsumexp", "std", "var", "nansum", "nanmean", "median",
                                 "count_nonzero"])
 def test_full_reduction_is_0d(op):
-    """B1: axis=None gives shape [] (never [1]); item() and float() work."""
+    """axis=None gives shape [] (never [1]); item() and float() work."""
     x = paddle.to_tensor(_x((2, 3)) + 1.0)
     out = getattr(paddle, op)(x)
     assert out.shape == []
@@ -148,7 +148,7 @@ def test_full_reduction_is_0d(op):
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod", "amax", "amin", "nansum",
                                 "nanmean", "median", "nanmedian", "logsumexp"])
 def test_length1_axis_returns_values(op):
-    """B50: reducing an axis of length 1 returns the input values unchanged."""
+    """reducing an axis of length 1 returns the input values unchanged."""
     x = _x((3, 1, 4))
     out = getattr(paddle, op)(paddle.to_tensor(x), axis=1)
     assert out.shape == [3, 4]
@@ -159,7 +159,7 @@ def test_length1_axis_returns_values(op):
 @pytest.mark.parametrize("op", ["sum", "mean", "nansum", "nanmean", "var", "std", "logsumexp",
                                 "prod", "max", "amin"])
 def test_low_precision_accumulates_in_float32(dtype, op):
-    """B48: fp16/bf16 reductions accumulate in fp32 and keep the input dtype."""
+    """fp16/bf16 reductions accumulate in fp32 and keep the input dtype."""
     rng = np.random.default_rng(0)
     base = rng.uniform(0.99, 1.01, size=(4, 2048)) if op == "prod" else \
         rng.uniform(0.5, 1.5, size=(4, 2048))
@@ -181,7 +181,7 @@ def test_float16_sum_does_not_saturate():
 # ---------------------------------------------------------------- gradients
 
 def test_max_min_tie_gradients_parity_b42(pd):
-    """B42: amax/amin share the gradient evenly among ties; max/min give each tie the full
+    """amax/amin share the gradient evenly among ties; max/min give each tie the full
     gradient, as Paddle does."""
     x = np.array([[1., 3., 3., 2.], [5., 5., 5., 0.], [0., 0., 4., 4.]], dtype="float32")
     for op in ("max", "min", "amax", "amin"):
@@ -275,7 +275,7 @@ def test_logsumexp_stability():
     assert np.isnan(paddle.logsumexp(paddle.to_tensor([-np.inf, -np.inf])).numpy())
 
 
-# ---------------------------------------------------------------- NaN rules (B59)
+# ---------------------------------------------------------------- NaN rules
 
 def _with_nans(shape=(3, 4, 5)):
     x = _x(shape)

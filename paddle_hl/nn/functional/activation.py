@@ -17,6 +17,9 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...backend.arrays import down as _down
+from ...backend.arrays import sigmoid as _sigmoid
+from ...backend.arrays import up as _up
 from ...framework import dtype as _dt
 from ...framework import random as _rnd
 from ...framework.op import apply, apply_
@@ -24,7 +27,7 @@ from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
 from ...tensor import math as _math
 from ...tensor import search as _search
-from ...tensor._helpers import cast_to, norm_axis, tensor_arg
+from ...tensor._helpers import cast_to, float_arg, norm_axis, tensor_arg
 from ...tensor.special import _erf_arr
 
 __all__ = []
@@ -39,30 +42,6 @@ _GELU_C = 0.044715
 
 
 # ---------------------------------------------------------------- helpers
-
-def _float_arg(x, op: str, arg: str = "x") -> Tensor:
-    """``x`` as a floating Tensor; integer/bool/complex input is refused as Paddle does."""
-    x = tensor_arg(x, op, arg)
-    d = x._data.dtype
-    if not (d in _NATIVE or d in _dt.LOW_FLOATS):
-        raise TypeError(f"{op}: argument '{arg}' has dtype {x.dtype.name}, expected one of "
-                        f"{list(_FLOAT_NAMES)}; cast it with x.astype('float32') first")
-    return x
-
-
-def _up(a):
-    """The compute array: float32/float64 as they are, float16/bfloat16 widened to float32."""
-    return a if a.dtype in _NATIVE else a.astype(_F32)
-
-
-def _down(a, dt, xp):
-    """Round a computed array back to the op's dtype (0-D results stay arrays)."""
-    if a.dtype != dt:
-        a = a.astype(dt)
-    if type(a) is not np.ndarray and not backend.is_gpu_array(a):
-        a = xp.asarray(a)
-    return a
-
 
 def _mask(cond, like: Tensor) -> Tensor:
     """A bool Tensor turned into a constant 0/1 Tensor of ``like``'s dtype (for gradient rules)."""
@@ -96,13 +75,13 @@ def _elementwise(name, fwd, bwd, hi, from_out=False, quiet=False):
         xc = x if dt in _NATIVE else x.astype(_F32)
         with guard():
             oc = fwd(xc, xp, **attrs)
-        out = _down(oc, dt, xp)
+        out = _down(oc, dt)
         saved = oc if from_out else xc
 
         def backward(g):
             with guard():
                 r = bwd(g if g.dtype in _NATIVE else g.astype(_F32), saved, xp, **attrs)
-            return (_down(r, dt, xp),)
+            return (_down(r, dt),)
 
         return out, backward
 
@@ -116,18 +95,11 @@ def _elementwise(name, fwd, bwd, hi, from_out=False, quiet=False):
 
 
 def _run(kernel, x, op, **attrs):
-    return apply(kernel, _float_arg(x, op), **attrs)
+    return apply(kernel, float_arg(x, op), **attrs)
 
 
 def _run_(kernel, x, op, **attrs):
-    return apply_(kernel, _float_arg(x, op), **attrs)
-
-
-def _sigmoid_arr(x, xp):
-    # exp of a non-positive argument only: no overflow for large |x|
-    e = xp.exp(-xp.abs(x))
-    r = 1.0 / (1.0 + e)
-    return xp.where(x >= 0, r, e * r)
+    return apply_(kernel, float_arg(x, op), **attrs)
 
 
 def _softplus_arr(x, xp):
@@ -264,7 +236,7 @@ _elu_k = _elementwise(
 
 
 def elu(x, alpha=1.0, name=None):
-    """ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise, for any alpha (B69).
+    """ELU: ``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise, for any alpha.
 
     Args:
         x (Tensor): floating input.
@@ -304,7 +276,7 @@ _celu_k = _elementwise(
 
 
 def celu(x, alpha=1.0, name=None):
-    """CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (B90).
+    """CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Args:
         x (Tensor): floating input.
@@ -411,7 +383,7 @@ _gelu_k = _elementwise("gelu", _gelu_fwd, _gelu_bwd, _gelu_hi)
 
 
 def gelu(x, approximate=False, name=None):
-    """GELU: ``0.5 x (1 + erf(x / sqrt(2)))``, or the tanh formula when approximate (B77).
+    """GELU: ``0.5 x (1 + erf(x / sqrt(2)))``, or the tanh formula when approximate.
 
     Args:
         x (Tensor): floating input.
@@ -630,7 +602,7 @@ def _softplus_fwd(x, xp, beta, threshold):
 
 def _softplus_bwd(g, x, xp, beta, threshold):
     bx = x * beta
-    return xp.where(bx > threshold, g, g * _sigmoid_arr(bx, xp))
+    return xp.where(bx > threshold, g, g * _sigmoid(bx))
 
 
 def _softplus_hi(i, g, beta, threshold):
@@ -678,7 +650,7 @@ def softsign(x, name=None):
 
 
 def _silu_bwd(g, x, xp):
-    s = _sigmoid_arr(x, xp)
+    s = _sigmoid(x)
     return g * (s * (1.0 + x * (1.0 - s)))
 
 
@@ -687,8 +659,8 @@ def _silu_hi(i, g):
     return (g[0] * (s * (1.0 + i[0] * (1.0 - s))),)
 
 
-_silu_k = _elementwise("silu", lambda x, xp: x * _sigmoid_arr(x, xp), _silu_bwd, _silu_hi)
-_swish_k = _elementwise("swish", lambda x, xp: x * _sigmoid_arr(x, xp), _silu_bwd, _silu_hi)
+_silu_k = _elementwise("silu", lambda x, xp: x * _sigmoid(x), _silu_bwd, _silu_hi)
+_swish_k = _elementwise("swish", lambda x, xp: x * _sigmoid(x), _silu_bwd, _silu_hi)
 
 
 def silu(x, name=None):
@@ -725,7 +697,7 @@ def _mish_parts(x, xp):
 
 def _mish_bwd(g, x, xp):
     _, t = _mish_parts(x, xp)
-    dsp = xp.where(x > 20.0, 1.0, _sigmoid_arr(x, xp))
+    dsp = xp.where(x > 20.0, 1.0, _sigmoid(x))
     return g * (t + x * (1.0 - t * t) * dsp)
 
 
@@ -784,7 +756,7 @@ def sigmoid(x, name=None):
     Returns:
         Tensor: same shape and dtype as x.
     """
-    return _math.sigmoid(_float_arg(x, "sigmoid"))
+    return _math.sigmoid(float_arg(x, "sigmoid"))
 
 
 def tanh(x, name=None):
@@ -798,7 +770,7 @@ def tanh(x, name=None):
     Returns:
         Tensor: same shape and dtype as x.
     """
-    return _math.tanh(_float_arg(x, "tanh"))
+    return _math.tanh(float_arg(x, "tanh"))
 
 
 tanh_ = _math.tanh_
@@ -831,9 +803,9 @@ def _softmax_k(x, axis):
         gc = _axis_view(_up(g), axis)
         r = gc * oc
         r -= oc * r.sum(axis=axis, keepdims=True)
-        return (_down(r.reshape(shape), dt, xp),)
+        return (_down(r.reshape(shape), dt),)
 
-    return _down(oc.reshape(shape), dt, xp), backward
+    return _down(oc.reshape(shape), dt), backward
 
 
 def _softmax_hi(i, g, axis):
@@ -862,9 +834,9 @@ def _log_softmax_k(x, axis):
     def backward(g):
         gc = _axis_view(_up(g), axis)
         r = gc - xp.exp(oc) * gc.sum(axis=axis, keepdims=True)
-        return (_down(r.reshape(shape), dt, xp),)
+        return (_down(r.reshape(shape), dt),)
 
-    return _down(oc.reshape(shape), dt, xp), backward
+    return _down(oc.reshape(shape), dt), backward
 
 
 def _log_softmax_hi(i, g, axis):
@@ -883,12 +855,12 @@ def _softmax_prep(x, axis, dtype, op):
     x = tensor_arg(x, op)
     if dtype is not None:
         x = cast_to(x, _dt.to_np(dtype))
-    x = _float_arg(x, op)
+    x = float_arg(x, op)
     return x, norm_axis(axis, x.ndim, op)
 
 
 def softmax(x, axis=-1, dtype=None, name=None):
-    """Softmax along ``axis``: ``exp(x - max) / sum(exp(x - max))`` (B47).
+    """Softmax along ``axis``: ``exp(x - max) / sum(exp(x - max))``.
 
     Subtracting the row maximum keeps long rows (over 100000 elements) free of overflow/NaN.
 
@@ -914,7 +886,7 @@ def softmax_(x, axis=-1, dtype=None, name=None):
     x = tensor_arg(x, "softmax_")
     if dtype is not None and _dt.to_np(dtype) != x._data.dtype:
         x = cast_to(x, _dt.to_np(dtype))
-    x = _float_arg(x, "softmax_")
+    x = float_arg(x, "softmax_")
     return apply_(_softmax_k, x, axis=norm_axis(axis, x.ndim, "softmax_"))
 
 
@@ -952,9 +924,9 @@ def _gumbel_k(x, noise, temperature, hard, axis):
         r = gc * y
         r -= y * r.sum(axis=axis, keepdims=True)
         r /= temperature
-        return _down(r, dt, xp), None
+        return _down(r, dt), None
 
-    return _down(out, dt, xp), backward
+    return _down(out, dt), backward
 
 
 def _gumbel_hi(i, g, temperature, hard, axis):
@@ -982,7 +954,7 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
     Returns:
         Tensor: same shape and dtype as x.
     """
-    x = _float_arg(x, "gumbel_softmax")
+    x = float_arg(x, "gumbel_softmax")
     temperature = _check_number(temperature, "gumbel_softmax", "temperature")
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: temperature must be greater than 0, got "
@@ -1005,16 +977,16 @@ def _glu_k(x, axis):
     dt = x.dtype
     xp = backend.get_array_module(x)
     a, b = xp.split(_up(x), 2, axis=axis)
-    s = _sigmoid_arr(b, xp)
+    s = _sigmoid(b)
 
     def backward(g):
         gc = _up(g)
         ga = gc * s
         gb = ga * a
         gb *= 1.0 - s
-        return (_down(xp.concatenate([ga, gb], axis=axis), dt, xp),)
+        return (_down(xp.concatenate([ga, gb], axis=axis), dt),)
 
-    return _down(a * s, dt, xp), backward
+    return _down(a * s, dt), backward
 
 
 def _glu_hi(i, g, axis):
@@ -1030,7 +1002,7 @@ _glu_k.hi = _glu_hi
 
 def glu(x, axis=-1, name=None):
     """Gated linear unit: split x in two halves ``a, b`` along axis and return
-    ``a * sigmoid(b)`` (B89).
+    ``a * sigmoid(b)``.
 
     Args:
         x (Tensor): floating input whose size along ``axis`` is even.
@@ -1043,7 +1015,7 @@ def glu(x, axis=-1, name=None):
     Example:
         >>> F.glu(paddle.to_tensor([[1., 2., 3., 4.]]))  # [[0.95257413, 1.96402758]]
     """
-    x = _float_arg(x, "glu")
+    x = float_arg(x, "glu")
     axis = norm_axis(axis, x.ndim, "glu")
     if x.ndim == 0 or x.shape[axis] % 2:
         raise ValueError(f"glu: the size of x along axis {axis} must be even to split it in "
@@ -1065,7 +1037,7 @@ def _maxout_k(x, groups, axis):
         xp.put_along_axis(gr, idx, xp.expand_dims(g, axis + 1), axis=axis + 1)
         return (gr.reshape(shape),)
 
-    return _down(out, dt, xp), backward
+    return _down(out, dt), backward
 
 
 def _maxout_hi(i, g, groups, axis):
@@ -1098,7 +1070,7 @@ def maxout(x, groups, axis=1, name=None):
     Returns:
         Tensor: x's shape with ``C / groups`` channels.
     """
-    x = _float_arg(x, "maxout")
+    x = float_arg(x, "maxout")
     if x.ndim != 4:
         raise ValueError(f"maxout: x must be a 4-D tensor, got x of shape {x.shape}")
     if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
@@ -1127,9 +1099,9 @@ def _prelu_k(x, w, wshape):
         gw = xp.where(pos, 0, gc * xc)
         red = tuple(k for k in range(gw.ndim) if k >= len(wshape) or wshape[k] == 1)
         gw = gw.sum(axis=red).reshape(w.shape) if red else gw.reshape(w.shape)
-        return _down(gx, dt, xp), _down(gw, w.dtype, xp)
+        return _down(gx, dt), _down(gw, w.dtype)
 
-    return _down(out, dt, xp), backward
+    return _down(out, dt), backward
 
 
 def _prelu_hi(i, g, wshape):
@@ -1153,7 +1125,7 @@ _PRELU_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
 def prelu(x, weight, data_format="NCHW", name=None):
     """PReLU: ``x`` for x > 0, ``weight * x`` otherwise, with one weight for all elements
     (weight shape [1]) or one per channel (shape [C]; the channel axis is 1, or the last axis
-    for channel-last formats, B78).
+    for channel-last formats).
 
     Args:
         x (Tensor): floating input.
@@ -1164,8 +1136,8 @@ def prelu(x, weight, data_format="NCHW", name=None):
     Returns:
         Tensor: same shape and dtype as x.
     """
-    x = _float_arg(x, "prelu")
-    weight = _float_arg(weight, "prelu", "weight")
+    x = float_arg(x, "prelu")
+    weight = float_arg(weight, "prelu", "weight")
     if weight.ndim > 1:
         raise ValueError(f"prelu: 'weight' must be 0-D or 1-D, got weight of shape "
                          f"{weight.shape}")
@@ -1197,9 +1169,9 @@ def _rrelu_k(x, noise):
     slope = xp.where(xc >= 0, 1.0, noise).astype(xc.dtype, copy=False)
 
     def backward(g):
-        return _down(_up(g) * slope, dt, xp), None
+        return _down(_up(g) * slope, dt), None
 
-    return _down(xc * slope, dt, xp), backward
+    return _down(xc * slope, dt), backward
 
 
 def _rrelu_hi(i, g):
@@ -1215,7 +1187,7 @@ _rrelu_k.hi = _rrelu_hi
 
 def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):
     """Randomized leaky ReLU: negative inputs are scaled by a slope drawn from
-    ``U(lower, upper)`` per element in training, and by ``(lower + upper) / 2`` otherwise (B90).
+    ``U(lower, upper)`` per element in training, and by ``(lower + upper) / 2`` otherwise.
 
     Args:
         x (Tensor): floating input.
@@ -1238,7 +1210,7 @@ def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):
                          f"{lower}, upper {upper}.")
     if upper > 1:
         raise ValueError(f"The upper value must be no greater than one. Received: {upper}.")
-    x = _float_arg(x, "rrelu")
+    x = float_arg(x, "rrelu")
     if not training:
         return apply(_leaky_k, x, slope=float(np.float32((lower + upper) / 2.0)))
     cdt = _up(x._data[:0]).dtype

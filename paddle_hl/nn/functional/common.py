@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ... import backend
+from ...backend import get_array_module as _xp
 from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
@@ -28,10 +28,6 @@ from ...tensor._helpers import norm_axis, tensor_arg
 from ...tensor.manipulation import broadcast_to, reshape
 
 __all__ = []
-
-
-def _xp(a):
-    return backend.get_array_module(a)
 
 
 def _float_tensor(x, op, arg="x"):

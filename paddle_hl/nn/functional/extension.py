@@ -9,18 +9,12 @@ from ... import backend
 from ...framework import dtype as _dt
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
+from ...tensor._helpers import int_tensor_arg as _int_arg
 from ...tensor._helpers import tensor_arg
 from ...tensor.creation import diag_embed  # noqa: F401  (re-exported as F.diag_embed)
 from ...tensor.random import randperm
 
 __all__ = []
-
-
-def _int_arg(x, op, arg):
-    x = tensor_arg(x, op, arg)
-    if x._data.dtype.kind not in "iu":
-        raise TypeError(f"{op}: '{arg}' must be an integer tensor, but got {x.dtype.name}")
-    return x
 
 
 def sequence_mask(x: Tensor, maxlen=None, dtype="int64", name=None) -> Tensor:

@@ -17,6 +17,8 @@ import math as _math
 import numpy as np
 
 from ... import backend
+from ...backend import get_array_module as _xp
+from ...backend.arrays import sigmoid as _sigmoid
 from ...framework import dtype as _dt
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
@@ -27,7 +29,9 @@ from ...tensor import search as _se
 from ...tensor import stat as _st
 from ...tensor._helpers import cast_to, tensor_arg
 from . import activation as _act
-from .activation import _sigmoid_arr, _softmax_arr, _softplus_arr
+from .activation import _softmax_arr, _softplus_arr
+from ...tensor._helpers import float_arg as _float_arg
+from ...tensor._helpers import int_tensor_arg as _int_arg
 
 __all__ = []
 
@@ -35,10 +39,6 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 # ---------------------------------------------------------------------------------- helpers
-def _xp(a):
-    return backend.get_array_module(a)
-
-
 def _arr(v, dtype, xp):
     """A real array of ``dtype`` (NumPy reductions return scalars, kernels must return arrays)."""
     return xp.asarray(v, dtype=dtype)
@@ -55,29 +55,12 @@ def _check_reduction(reduction, op, allowed=_REDUCTIONS):
                          f"but received {reduction!r}")
 
 
-def _float_arg(x, op, arg):
-    """``x`` as a floating Tensor; integer/bool inputs are refused with the dtype named."""
-    x = tensor_arg(x, op, arg)
-    if not x.dtype.is_floating_point:
-        raise TypeError(f"{op}: '{arg}' must be a float16, bfloat16, float32 or float64 tensor, "
-                        f"but got {x.dtype.name}")
-    return x
-
-
 def _like(y, x, op, arg):
     """``y`` as a Tensor with ``x``'s dtype (labels given as ints or another float dtype)."""
     y = tensor_arg(y, op, arg)
     if y._data.dtype != x._data.dtype:
         y = cast_to(y, x._data.dtype)
     return y
-
-
-def _int_arg(x, op, arg):
-    x = tensor_arg(x, op, arg)
-    if x._data.dtype.kind not in "iu":
-        raise TypeError(f"{op}: '{arg}' must be an integer tensor (int16, int32 or int64), "
-                        f"but got {x.dtype.name}")
-    return x
 
 
 def _same_shape(a, b, op, na, nb):
@@ -134,13 +117,6 @@ def _check_labels(idx, valid, n_class, op):
                              f"but received label value {v}")
         raise IndexError(f"{op}: label value should be less than the number of classes "
                          f"({n_class}) when it is not ignore_index, but received label value {v}")
-
-
-# -------------------------------------------------------------- small private activations
-def _sigmoid_np(x, xp):
-    # exp of a non-positive number only: never overflows
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 # ------------------------------------------------------------------ dtypes of the targets
@@ -457,7 +433,7 @@ def _bce_logits_kernel(x, y, pw):
     out = xp.where(keep, out, 0)
 
     def bw(g):
-        gx = g * ((1 - yw) - lw * _sigmoid_arr(-w, xp)) * keep
+        gx = g * ((1 - yw) - lw * _sigmoid(-w)) * keep
         return (gx.astype(x.dtype, copy=False), None, None)
 
     return out.astype(x.dtype, copy=False), bw
@@ -1386,7 +1362,7 @@ def _hsig_kernel(x, w, b, label, ptable, pcode, num_classes):
     out = (sp.sum(axis=1) - (bits * pre * mask).sum(axis=1))[:, None]
 
     def bw(g):
-        dpre = (_sigmoid_arr(pre, xp) - bits) * mask * g.astype(wd, copy=False)
+        dpre = (_sigmoid(pre) - bits) * mask * g.astype(wd, copy=False)
         gx = xp.einsum("nl,nld->nd", dpre, wsel).astype(x.dtype, copy=False)
         sel = mask.reshape(-1)
         rows_ = index.reshape(-1)[sel]

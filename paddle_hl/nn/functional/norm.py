@@ -17,10 +17,12 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...backend.arrays import up as _up
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
 from ...tensor import math as _math
+from ...tensor._helpers import float_arg as _float_arg
 from ...tensor._helpers import tensor_arg
 
 __all__ = []
@@ -29,21 +31,8 @@ _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _F32 = np.dtype(np.float32)
 
 
-def _up(a):
-    """float32/float64 stay; float16/bfloat16 are widened to float32 for the statistics."""
-    return a if a.dtype in _NATIVE else a.astype(_F32)
-
-
 def _cast(a, dt):
     return a if a.dtype == dt else a.astype(dt)
-
-
-def _float_arg(x, op, arg="x"):
-    x = tensor_arg(x, op, arg)
-    if not x.dtype.is_floating_point:
-        raise TypeError(f"{op}: argument '{arg}' has dtype {x.dtype.name}, expected float16, "
-                        "bfloat16, float32 or float64")
-    return x
 
 
 def _param(p, op, arg, size):

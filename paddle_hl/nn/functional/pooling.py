@@ -18,6 +18,7 @@ import numpy as np
 
 from ...backend import get_array_module
 from ...backend import windows as _win
+from ...backend.arrays import up as _up
 from ...framework.op import apply
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
@@ -33,10 +34,6 @@ from .conv import (
 __all__ = []
 
 _LOW = ("float16", "bfloat16")
-
-
-def _up(x):
-    return x.astype(np.float32) if x.dtype.name in _LOW else x
 
 
 def _cdiv(a, b):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...framework import dtype as _dt
 from ...framework.tensor import Tensor
+from ...tensor._helpers import name_suffix as _name_suffix
 from .. import functional as F
 from ..initializer import Constant
 from .layers import Layer
@@ -14,10 +15,6 @@ __all__ = []
 
 def _name_repr(name):
     return f"name={name}" if name else ""
-
-
-def _name_suffix(name):
-    return f", name={name}" if name else ""
 
 
 class _Activation(Layer):

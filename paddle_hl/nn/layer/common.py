@@ -8,22 +8,12 @@ import numbers
 from ...framework import dtype as _dt
 from ...framework import state
 from ...tensor import manipulation as _manip
+from ...tensor._helpers import name_suffix as _name_suffix
+from ...tensor._helpers import positive_int as _positive_int
 from .. import functional as F
 from .layers import Layer
 
 __all__ = []
-
-
-def _positive_int(v, where, arg):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{where}: {arg} must be an int, got {type(v).__name__}")
-    if v <= 0:
-        raise ValueError(f"{where}: {arg} must be greater than 0, got {v}")
-    return int(v)
-
-
-def _name_suffix(name):
-    return f", name={name}" if name else ""
 
 
 class Identity(Layer):
@@ -164,13 +154,9 @@ class Embedding(Layer):
         self.weight = self.create_parameter(attr=self._weight_attr, shape=self._size,
                                             dtype=self._dtype, is_bias=False)
         if self._padding_idx != -1:
-            prev = state.grad_enabled
-            state.grad_enabled = False
-            try:
+            with state.no_grad():
                 self.weight._data[self._padding_idx] = 0
                 self.weight._ver.v += 1
-            finally:
-                state.grad_enabled = prev
 
     def forward(self, x):
         return F.embedding(x, weight=self.weight, padding_idx=self._padding_idx_arg,

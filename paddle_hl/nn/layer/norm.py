@@ -9,8 +9,6 @@ unchanged. Running statistics are non-trainable Parameters, as in Paddle (they a
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ... import backend
@@ -18,6 +16,8 @@ from ...framework import dtype as _dt
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
+from ...tensor._helpers import name_suffix as _name_suffix
+from ...tensor._helpers import positive_int as _positive_int
 from .. import functional as F
 from ..functional import norm as _fnorm
 from ..initializer import Constant, Normal
@@ -25,18 +25,6 @@ from ..param_attr import ParamAttr
 from .layers import Layer
 
 __all__ = []
-
-
-def _name_suffix(name):
-    return f", name={name}" if name else ""
-
-
-def _positive_int(v, where, arg):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{where}: {arg} must be an int, got {type(v).__name__}")
-    if v <= 0:
-        raise ValueError(f"{where}: {arg} must be greater than 0, got {v}")
-    return int(v)
 
 
 def _stat_attr(attr_name):

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import numbers
 
+from ...tensor._helpers import name_suffix as _name_suffix
 from ..functional import vision as _fv
 from .layers import Layer
 
 __all__ = []
-
-
-def _name_suffix(name):
-    return f", name={name}" if name else ""
 
 
 def _size_or_scale(size, scale_factor):

@@ -88,9 +88,7 @@ class SpectralNorm:
             raise ValueError(f"spectral_norm: dim must be an int in [{-weight.ndim}, "
                              f"{weight.ndim}) for a weight of shape {weight.shape}, got {dim!r}")
         fn = SpectralNorm(name, n_power_iterations, int(dim) % weight.ndim, eps)
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             h = weight.shape[fn.dim]
             w = weight.size // h if h else 0
             place = _pl.place_of(weight._data)
@@ -102,8 +100,6 @@ class SpectralNorm:
             setattr(layer, name, weight * 1.0)
             layer.register_buffer(name + "_u", _wrap(u))
             layer.register_buffer(name + "_v", _wrap(v))
-        finally:
-            state.grad_enabled = prev
         layer.register_forward_pre_hook(fn)
         return fn
 

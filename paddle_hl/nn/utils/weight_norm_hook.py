@@ -72,9 +72,7 @@ class WeightNorm:
         fn = WeightNorm(name, int(dim))
         from ..initializer import Assign
 
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             g_val = _norm_except_dim(w, fn.dim)
             if fn.dim != -1:
                 g_val = reshape(g_val, [w.shape[fn.dim]])
@@ -82,8 +80,6 @@ class WeightNorm:
                                        default_initializer=Assign(w._data))
             g = layer.create_parameter(g_val.shape, dtype=w.dtype,
                                        default_initializer=Assign(g_val._data))
-        finally:
-            state.grad_enabled = prev
         del layer._parameters[name]
         layer.add_parameter(name + "_v", v)
         layer.add_parameter(name + "_g", g)
@@ -92,12 +88,8 @@ class WeightNorm:
         return fn
 
     def remove(self, layer):
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with state.no_grad():
             value = self.compute_weight(layer)
-        finally:
-            state.grad_enabled = prev
         from ..initializer import Assign
 
         if self.name in layer._buffers:
