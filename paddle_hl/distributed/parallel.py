@@ -9,7 +9,7 @@ import numpy as np
 
 from ..framework import state
 from ..nn.layer.layers import Layer
-from . import _comm
+from . import _comm, _nccl
 from . import collective as _coll
 
 __all__ = []
@@ -32,7 +32,7 @@ class ParallelEnv:
 
     @property
     def device_type(self) -> str:
-        return "cpu"
+        return "gpu" if _nccl.default_is_gpu() else "cpu"
 
     @property
     def current_endpoint(self) -> str:
@@ -75,10 +75,18 @@ class _Reducer:
     """All-reduces the gradients of a DataParallel layer in buckets while backward runs.
 
     Parameters are bucketed in reverse order of registration (roughly the order backward
-    finishes them). A bucket is flattened into one buffer and all-reduced (non-blocking) as soon
-    as all its parameters' gradients are final; the pass's end waits for the buckets and writes
-    the averages back. Parameters that got no gradient on this rank count as zeros, so every
-    rank takes part in every bucket.
+    finishes them); a bucket holds parameters of one dtype and one device. A bucket is
+    flattened into one buffer and all-reduced (non-blocking) as soon as all its parameters'
+    gradients are final; the pass's end waits for the buckets and writes the averages back.
+    Parameters that got no gradient on this rank count as zeros, so every rank takes part in
+    every bucket.
+
+    Buckets of GPU parameters stay on the GPU: they are summed by NCCL on a stream of their
+    own, which waits for the kernels that computed the gradients and which the current stream
+    waits for at the end of the pass, so nothing goes through the host. Without NCCL they go
+    through host memory and MPI. Buckets of CPU parameters are summed by MPI's non-blocking
+    all-reduce, in place on the flat float buffer; MPI advances it while this process is in an
+    MPI call, so every finished gradient also polls the buckets in flight.
     """
 
     def __init__(self, params, group, bucket_mb, first_bucket_mb):
@@ -91,7 +99,7 @@ class _Reducer:
         for i in reversed(range(len(params))):
             p = params[i]
             nbytes = int(np.prod(p.shape, dtype=np.int64)) * p._data.dtype.itemsize
-            if cur and (size + nbytes > limit or p._data.dtype != params[cur[0]]._data.dtype):
+            if cur and (size + nbytes > limit or _kind(p) != _kind(params[cur[0]])):
                 self.buckets.append(cur)
                 cur, size, limit = [], 0, bucket_mb * (1 << 20)
             cur.append(i)
@@ -101,11 +109,17 @@ class _Reducer:
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
         self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
+        self.nccl = None  # the group's NCCL communicator, for GPU parameters
+        gpu = [p for p in params if not isinstance(p._data, np.ndarray)]
+        if gpu:
+            self.nccl = _nccl.communicator(group, gpu[0]._data.device.id)
+        self.on_gpu = [self.nccl is not None and not isinstance(params[b[0]]._data, np.ndarray)
+                       for b in self.buckets]
         self._reset()
 
     def _reset(self):
         self.waiting = [len(b) for b in self.buckets]
-        self.inflight = {}  # bucket -> (request, buffer)
+        self.inflight = {}  # bucket -> (MPI request or NCCL event, buffer)
 
     # state.grad_sync protocol -------------------------------------------------
     def ready(self, leaf):
@@ -117,8 +131,9 @@ class _Reducer:
         if self.waiting[b] == 0:
             self._launch(b)
             self.early += 1
-        for req, _ in self.inflight.values():
-            _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
+        for c, (req, _) in self.inflight.items():
+            if not self.on_gpu[c]:
+                _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
 
     def done(self):
         try:
@@ -126,7 +141,10 @@ class _Reducer:
                 if b not in self.inflight:
                     self._launch(b)
             for b, (req, buf) in self.inflight.items():
-                _comm.wait(req, "DataParallel gradient all_reduce", self.group)
+                if self.on_gpu[b]:
+                    self.nccl.finish_sum(req)
+                else:
+                    _comm.wait(req, "DataParallel gradient all_reduce", self.group)
                 self._unpack(b, buf)
         finally:
             self._reset()
@@ -135,41 +153,47 @@ class _Reducer:
     def _launch(self, b):
         idx = self.buckets[b]
         ps = [self.params[i] for i in idx]
-        dtype = ps[0]._data.dtype
-        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
+        gpu = self.on_gpu[b]
         views = self.views.get(b)
         if views is not None and all(p._grad is not None and p._grad._data is v
                                      for p, v in zip(ps, views[1])):
-            # the gradients still are the views of the last pass's buffer (accumulated and
-            # zeroed in place): they are packed already
-            red = views[0]
-            self.inflight[b] = (self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red,
-                                                           op=_comm.mpi().SUM), red)
+            # the gradients still are the views of the last pass's buffer (accumulated in
+            # place): they are packed already
+            self._start(b, views[0])
             return
-        buf = np.empty(sum(sizes), dtype=dtype)
+        xp = _nccl.cupy_module() if gpu else np
+        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
+        buf = xp.empty(sum(sizes), dtype=ps[0]._data.dtype)
         off = 0
         for p, n in zip(ps, sizes):
             g = p._grad
             if g is None:
                 buf[off:off + n] = 0
+            elif gpu or isinstance(g._data, np.ndarray):
+                buf[off:off + n] = g._data.reshape(-1)
             else:
-                buf[off:off + n] = np.asarray(g._data if isinstance(g._data, np.ndarray)
-                                              else g._data.get()).reshape(-1)
+                buf[off:off + n] = g._data.get().reshape(-1)  # no NCCL: through the host
             off += n
-        red = _comm.reducible(buf)
-        req = self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red, op=_comm.mpi().SUM)
-        self.inflight[b] = (req, red)
+        self._start(b, buf if gpu else _comm.reducible(buf))
+
+    def _start(self, b, buf):
+        if self.on_gpu[b]:
+            self.inflight[b] = (self.nccl.start_sum(buf), buf)
+        else:
+            MPI = _comm.mpi()
+            self.inflight[b] = (self.group.comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM), buf)
 
     def _unpack(self, b, buf):
         from ..framework.tensor import _wrap
 
         # the bucket buffer is this pass's own (a new one per pass): average it in place and
-        # let the gradients of NumPy parameters become views of it, instead of copying the
-        # averages back (saves a pass over every gradient byte per step)
+        # let the gradients of parameters on its device become views of it, instead of copying
+        # the averages back (saves a pass over every gradient byte per step)
         if buf.dtype.kind == "f":
             buf *= buf.dtype.type(1.0 / self.group.nranks)
         else:
             buf //= self.group.nranks
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
         off = 0
         views = []
         for i in self.buckets[b]:
@@ -178,19 +202,25 @@ class _Reducer:
             avg = buf[off:off + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
             views.append(avg)
             off += n
+            same_device = isinstance(p._data, xp.ndarray)
             if p._grad is None:
-                if np.any(avg):
-                    p._grad = _wrap(avg if isinstance(p._data, np.ndarray)
-                                    else _coll._to_device(avg, p._data))
+                if xp.any(avg):
+                    p._grad = _wrap(avg if same_device else _coll._to_device(avg, p._data))
                 continue
-            if isinstance(p._grad._data, np.ndarray):
-                if p._grad._data.shape == avg.shape and p._grad._data.dtype == avg.dtype:
-                    p._grad._data = avg
-                else:
-                    p._grad._data[...] = avg
+            cur = p._grad._data
+            if same_device and cur.shape == avg.shape and cur.dtype == avg.dtype:
+                p._grad._data = avg
+            elif same_device:
+                cur[...] = avg
             else:
-                p._grad._data[...] = _coll._to_device(avg, p._grad._data)
+                cur[...] = _coll._to_device(avg, cur)
         self.views[b] = (buf, views)
+
+
+def _kind(p):
+    """What a bucket must share: dtype and device."""
+    a = p._data
+    return a.dtype, (None if isinstance(a, np.ndarray) else a.device.id)
 
 
 class DataParallel(Layer):
