@@ -8,8 +8,11 @@ draws the unique id (``nccl.get_unique_id()``), MPI broadcasts it, and every mem
 ``NcclCommunicator(nranks, id, rank)`` on its device. When they cannot agree, GPU tensors go
 through host memory and MPI instead, and a warning says why, once.
 
-Operations are enqueued on the current CUDA stream: they are ordered with the kernels around
-them and return without waiting for the GPU (Paddle's ``sync_op`` on the calculation stream).
+Operations keep the order of the current CUDA stream: a communicator runs its NCCL calls on a
+stream of its own (one stream keeps them in issue order, the same on every rank), which first
+waits for the kernels already queued on the current stream; the current stream then waits for
+the call, so the kernels queued after it see the result. The call returns without waiting for
+the GPU (Paddle's ``sync_op`` on the calculation stream).
 A :class:`GpuTask`'s ``wait()`` blocks the host until the operation has finished on the GPU,
 and gives up with a clear error after the collective timeout. ``isend`` / ``irecv`` are held
 back and issued together with the next operation on the communicator, in one NCCL group, so
@@ -193,9 +196,6 @@ class Communicator:
         self._side = None
 
     # ------------------------------------------------------------------ plumbing
-    def _stream(self):
-        return self.cp.cuda.get_current_stream()
-
     def _check_device(self, a, what):
         if a.device.id != self.device:
             raise ValueError(f"paddle_hl.distributed.{what}: the tensor is on gpu:{a.device.id} "
@@ -203,29 +203,54 @@ class Communicator:
                              "rank works on one GPU (paddle.set_device before "
                              "init_parallel_env)")
 
-    def _run(self, issue, what):
-        """Issue ``issue(stream_ptr)`` after the held-back point-to-point operations, in one
-        NCCL group with them, and record an event after it."""
-        cp = self.cp
-        stream = self._stream()
-        with cp.cuda.Device(self.device):
-            if self.pending:
-                pending, self.pending = self.pending, []
-                self.nccl.groupStart()
-                try:
-                    for op, _ in pending:
-                        op(stream.ptr)
-                    if issue is not None:
-                        issue(stream.ptr)
-                finally:
-                    self.nccl.groupEnd()
-                for _, after in pending:
-                    if after is not None:
-                        after()  # kernels that need the received data: after the group
-            elif issue is not None:
+    def comm_stream(self):
+        """The stream every NCCL call of this communicator runs on: one stream keeps them in
+        the order they were issued, on every rank, and lets them overlap the kernels of the
+        current stream."""
+        if self._side is None:
+            with self.cp.cuda.Device(self.device):
+                self._side = self.cp.cuda.Stream(non_blocking=True)
+        return self._side
+
+    def _event(self, stream):
+        ev = self.cp.cuda.Event(block=False, disable_timing=True)
+        ev.record(stream)
+        return ev
+
+    def _issue(self, issue, stream):
+        """``issue(stream_ptr)`` after the held-back point-to-point operations, in one NCCL
+        group with them. Returns their follow-up work."""
+        if not self.pending:
+            if issue is not None:
                 issue(stream.ptr)
-            ev = cp.cuda.Event(block=False, disable_timing=True)
-            ev.record(stream)
+            return []
+        pending, self.pending = self.pending, []
+        self.nccl.groupStart()
+        try:
+            for op, _ in pending:
+                op(stream.ptr)
+            if issue is not None:
+                issue(stream.ptr)
+        finally:
+            self.nccl.groupEnd()
+        return [after for _, after in pending if after is not None]
+
+    def _run(self, issue, what, after=None):
+        """Run ``issue(stream_ptr)`` on the communication stream once the kernels queued on the
+        current stream are done; the current stream then waits for it and runs ``after()``
+        (the work on the result). Returns a task whose event follows all of it."""
+        cp = self.cp
+        with cp.cuda.Device(self.device):
+            cur = cp.cuda.get_current_stream()
+            side = self.comm_stream()
+            side.wait_event(self._event(cur))
+            follow = self._issue(issue, side)
+            cur.wait_event(self._event(side))
+            for f in follow:
+                f()
+            if after is not None:
+                after()
+            ev = self._event(cur)
         self.last_event = ev
         return GpuTask(self, what, ev)
 
@@ -279,11 +304,11 @@ class Communicator:
                                 "reduce only with ReduceOp.SUM or AVG on NCCL")
             part = np.dtype(f"f{buf.dtype.itemsize // 2}")
             return buf.reshape(-1).view(part), self.types[part]
-        wide = self.cp.int32 if buf.dtype == np.bool_ else self.cp.float32
-        if buf.dtype.itemsize > 4:
-            wide = self.cp.float64
-        w = buf.astype(wide)
-        return w, self.types[np.dtype(wide)]
+        if buf.dtype == np.bool_:
+            wide = np.dtype(np.int32)
+        else:
+            wide = np.dtype(np.float64 if buf.dtype.itemsize > 4 else np.float32)
+        return buf.astype(wide), self.types[wide]
 
     def _op(self, op, dtype):
         """The NCCL operation for ``op``, and whether the average is left to divide after."""
@@ -311,36 +336,34 @@ class Communicator:
         return a.reshape(-1).view(self.cp.uint8)
 
     # ------------------------------------------------------------------ reductions
-    def all_reduce(self, a, op, what="all_reduce"):
+    def _reduction(self, a, op, what, call, root=None):
+        """All-reduce (``root`` None) or reduce ``a`` in place with ``call(ptr, n, type, op,
+        stream_ptr)``."""
         self._check_device(a, what)
         buf = self._contiguous(a)
         red, dt = self._reducible(buf, op, what)
         ncop, divide = self._op(op, red.dtype)
         n = red.size
-        if n == 0:
-            return self._run(None, what)
-        task = self._run(lambda s: self.nc.allReduce(red.data.ptr, red.data.ptr, n, dt, ncop,
-                                                     s), what)
-        out = self._average(red) if divide else red
-        self._write(buf, out)
-        self._write(a, buf)
-        return task
+
+        def issue(s):
+            if n:
+                call(red.data.ptr, n, dt, ncop, s)
+
+        def after():
+            if root is None or self.rank == root:
+                self._write(buf, self._average(red) if divide else red)
+                self._write(a, buf)
+
+        return self._run(issue, what, after)
+
+    def all_reduce(self, a, op, what="all_reduce"):
+        return self._reduction(a, op, what,
+                               lambda p, n, t, o, s: self.nc.allReduce(p, p, n, t, o, s))
 
     def reduce(self, a, root, op, what="reduce"):
-        self._check_device(a, what)
-        buf = self._contiguous(a)
-        red, dt = self._reducible(buf, op, what)
-        ncop, divide = self._op(op, red.dtype)
-        n = red.size
-        if n == 0:
-            return self._run(None, what)
-        task = self._run(lambda s: self.nc.reduce(red.data.ptr, red.data.ptr, n, dt, ncop, root,
-                                                  s), what)
-        if self.rank == root:
-            out = self._average(red) if divide else red
-            self._write(buf, out)
-            self._write(a, buf)
-        return task
+        return self._reduction(a, op, what,
+                               lambda p, n, t, o, s: self.nc.reduce(p, p, n, t, o, root, s),
+                               root=root)
 
     def reduce_scatter(self, out, inputs, op, what="reduce_scatter"):
         cp = self.cp
@@ -351,27 +374,31 @@ class Communicator:
         red = red.reshape(self.nranks, -1)
         recv = cp.empty(red.shape[1:], red.dtype)
         n = recv.size
-        if n == 0:
-            return self._run(None, what)
-        task = self._run(lambda s: self.nc.reduceScatter(red.data.ptr, recv.data.ptr, n, dt,
-                                                         ncop, s), what)
-        res = self._average(recv) if divide else recv
-        if out.dtype.kind == "c":
-            res = res.view(out.dtype)
-        self._write(out, res)
-        return task
+
+        def issue(s):
+            if n:
+                self.nc.reduceScatter(red.data.ptr, recv.data.ptr, n, dt, ncop, s)
+
+        def after():
+            res = self._average(recv) if divide else recv
+            if out.dtype.kind == "c":
+                res = res.view(out.dtype)
+            self._write(out, res)
+
+        return self._run(issue, what, after)
 
     # ------------------------------------------------------------------ data movement
     def broadcast(self, a, root, what="broadcast"):
         self._check_device(a, what)
         buf = self._contiguous(a)
         raw = self._bytes(buf)
-        if raw.size == 0:
-            return self._run(None, what)
-        task = self._run(lambda s: self.nc.broadcast(raw.data.ptr, raw.data.ptr, raw.size,
-                                                     self.nccl.NCCL_UINT8, root, s), what)
-        self._write(a, buf)
-        return task
+
+        def issue(s):
+            if raw.size:
+                self.nc.broadcast(raw.data.ptr, raw.data.ptr, raw.size, self.nccl.NCCL_UINT8,
+                                  root, s)
+
+        return self._run(issue, what, lambda: self._write(a, buf))
 
     def all_gather(self, a, what="all_gather"):
         """Every rank's ``a`` stacked along a new first axis."""
@@ -379,15 +406,16 @@ class Communicator:
         buf = self._contiguous(a)
         out = self.cp.empty((self.nranks,) + buf.shape, buf.dtype)
         src, dst = self._bytes(buf), self._bytes(out)
-        if src.size == 0:
-            return out, self._run(None, what)
-        task = self._run(lambda s: self.nc.allGather(src.data.ptr, dst.data.ptr, src.size,
-                                                     self.nccl.NCCL_UINT8, s), what)
-        return out, task
 
-    def _exchange(self, sends, recvs, what):
-        """Grouped point-to-point: ``sends`` and ``recvs`` are (peer, uint8 array) pairs; a
-        rank's own part is copied locally."""
+        def issue(s):
+            if src.size:
+                self.nc.allGather(src.data.ptr, dst.data.ptr, src.size, self.nccl.NCCL_UINT8,
+                                  s)
+
+        return out, self._run(issue, what)
+
+    def _exchange(self, sends, recvs, what, after=None):
+        """Grouped point-to-point: ``sends`` and ``recvs`` are (peer, uint8 array) pairs."""
         u8 = self.nccl.NCCL_UINT8
 
         def issue(s):
@@ -402,7 +430,7 @@ class Communicator:
             finally:
                 self.nccl.groupEnd()
 
-        return self._run(issue, what)
+        return self._run(issue, what, after)
 
     def gather(self, a, root, what="gather"):
         """Every rank's ``a`` stacked on ``root`` (None elsewhere)."""
@@ -423,18 +451,15 @@ class Communicator:
             parts = self._contiguous(parts.astype(buf.dtype, copy=False))
             buf[...] = parts[root]
             sends = [(r, self._bytes(parts[r])) for r in range(self.nranks) if r != root]
-            task = self._exchange(sends, [], what)
-        else:
-            task = self._exchange([], [(root, self._bytes(buf))], what)
-        self._write(a, buf)
-        return task
+            return self._exchange(sends, [], what, lambda: self._write(a, buf))
+        return self._exchange([], [(root, self._bytes(buf))], what,
+                              lambda: self._write(a, buf))
 
     def alltoall(self, send, what="alltoall"):
         """``send`` stacked (one part per rank) -> the parts received, stacked by sender."""
-        cp = self.cp
         self._check_device(send, what)
         send = self._contiguous(send)
-        recv = cp.empty_like(send)
+        recv = self.cp.empty_like(send)
         recv[self.rank] = send[self.rank]
         others = [r for r in range(self.nranks) if r != self.rank]
         task = self._exchange([(r, self._bytes(send[r])) for r in others],
@@ -447,20 +472,20 @@ class Communicator:
         self._check_device(dst, what)
         s = self._contiguous(src)
         d = self._contiguous(dst)
-        so = np.concatenate([[0], np.cumsum(ins)]).astype(int)
-        do = np.concatenate([[0], np.cumsum(outs)]).astype(int)
+        so = [0, *np.cumsum(ins).tolist()]
+        do = [0, *np.cumsum(outs).tolist()]
         me = self.rank
         d[do[me]:do[me + 1]] = s[so[me]:so[me + 1]]
         others = [r for r in range(self.nranks) if r != me]
-        task = self._exchange([(r, self._bytes(s[so[r]:so[r + 1]])) for r in others],
-                              [(r, self._bytes(d[do[r]:do[r + 1]])) for r in others], what)
-        self._write(dst, d)
-        return task
+        return self._exchange([(r, self._bytes(s[so[r]:so[r + 1]])) for r in others],
+                              [(r, self._bytes(d[do[r]:do[r + 1]])) for r in others], what,
+                              lambda: self._write(dst, d))
 
     def send(self, a, peer, what="send", defer=False):
         self._check_device(a, what)
         raw = self._bytes(self._contiguous(a))
         u8 = self.nccl.NCCL_UINT8
+
         def issue(s):
             if raw.size:
                 self.nc.send(raw.data.ptr, raw.size, u8, peer, s)
@@ -482,54 +507,45 @@ class Communicator:
                 self.nc.recv(raw.data.ptr, raw.size, u8, peer, s)
 
         def after():
-            a[...] = buf  # on the same stream, after the receive
+            a[...] = buf  # on the current stream, after the receive
 
         if defer:
             self.pending.append((issue, None if contiguous else after))
             return GpuTask(self, what)
-        task = self._run(issue, what)
-        if not contiguous:
-            after()
-        return task
+        return self._run(issue, what, None if contiguous else after)
 
     def barrier(self, what="barrier"):
         one = self.cp.ones(1, self.cp.int32)
-        task = self._run(lambda s: self.nc.allReduce(one.data.ptr, one.data.ptr, 1,
-                                                     self.nccl.NCCL_INT32, self.nccl.NCCL_SUM,
-                                                     s), what)
-        task.wait()
+        self._run(lambda s: self.nc.allReduce(one.data.ptr, one.data.ptr, 1,
+                                              self.nccl.NCCL_INT32, self.nccl.NCCL_SUM, s),
+                  what).wait()
 
     # ------------------------------------------------------------------ DataParallel
-    def side_stream(self):
-        """A stream of its own for gradient all-reduces, so they overlap the backward kernels."""
-        if self._side is None:
-            with self.cp.cuda.Device(self.device):
-                self._side = self.cp.cuda.Stream(non_blocking=True)
-        return self._side
-
-    def start_sum(self, buf, what="DataParallel gradient all_reduce"):
-        """Sum ``buf`` across the group on the side stream, once the kernels already queued on
-        the current stream (those that computed ``buf``) are done. Returns the event to wait
-        for."""
+    def start_sum(self, buf):
+        """Start summing ``buf`` across the group on the communication stream, once the
+        kernels already queued on the current stream (those that computed ``buf``) are done.
+        Returns the handle :meth:`finish_sum` takes; the host does not wait."""
         cp = self.cp
-        self.flush()
         red, dt = self._reducible(buf)
-        if red is not buf:
-            raise TypeError(f"paddle_hl.distributed.{what}: NCCL cannot reduce {buf.dtype}")
         with cp.cuda.Device(self.device):
-            ready = cp.cuda.Event(block=False, disable_timing=True)
-            ready.record(self._stream())
-            side = self.side_stream()
-            side.wait_event(ready)
-            self.nc.allReduce(buf.data.ptr, buf.data.ptr, buf.size, dt, self.nccl.NCCL_SUM,
-                              side.ptr)
-            done = cp.cuda.Event(block=False, disable_timing=True)
-            done.record(side)
-        return done
+            cur = cp.cuda.get_current_stream()
+            side = self.comm_stream()
+            side.wait_event(self._event(cur))
+            follow = self._issue(
+                lambda s: self.nc.allReduce(red.data.ptr, red.data.ptr, red.size, dt,
+                                            self.nccl.NCCL_SUM, s), side)
+            done = self._event(side)
+        return done, buf, red, follow
 
-    def finish_sum(self, done):
-        """Make the current stream wait for an all-reduce started by :meth:`start_sum`."""
-        self._stream().wait_event(done)
+    def finish_sum(self, handle):
+        """Make the current stream wait for a sum started by :meth:`start_sum` (the result is
+        then in its buffer)."""
+        done, buf, red, follow = handle
+        cur = self.cp.cuda.get_current_stream()
+        cur.wait_event(done)
+        for f in follow:
+            f()
+        self._write(buf, red)
 
     def destroy(self):
         self.pending = []

@@ -109,6 +109,7 @@ class _Reducer:
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
         self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
+        self.prescaled = {}  # bucket -> whether its buffer was divided by nranks when packed
         self.nccl = None  # the group's NCCL communicator, for GPU parameters
         gpu = [p for p in params if not isinstance(p._data, np.ndarray)]
         if gpu:
@@ -155,25 +156,38 @@ class _Reducer:
         ps = [self.params[i] for i in idx]
         gpu = self.on_gpu[b]
         views = self.views.get(b)
+        dtype = ps[0]._data.dtype
+        # a float bucket is divided by the number of ranks while it is packed, so the sum is
+        # the average: no pass of its own over the gradients (MPI's float16 / bfloat16 sums
+        # go through float64 and are divided after, as before)
+        pre = dtype.kind == "f" and (gpu or dtype.char in "fd")
+        scale = dtype.type(1.0 / self.group.nranks) if pre else None
+        self.prescaled[b] = pre
         if views is not None and all(p._grad is not None and p._grad._data is v
                                      for p, v in zip(ps, views[1])):
             # the gradients still are the views of the last pass's buffer (accumulated in
             # place): they are packed already
-            self._start(b, views[0])
+            buf = views[0]
+            if pre:
+                buf *= scale
+            self._start(b, buf)
             return
         xp = _nccl.cupy_module() if gpu else np
         sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
-        buf = xp.empty(sum(sizes), dtype=ps[0]._data.dtype)
+        buf = xp.empty(sum(sizes), dtype=dtype)
         off = 0
         for p, n in zip(ps, sizes):
             g = p._grad
-            if g is None:
-                buf[off:off + n] = 0
-            elif gpu or isinstance(g._data, np.ndarray):
-                buf[off:off + n] = g._data.reshape(-1)
-            else:
-                buf[off:off + n] = g._data.get().reshape(-1)  # no NCCL: through the host
+            part = buf[off:off + n]
             off += n
+            if g is None:
+                part[...] = 0
+                continue
+            g = g._data if gpu or isinstance(g._data, np.ndarray) else g._data.get()
+            if pre:
+                xp.multiply(g.reshape(-1), scale, out=part)
+            else:
+                part[...] = g.reshape(-1)
         self._start(b, buf if gpu else _comm.reducible(buf))
 
     def _start(self, b, buf):
@@ -186,13 +200,14 @@ class _Reducer:
     def _unpack(self, b, buf):
         from ..framework.tensor import _wrap
 
-        # the bucket buffer is this pass's own (a new one per pass): average it in place and
-        # let the gradients of parameters on its device become views of it, instead of copying
-        # the averages back (saves a pass over every gradient byte per step)
-        if buf.dtype.kind == "f":
-            buf *= buf.dtype.type(1.0 / self.group.nranks)
-        else:
-            buf //= self.group.nranks
+        # the bucket buffer is this pass's own (a new one per pass): the gradients of
+        # parameters on its device become views of it, instead of copies of the averages
+        # (saves a pass over every gradient byte per step)
+        if not self.prescaled[b]:
+            if buf.dtype.kind == "f":
+                buf *= buf.dtype.type(1.0 / self.group.nranks)
+            else:
+                buf //= self.group.nranks
         xp = _nccl.cupy_module() if self.on_gpu[b] else np
         off = 0
         views = []
@@ -214,7 +229,11 @@ class _Reducer:
                 cur[...] = avg
             else:
                 cur[...] = _coll._to_device(avg, cur)
-        self.views[b] = (buf, views)
+        if buf.dtype == self.params[self.buckets[b][0]]._data.dtype:
+            self.views[b] = (buf, views)
+        else:
+            # reduced in a wider type: the gradients are copies, not views of the buffer
+            self.views.pop(b, None)
 
 
 def _kind(p):
