@@ -77,7 +77,7 @@ def init_parallel_env():
     if 0 in _GROUPS:
         return ParallelEnv()
     size = env_world_size()
-    if _nccl.default_is_gpu():
+    if size > 1 and _nccl.default_is_gpu():
         _use_local_gpu()
     if size <= 1:
         _GROUPS[0] = Group(0, 0, [0], None)
