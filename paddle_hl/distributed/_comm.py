@@ -113,12 +113,13 @@ def wait(req, what: str, group) -> None:
     """Wait for an MPI request, raising a clear error when the other ranks do not answer.
 
     A non-blocking collective advances only while this process is inside an MPI call, so the
-    wait polls without sleeping: a large all-reduce moves through the shared-memory transport
-    in many small steps, and a sleep between two polls would stall every one of them. Between
-    polls the core is offered to other processes (``sched_yield``), which costs nothing when
-    each rank has its own core and keeps an oversubscribed machine usable. After a second of
-    polling the wait backs off to sleeps (a rank that is far behind, or stuck), and it gives
-    up after the timeout.
+    wait keeps polling: a large all-reduce moves through the shared-memory transport in many
+    small steps, and a sleep between two polls would stall every one of them. Between polls
+    the core is offered to other processes (``sched_yield``), which costs nothing when each
+    rank has its own core and keeps an oversubscribed machine usable. After a second (a rank
+    far behind, or stuck) the polls come in bursts separated by 1 ms sleeps, so a long wait
+    does not hold a core while the transfer still moves once the others arrive; the wait
+    gives up after the timeout.
     """
     if _test(req, what, group):
         return
@@ -127,7 +128,6 @@ def wait(req, what: str, group) -> None:
     deadline = start + limit
     spin_until = start + 1.0
     polls = 0
-    delay = 1e-5
     while not _test(req, what, group):
         polls += 1
         if polls & 63:
@@ -138,11 +138,10 @@ def wait(req, what: str, group) -> None:
                 f"paddle_hl.distributed.{what}: rank {group.rank} of group {group.id} "
                 f"(ranks {group.ranks}) waited {limit:g} s for the other ranks: one of them "
                 f"died or is stuck. Set {TIMEOUT_ENV} to wait longer.")
-        if now < spin_until:
+        if now < spin_until or polls & 1023:
             _yield()
         else:
-            time.sleep(delay)
-            delay = min(delay * 2, 1e-3)
+            time.sleep(1e-3)
 
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
