@@ -108,11 +108,14 @@ def communicator(group, device=None):
     if device is None:
         device = cp.cuda.Device().id if cp is not None else 0
     nccl = nccl_module()
-    ok = nccl is not None
-    ident = None
+    ok, why, ident = nccl is not None, _NCCL[1], None
     if ok:
-        ident = (socket.gethostname(), _device_identity(cp, device))
-    infos = group.comm.allgather((ok, _NCCL[1], ident))
+        try:
+            ident = (socket.gethostname(), _device_identity(cp, device))
+        except Exception as e:  # a CUDA error: this rank cannot use its GPU
+            ok, why = False, f"GPU {device} cannot be queried ({type(e).__name__}: {e})"
+    # every member learns every other's answer, so that all of them take the same path
+    infos = group.comm.allgather((ok, why, ident))
     reason = None
     for r, (ok_r, why, _) in enumerate(infos):
         if not ok_r:
