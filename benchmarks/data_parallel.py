@@ -12,10 +12,12 @@ runs, so oversubscription shows.
 
 For paddle_hl on 2 processes it also prints where the step goes:
 
-- the gradient-communication time of a step, outside the math: packing the buckets and
-  starting their all-reduces (``pack``), and waiting at the end of backward for the
-  all-reduces still in flight plus averaging them (``wait``); their sum over the step time is
-  the communication share;
+- the gradient-communication time of a step, outside the math: packing what is not in the
+  buckets yet and starting their all-reduces (``pack``), and waiting at the end of backward
+  for the all-reduces still in flight (``wait``); their sum over the step time is the
+  communication share. The time the engine's hook spends summing each final gradient straight
+  into its bucket, divided by the number of ranks, is printed apart: it replaces the
+  accumulation into ``.grad`` that one process does too;
 - the buckets (MB) and the time one in-place all-reduce of each size takes alone on these 2
   processes (``alone``): their sum over the step time is the all-reduce share, the cost the
   data movement itself puts on each step;
@@ -102,7 +104,7 @@ def _worker_paddle_hl(steps):
     rank, world = dist.get_rank(), dist.get_world_size()
     cpu = _pin(rank)
     dist.init_parallel_env()
-    t = {"pack": 0.0, "wait": 0.0, "finished": 0, "ends": 0}
+    t = {"absorb": 0.0, "pack": 0.0, "wait": 0.0, "finished": 0, "ends": 0}
 
     def timed(name, orig):
         def call(self, *a):
@@ -122,6 +124,7 @@ def _worker_paddle_hl(steps):
         t["ends"] += 1
         return orig_done(self)
 
+    parallel._Reducer.absorb = timed("absorb", parallel._Reducer.absorb)
     parallel._Reducer._launch = timed("pack", parallel._Reducer._launch)
     parallel._Reducer.done = timed("wait", done)
     paddle.seed(0)
@@ -141,7 +144,7 @@ def _worker_paddle_hl(steps):
         opt.clear_grad()
 
     def reset():
-        t.update(pack=0.0, wait=0.0, finished=0, ends=0)
+        t.update(absorb=0.0, pack=0.0, wait=0.0, finished=0, ends=0)
 
     times = _time_steps(step, steps, dist.barrier if world > 1 else lambda: None,
                         on_start=reset)
@@ -149,7 +152,8 @@ def _worker_paddle_hl(steps):
            "cpu": cpu, "threads": _threads()}
     reducer = getattr(model, "_reducer", None)
     if reducer is not None:
-        out.update(pack_s=t["pack"] / steps, wait_s=t["wait"] / steps,
+        out.update(absorb_s=t["absorb"] / steps, pack_s=t["pack"] / steps,
+                   wait_s=t["wait"] / steps,
                    comm_s=(t["pack"] + t["wait"]) / steps,
                    finished=t["finished"] / max(t["ends"], 1))
         # each bucket's in-place all-reduce alone, on a float32 buffer of its size
@@ -299,7 +303,9 @@ def main(argv=None):
         print(f"paddle_hl, 2 processes, per step (medians): step {step * 1e3:.1f} ms; "
               f"gradient communication outside the math {med('comm_s') * 1e3:.1f} ms "
               f"(pack and start {med('pack_s') * 1e3:.1f} ms, wait at the end of backward and "
-              f"average {med('wait_s') * 1e3:.1f} ms)")
+              f"average {med('wait_s') * 1e3:.1f} ms); gradients summed straight into the "
+              f"buckets and divided {med('absorb_s') * 1e3:.1f} ms (in place of the engine's "
+              "own accumulation)")
         print(f"  buckets {', '.join(f'{mb:.2f}' for mb in runs[0]['bucket_mb'])} MB; one "
               f"all-reduce of each alone: {', '.join(f'{a * 1e3:.2f}' for a in alone)} ms, "
               f"{sum(alone) * 1e3:.1f} ms in all = all-reduce share "

@@ -75,11 +75,13 @@ class _Reducer:
     """All-reduces the gradients of a DataParallel layer in buckets while backward runs.
 
     Parameters are bucketed in reverse order of registration (roughly the order backward
-    finishes them); a bucket holds parameters of one dtype and one device. A bucket is
-    flattened into one buffer and all-reduced (non-blocking) as soon as all its parameters'
-    gradients are final; the pass's end waits for the buckets and writes the averages back.
-    Parameters that got no gradient on this rank count as zeros, so every rank takes part in
-    every bucket.
+    finishes them); a bucket holds parameters of one dtype and one device. Each pass gives a
+    bucket a new flat buffer: a parameter's final gradient goes straight into it, divided by
+    the number of ranks (``absorb``, called by the engine), so the all-reduce's sum is the
+    average; the bucket is all-reduced (non-blocking, in place) as soon as all its parameters'
+    gradients are final, and the pass's end waits for the buckets and makes the gradients
+    views of them. Parameters that got no gradient on this rank count as zeros, so every rank
+    takes part in every bucket.
 
     Buckets of GPU parameters stay on the GPU: they are summed by NCCL on a stream of their
     own, which waits for the kernels that computed the gradients and which the current stream
@@ -109,18 +111,77 @@ class _Reducer:
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
         self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
-        self.prescaled = {}  # bucket -> whether its buffer was divided by nranks when packed
         self.nccl = None  # the group's NCCL communicator, for GPU parameters
         gpu = [p for p in params if not isinstance(p._data, np.ndarray)]
         if gpu:
             self.nccl = _nccl.communicator(group, gpu[0]._data.device.id)
         self.on_gpu = [self.nccl is not None and not isinstance(params[b[0]]._data, np.ndarray)
                        for b in self.buckets]
+        self.offsets = {}  # parameter index -> (offset, size) in its bucket's buffer
+        self.sizes = []
+        for idx in self.buckets:
+            off = 0
+            for i in idx:
+                n = int(np.prod(params[i].shape, dtype=np.int64))
+                self.offsets[i] = (off, n)
+                off += n
+            self.sizes.append(off)
+        # a float bucket is divided by the number of ranks while it is packed, so the sum is
+        # the average: no pass of its own over the gradients (MPI's float16 / bfloat16 sums
+        # go through float64 and are divided after, as before)
+        self.scale = []
+        for b, idx in enumerate(self.buckets):
+            dtype = params[idx[0]]._data.dtype
+            pre = dtype.kind == "f" and (self.on_gpu[b] or dtype.char in "fd")
+            self.scale.append(dtype.type(1.0 / group.nranks) if pre else None)
         self._reset()
+
+    def _prescaled(self, b):
+        return self.scale[b] is not None
+
+    def _buffer(self, b):
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        return xp.empty(self.sizes[b], dtype=self.params[self.buckets[b][0]]._data.dtype)
 
     def _reset(self):
         self.waiting = [len(b) for b in self.buckets]
         self.inflight = {}  # bucket -> (MPI request or NCCL event, buffer)
+        self.filling = {}  # bucket -> (this pass's buffer, parameter indices already in it)
+
+    def absorb(self, entry) -> bool:
+        """Finish a parameter's gradient straight into its bucket: the engine hands over the
+        final gradient ``g`` of this backward pass, and the bucket gets ``(grad + g) / nranks``
+        in one pass, instead of the gradient being summed in place and then copied into the
+        bucket. False leaves the gradient to the engine (hooks, a dtype to convert, a bucket
+        that is not divided while packed); ``_launch`` then packs it."""
+        leaf, g, _ = entry
+        i = self.index.get(id(leaf))
+        if i is None or leaf._hooks or g.dtype != leaf._data.dtype or g.shape != leaf._data.shape:
+            return False
+        b = self.bucket_of[i]
+        fill = self.filling.get(b)
+        if fill is None:
+            if not self._prescaled(b):
+                return False
+            fill = self.filling[b] = (self._buffer(b), set())
+        buf, absorbed = fill
+        off, n = self.offsets[i]
+        part = buf[off:off + n].reshape(leaf._data.shape)
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        if not isinstance(g, xp.ndarray):
+            return False
+        cur = leaf._grad
+        if cur is None:
+            xp.multiply(g, self.scale[b], out=part)
+            leaf._grad = _wrap_grad(part)
+        else:
+            if not isinstance(cur._data, xp.ndarray) or cur._data.shape != part.shape:
+                return False
+            xp.add(cur._data, g, out=part)
+            part *= self.scale[b]  # the parameter's slice, still in cache
+            cur._data = part
+        absorbed.add(i)
+        return True
 
     # state.grad_sync protocol -------------------------------------------------
     def ready(self, leaf):
@@ -153,18 +214,14 @@ class _Reducer:
     # -------------------------------------------------------------------------
     def _launch(self, b):
         idx = self.buckets[b]
-        ps = [self.params[i] for i in idx]
         gpu = self.on_gpu[b]
+        pre = self._prescaled(b)
+        scale = self.scale[b]
+        fill = self.filling.pop(b, None)
         views = self.views.get(b)
-        dtype = ps[0]._data.dtype
-        # a float bucket is divided by the number of ranks while it is packed, so the sum is
-        # the average: no pass of its own over the gradients (MPI's float16 / bfloat16 sums
-        # go through float64 and are divided after, as before)
-        pre = dtype.kind == "f" and (gpu or dtype.char in "fd")
-        scale = dtype.type(1.0 / self.group.nranks) if pre else None
-        self.prescaled[b] = pre
-        if views is not None and all(p._grad is not None and p._grad._data is v
-                                     for p, v in zip(ps, views[1])):
+        if fill is None and views is not None and all(
+                self.params[i]._grad is not None and self.params[i]._grad._data is v
+                for i, v in zip(idx, views[1])):
             # the gradients still are the views of the last pass's buffer (accumulated in
             # place): they are packed already
             buf = views[0]
@@ -172,14 +229,14 @@ class _Reducer:
                 buf *= scale
             self._start(b, buf)
             return
+        buf, absorbed = fill if fill is not None else (self._buffer(b), ())
         xp = _nccl.cupy_module() if gpu else np
-        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
-        buf = xp.empty(sum(sizes), dtype=dtype)
-        off = 0
-        for p, n in zip(ps, sizes):
-            g = p._grad
+        for i in idx:
+            if i in absorbed:
+                continue
+            off, n = self.offsets[i]
             part = buf[off:off + n]
-            off += n
+            g = self.params[i]._grad
             if g is None:
                 part[...] = 0
                 continue
@@ -203,7 +260,7 @@ class _Reducer:
         # the bucket buffer is this pass's own (a new one per pass): the gradients of
         # parameters on its device become views of it, instead of copies of the averages
         # (saves a pass over every gradient byte per step)
-        if not self.prescaled[b]:
+        if not self._prescaled(b):
             if buf.dtype.kind == "f":
                 buf *= buf.dtype.type(1.0 / self.group.nranks)
             else:
@@ -240,6 +297,12 @@ def _kind(p):
     """What a bucket must share: dtype and device."""
     a = p._data
     return a.dtype, (None if isinstance(a, np.ndarray) else a.device.id)
+
+
+def _wrap_grad(arr):
+    from ..framework.tensor import _wrap
+
+    return _wrap(arr)
 
 
 class DataParallel(Layer):
@@ -296,6 +359,8 @@ class DataParallel(Layer):
 
     def forward(self, *inputs, **kwargs):
         if self._reducer is not None and self._grad_need_sync and state.grad_enabled:
+            if not self._reducer.inflight:
+                self._reducer._reset()  # nothing left over from a pass that raised
             state.grad_sync = self._reducer  # the next backward averages the gradients
         return self._layers(*inputs, **kwargs)
 
