@@ -4,17 +4,33 @@ an SGD step. paddle_hl (DataParallel over MPI, launched with ``python -m
 paddle_hl.distributed.launch``) side by side with PyTorch DDP on gloo, each on 1 and 2
 processes, runs interleaved and repeated.
 
-Every process is pinned to its own core and runs its math on one thread, so 2 processes use 2
-cores and 1 process uses 1: the scaling efficiency (2-process throughput / (2 x 1-process
-throughput)) then measures what communication and synchronisation cost. For paddle_hl the
-share of a step spent in gradient communication outside backward (packing the buckets, waiting
-for the all-reduces still in flight when backward ends, writing the averages back) is printed
-too; the all-reduces started during backward overlap with it.
+Every process is pinned to its own core and runs its math on one thread (the 1-process
+baselines too), so 2 processes use 2 cores and 1 process uses 1: the scaling efficiency
+(2-process throughput / (2 x 1-process throughput)) then measures what communication and
+synchronisation cost. Each worker reports the core it is pinned to and how many threads it
+runs, so oversubscription shows.
 
-Prints images/s (median and range over the repeats), speed-ups, efficiencies, the load
-average (the machine may be shared: read the figures with it), and a baseline of 2 paddle_hl
-processes training apart without communicating: on a busy machine (or 2 vCPUs that are one
-physical core) that is already below 2x, and it bounds what any data-parallel run can reach.
+For paddle_hl on 2 processes it also prints where the step goes:
+
+- the gradient-communication time of a step, outside the math: packing what is not in the
+  buckets yet and starting their all-reduces (``pack``), and waiting at the end of backward
+  for the all-reduces still in flight (``wait``); their sum over the step time is the
+  communication share. The time the engine's hook spends summing each final gradient straight
+  into its bucket, divided by the number of ranks, is printed apart: it replaces the
+  accumulation into ``.grad`` that one process does too;
+- the buckets (MB) and the time one in-place all-reduce of each size takes alone on these 2
+  processes (``alone``): their sum over the step time is the all-reduce share, the cost the
+  data movement itself puts on each step;
+- how many buckets had already finished when backward ended (the overlap).
+
+A baseline of 2 paddle_hl processes training apart (no communication) shows what the machine
+allows 2 processes at all: memory-bandwidth contention, or 2 vCPUs that are one physical core,
+or other load (the load average is printed), already keep it under 2x.
+
+No thread is involved in the overlap: each bucket's non-blocking all-reduce starts from the
+backward pass's hook, MPI moves it while the rank polls (every finished gradient polls the
+buckets in flight) and the end of backward waits for the rest, so compute and communication
+never compete for the GIL.
 
 Run: python benchmarks/data_parallel.py [--steps 8] [--repeats 3] [--libs paddle_hl,torch]
 """
@@ -34,12 +50,23 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 BATCH = 32
 NO_COMM = "PADDLE_HL_BENCH_NO_COMM"
+_CPU_TIMES = []  # CPU seconds of each timed step of this process
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _pin(rank):
     cpus = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
+    cpu = cpus[rank % len(cpus)]
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def _threads():
+    """The threads this process runs now (BLAS, MPI, gloo, ...)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
 
 
 def _data(rank):
@@ -56,35 +83,50 @@ def _time_steps(step, steps, barrier, on_start=None):
     barrier()
     if on_start is not None:
         on_start()
-    times = []
+    times, cpu = [], []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    _CPU_TIMES[:] = cpu
     return times
 
 
 def _worker_paddle_hl(steps):
     sys.path.insert(0, str(ROOT))
+    import numpy as np
+
     import paddle_hl as paddle
     import paddle_hl.distributed as dist
-    from paddle_hl.distributed import parallel
+    from paddle_hl.distributed import _comm, parallel
 
     rank, world = dist.get_rank(), dist.get_world_size()
-    _pin(rank)
+    cpu = _pin(rank)
     dist.init_parallel_env()
-    comm = [0.0]
-    for name in ("_launch", "done"):  # time the communication calls outside the math
-        orig = getattr(parallel._Reducer, name)
+    t = {"absorb": 0.0, "pack": 0.0, "wait": 0.0, "finished": 0, "ends": 0}
 
-        def timed(self, *a, _orig=orig):
+    def timed(name, orig):
+        def call(self, *a):
             t0 = time.perf_counter()
             try:
-                return _orig(self, *a)
+                return orig(self, *a)
             finally:
-                comm[0] += time.perf_counter() - t0
+                t[name] += time.perf_counter() - t0
+        return call
 
-        setattr(parallel._Reducer, name, timed)
+    orig_done = parallel._Reducer.done
+
+    def done(self):
+        # how many buckets finished while backward ran (tested before the end waits)
+        t["finished"] += sum(bool(_comm._test(req, "bench", self.group))
+                             for req, _ in self.inflight.values())
+        t["ends"] += 1
+        return orig_done(self)
+
+    parallel._Reducer.absorb = timed("absorb", parallel._Reducer.absorb)
+    parallel._Reducer._launch = timed("pack", parallel._Reducer._launch)
+    parallel._Reducer.done = timed("wait", done)
     paddle.seed(0)
     net = paddle.vision.models.resnet18(num_classes=10)
     # the no-communication baseline: 2 processes training apart (what 2 processes on this
@@ -101,12 +143,36 @@ def _worker_paddle_hl(steps):
         opt.step()
         opt.clear_grad()
 
+    def reset():
+        t.update(absorb=0.0, pack=0.0, wait=0.0, finished=0, ends=0)
+
     times = _time_steps(step, steps, dist.barrier if world > 1 else lambda: None,
-                        on_start=lambda: comm.__setitem__(0, 0.0))
-    comm_per_step = comm[0] / steps
+                        on_start=reset)
+    out = {"step_s": statistics.median(times), "cpu_s": statistics.median(_CPU_TIMES),
+           "cpu": cpu, "threads": _threads()}
+    reducer = getattr(model, "_reducer", None)
+    if reducer is not None:
+        out.update(absorb_s=t["absorb"] / steps, pack_s=t["pack"] / steps,
+                   wait_s=t["wait"] / steps,
+                   comm_s=(t["pack"] + t["wait"]) / steps,
+                   finished=t["finished"] / max(t["ends"], 1))
+        # each bucket's in-place all-reduce alone, on a float32 buffer of its size
+        MPI, comm = _comm.mpi(), reducer.group.comm
+        sizes, alone = [], []
+        for b in reducer.buckets:
+            n = sum(int(np.prod(reducer.params[i].shape)) for i in b)
+            buf = np.ones(n, np.float32)
+            runs = []
+            for _ in range(5):
+                comm.Barrier()
+                t0 = time.perf_counter()
+                comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+                runs.append(time.perf_counter() - t0)
+            sizes.append(buf.nbytes / 2**20)
+            alone.append(statistics.median(runs))
+        out.update(bucket_mb=sizes, bucket_alone_s=alone)
     if rank == 0:
-        print(json.dumps({"step_s": statistics.median(times), "comm_s": comm_per_step}),
-              flush=True)
+        print(json.dumps(out), flush=True)
 
 
 def _worker_torch(steps):
@@ -114,8 +180,9 @@ def _worker_torch(steps):
     import torch.distributed as tdist
 
     torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    _pin(rank)
+    cpu = _pin(rank)
     from train_step import _torch_resnet18
 
     torch.manual_seed(0)
@@ -138,7 +205,9 @@ def _worker_torch(steps):
 
     times = _time_steps(step, steps, tdist.barrier if world > 1 else lambda: None)
     if rank == 0:
-        print(json.dumps({"step_s": statistics.median(times), "comm_s": None}), flush=True)
+        print(json.dumps({"step_s": statistics.median(times),
+                          "cpu_s": statistics.median(_CPU_TIMES), "cpu": cpu,
+                          "threads": _threads()}), flush=True)
     if world > 1:
         tdist.destroy_process_group()
 
@@ -210,7 +279,7 @@ def main(argv=None):
         two = [r["ips"] for r in res[(lib, 2)]]
         m1, m2 = statistics.median(one), statistics.median(two)
         eff[lib] = m2 / (2 * m1)
-        share = [r["comm_s"] / r["step_s"] for r in res[(lib, 2)] if r["comm_s"] is not None]
+        share = [r["comm_s"] / r["step_s"] for r in res[(lib, 2)] if "comm_s" in r]
         share_s = f"{100 * statistics.median(share):.1f}%" if share else "-"
         print(f"{lib:<10}{m1:>8.1f} [{min(one):.1f}-{max(one):.1f}]".ljust(32)
               + f"{m2:>8.1f} [{min(two):.1f}-{max(two):.1f}]".ljust(22)
@@ -222,6 +291,39 @@ def main(argv=None):
               f"{statistics.median(nc):.1f} images/s [{min(nc):.1f}-{max(nc):.1f}], "
               f"{statistics.median(nc) / base:.2f}x one process: the most 2 processes reach "
               "on this machine now")
+    if ("paddle_hl", 2) in res:
+        runs = res[("paddle_hl", 2)]
+
+        def med(key):
+            return statistics.median(r[key] for r in runs)
+
+        step = med("step_s")
+        alone = [statistics.median(r["bucket_alone_s"][b] for r in runs)
+                 for b in range(len(runs[0]["bucket_alone_s"]))]
+        print(f"paddle_hl, 2 processes, per step (medians): step {step * 1e3:.1f} ms; "
+              f"gradient communication outside the math {med('comm_s') * 1e3:.1f} ms "
+              f"(pack and start {med('pack_s') * 1e3:.1f} ms, wait at the end of backward and "
+              f"average {med('wait_s') * 1e3:.1f} ms); gradients summed straight into the "
+              f"buckets and divided {med('absorb_s') * 1e3:.1f} ms (in place of the engine's "
+              "own accumulation)")
+        print(f"  buckets {', '.join(f'{mb:.2f}' for mb in runs[0]['bucket_mb'])} MB; one "
+              f"all-reduce of each alone: {', '.join(f'{a * 1e3:.2f}' for a in alone)} ms, "
+              f"{sum(alone) * 1e3:.1f} ms in all = all-reduce share "
+              f"{100 * sum(alone) / step:.1f}% of the step; buckets finished before backward "
+              f"ended: {med('finished'):.1f} of {len(alone)}")
+    # CPU time is stretched less than wall time by other processes' load: the CPU time of a
+    # 1-process step over a 2-process one counts what communication adds to each rank's work
+    # (memory contention included). Waiting for a late peer polls, so it counts too: on a
+    # loaded machine this ratio is lower than a quiet machine's efficiency.
+    for lib in libs:
+        c1 = statistics.median(r["cpu_s"] for r in res[(lib, 1)])
+        c2 = statistics.median(r["cpu_s"] for r in res[(lib, 2)])
+        print(f"{lib}: CPU time of a step on rank 0: {c1 * 1e3:.1f} ms on 1 process, "
+              f"{c2 * 1e3:.1f} ms on 2 (ratio {100 * c1 / c2:.0f}%)")
+    for (lib, n), runs in res.items():
+        r = runs[-1]
+        print(f"  {lib} on {n} process(es): rank 0 pinned to CPU {r['cpu']}, "
+              f"{r['threads']} threads in the process")
     if "paddle_hl" in eff and "torch" in eff:
         print(f"paddle_hl efficiency / torch efficiency: {eff['paddle_hl'] / eff['torch']:.2f}")
 

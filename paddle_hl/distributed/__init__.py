@@ -1,7 +1,8 @@
 """paddle_hl.distributed: data-parallel training across processes and machines.
 
 Processes talk through MPI (mpi4py; ``pip install 'paddle_hl[distributed]'`` brings it with the
-mpich wheel): collectives move NumPy buffers directly, without pickling. Start a job with
+mpich wheel): collectives move NumPy buffers directly, without pickling. Tensors on GPUs go
+through NCCL (``cupy.cuda.nccl``), one GPU per process, and stay on the GPU. Start a job with
 ``python -m paddle_hl.distributed.launch --nproc_per_node N train.py``, with :func:`spawn`
 (also from a notebook), or with ``mpiexec -n N python train.py``; in it, call
 :func:`init_parallel_env`, wrap the model in ``paddle.DataParallel`` and shard the data with

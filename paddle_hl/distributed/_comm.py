@@ -110,20 +110,41 @@ def _test(req, what, group):
 
 
 def wait(req, what: str, group) -> None:
-    """Wait for an MPI request, raising a clear error when the other ranks do not answer."""
+    """Wait for an MPI request, raising a clear error when the other ranks do not answer.
+
+    A non-blocking collective advances only while this process is inside an MPI call, so the
+    wait keeps polling: a large all-reduce moves through the shared-memory transport in many
+    small steps, and a sleep between two polls would stall every one of them. Between polls
+    the core is offered to other processes (``sched_yield``), which costs nothing when each
+    rank has its own core and keeps an oversubscribed machine usable. After a second (a rank
+    far behind, or stuck) the polls come in bursts separated by 1 ms sleeps, so a long wait
+    does not hold a core while the transfer still moves once the others arrive; the wait
+    gives up after the timeout.
+    """
     if _test(req, what, group):
         return
     limit = timeout()
-    deadline = time.monotonic() + limit
-    delay = 2e-6
+    start = time.monotonic()
+    deadline = start + limit
+    spin_until = start + 1.0
+    polls = 0
     while not _test(req, what, group):
-        if time.monotonic() > deadline:
+        polls += 1
+        if polls & 63:
+            continue
+        now = time.monotonic()
+        if now > deadline:
             raise PeerLost(
                 f"paddle_hl.distributed.{what}: rank {group.rank} of group {group.id} "
                 f"(ranks {group.ranks}) waited {limit:g} s for the other ranks: one of them "
                 f"died or is stuck. Set {TIMEOUT_ENV} to wait longer.")
-        time.sleep(delay)
-        delay = min(delay * 2, 1e-3)
+        if now < spin_until or polls & 1023:
+            _yield()
+        else:
+            time.sleep(1e-3)
+
+
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 class Task:
@@ -176,10 +197,18 @@ class Group:
         self.nranks = len(self.ranks)
         self.comm = comm
         self.name = name or f"_default_pg{gid}"
+        # the group's NCCL communicator (see _nccl): None until needed, False when unusable
+        self.nccl = None
 
     world_size = property(lambda self: self.nranks)
-    backend = property(lambda self: "mpi")
     process_group = property(lambda self: self.comm)
+
+    @property
+    def backend(self) -> str:
+        """'nccl' when collectives on the default device (a GPU) go through NCCL, else 'mpi'."""
+        from ._nccl import backend_name
+
+        return backend_name(self)
 
     def is_member(self) -> bool:
         return self.rank >= 0
@@ -190,4 +219,4 @@ class Group:
 
     def __repr__(self):
         return (f"Group(id={self.id}, rank={self.rank}, nranks={self.nranks}, "
-                f"ranks={self.ranks}, backend=mpi)")
+                f"ranks={self.ranks}, backend={self.backend})")

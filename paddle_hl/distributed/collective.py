@@ -6,6 +6,10 @@ place) and lists given for outputs are filled. With ``sync_op=False`` a :class:`
 returned; its ``wait()`` puts the result in place.
 
 A world of one process needs no MPI at all: every collective is then the identity.
+
+Tensors on a GPU go through NCCL (see :mod:`paddle_hl.distributed._nccl`): the operation is
+queued on the current CUDA stream and the call returns without waiting for the GPU. Every rank
+of a group must then pass tensors on its GPU, as every rank passes tensors of the same shape.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import os
 import numpy as np
 
 from ..framework.tensor import Tensor
-from . import _comm
+from . import _comm, _nccl
 from ._comm import Group, ReduceOp, Task
 
 __all__ = []  # the public names are re-exported by paddle_hl.distributed
@@ -73,6 +77,8 @@ def init_parallel_env():
     if 0 in _GROUPS:
         return ParallelEnv()
     size = env_world_size()
+    if size > 1 and _nccl.default_is_gpu():
+        _use_local_gpu()
     if size <= 1:
         _GROUPS[0] = Group(0, 0, [0], None)
         return ParallelEnv()
@@ -92,7 +98,22 @@ def init_parallel_env():
     # not an abort that hides which rank failed first)
     world.Set_errhandler(MPI.ERRORS_RETURN)
     _GROUPS[0] = Group(rank, 0, range(size), world)
+    if _nccl.default_is_gpu():
+        _nccl.communicator(_GROUPS[0])  # as Paddle: the GPU job's communicator is made now
     return ParallelEnv()
+
+
+def _use_local_gpu():
+    """Make this rank's GPU (``FLAGS_selected_gpus``, its rank on the machine) the default
+    device, as Paddle's init_parallel_env does: ``set_device('gpu')`` in every rank of a job
+    would otherwise put them all on GPU 0."""
+    from .. import backend
+    from ..framework.place import set_device
+    from .parallel import ParallelEnv
+
+    n = backend.device_count()
+    if n:
+        set_device(f"gpu:{ParallelEnv().device_id % n}")
 
 
 def is_initialized() -> bool:
@@ -124,9 +145,9 @@ def get_group(id=0):  # noqa: A002  (Paddle's name)
 
 
 def get_backend(group=None) -> str:
-    """The communication backend of ``group``: ``'MPI'``."""
-    _group(group, "get_backend")
-    return "MPI"
+    """The communication backend of ``group``: ``'NCCL'`` when the default device is a GPU and
+    NCCL can be used there, else ``'MPI'``."""
+    return _group(group, "get_backend").backend.upper()
 
 
 def get_rank(group=None) -> int:
@@ -174,6 +195,8 @@ def new_group(ranks=None, backend=None, timeout=datetime.timedelta(seconds=1800)
     rank = ranks.index(world.rank) if world.rank in ranks else -1
     g = Group(rank, gid, ranks, comm)
     _GROUPS[gid] = g
+    if comm is not None and g.nranks > 1 and _nccl.default_is_gpu():
+        _nccl.communicator(g)  # the members make the group's own NCCL communicator
     return g
 
 
@@ -181,6 +204,9 @@ def destroy_process_group(group=None):
     """Free ``group``'s communicator; with None, every group (the global one included)."""
     groups = list(_GROUPS.values()) if group is None else [_group(group, "destroy_process_group")]
     for g in groups:
+        if g.nccl:
+            g.nccl.destroy()
+        g.nccl = None
         if g.comm is not None and g.id != 0:
             g.comm.Free()
         g.comm = None
@@ -208,17 +234,30 @@ def _host(t):
 
 def _store(t, values):
     """Write ``values`` into ``t`` in place (keeping its dtype, shape and device)."""
-    values = np.asarray(values).reshape(t._data.shape)
     if isinstance(t._data, np.ndarray):
-        t._data[...] = values
+        t._data[...] = _host_array(values).reshape(t._data.shape)
     else:
-        t._data[...] = _to_device(values, t._data)
+        t._data[...] = _to_device(values, t._data).reshape(t._data.shape)
+
+
+def _host_array(values):
+    return values if isinstance(values, np.ndarray) else np.asarray(
+        values.get() if hasattr(values, "get") else values)
 
 
 def _to_device(values, like):
     import cupy
 
     return cupy.asarray(values, dtype=like.dtype)
+
+
+def _gpu(g, tensor):
+    """The group's NCCL communicator when ``tensor`` is on a GPU and NCCL can be used there
+    (None: the MPI path, through host memory for a GPU tensor)."""
+    a = tensor._data
+    if isinstance(a, np.ndarray):
+        return None
+    return _nccl.communicator(g, a.device.id)
 
 
 def _root(g, rank, fn, arg):
@@ -231,7 +270,8 @@ def _root(g, rank, fn, arg):
 
 def _done(task, sync_op):
     if sync_op:
-        task.wait()
+        if not isinstance(task, _nccl.GpuTask):  # NCCL work stays queued on the stream
+            task.wait()
         return None
     return task
 
@@ -305,6 +345,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     g = _group(group, "all_reduce")
     if not g.is_member() or g.nranks == 1:
         return _finished(sync_op, g, "all_reduce")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        return _done(nc.all_reduce(tensor._data, op), sync_op)
     arr, own = _host(tensor)
     buf = _comm.reducible(arr)
     req = g.comm.Iallreduce(_comm.mpi().IN_PLACE, buf, op=_comm.mpi_op(op))
@@ -341,6 +384,9 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
     root = _root(g, dst, "reduce", "dst")
     if g.nranks == 1:
         return _finished(sync_op, g, "reduce")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        return _done(nc.reduce(tensor._data, root, op), sync_op)
     MPI = _comm.mpi()
     arr, own = _host(tensor)
     buf = _comm.reducible(arr)
@@ -385,6 +431,10 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
             raise ValueError(f"paddle_hl.distributed.reduce_scatter: every tensor of tensor_list "
                              f"must have the output's shape {list(tensor.shape)}, got "
                              f"{list(t.shape)}")
+    nc = _gpu(g, tensor) if g.nranks > 1 else None
+    if nc is not None:
+        return _done(nc.reduce_scatter(tensor._data, [t._data for t in tensor_list], op),
+                         sync_op)
     arr, own = _host(tensor)
     send = _comm.reducible(np.stack([_host(t)[0] for t in tensor_list]).astype(arr.dtype))
     if g.nranks == 1:
@@ -423,6 +473,9 @@ def broadcast(tensor, src, group=None, sync_op=True):
     root = _root(g, src, "broadcast", "src")
     if g.nranks == 1:
         return _finished(sync_op, g, "broadcast")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        return _done(nc.broadcast(tensor._data, root), sync_op)
     arr, own = _host(tensor)
     req = g.comm.Ibcast(_comm.as_bytes(arr), root=root)
     finish = None if own else (lambda: _store(tensor, arr))
@@ -443,11 +496,17 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
     g = _group(group, "all_gather")
     if not g.is_member():
         return _finished(sync_op, g, "all_gather")
-    arr, _ = _host(tensor)
+    arr = tensor._data
     if g.nranks == 1:
         _fill_list(tensor_list, [arr.copy()], "all_gather", "tensor_list", tensor._data)
         return _finished(sync_op, g, "all_gather")
     _same_meta(g, [arr], "all_gather")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        out, task = nc.all_gather(tensor._data)
+        _fill_list(tensor_list, list(out), "all_gather", "tensor_list", tensor._data)
+        return _done(task, sync_op)
+    arr, _ = _host(tensor)
     out = np.empty((g.nranks,) + arr.shape, arr.dtype)
     req = g.comm.Iallgather(_comm.as_bytes(arr), _comm.as_bytes(out))
     finish = lambda: _fill_list(tensor_list, list(out), "all_gather",  # noqa: E731
@@ -473,11 +532,18 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
     if g.rank == root and gather_list is None:
         raise ValueError("paddle_hl.distributed.gather: gather_list must be a list on the dst "
                          "rank")
-    arr, _ = _host(tensor)
+    arr = tensor._data
     if g.nranks == 1:
         _fill_list(gather_list, [arr.copy()], "gather", "gather_list", tensor._data)
         return _finished(sync_op, g, "gather")
     _same_meta(g, [arr], "gather")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        out, task = nc.gather(arr, root)
+        if out is not None:
+            _fill_list(gather_list, list(out), "gather", "gather_list", arr)
+        return _done(task, sync_op)
+    arr, _ = _host(tensor)
     out = np.empty((g.nranks,) + arr.shape, arr.dtype) if g.rank == root else None
     req = g.comm.Igather(_comm.as_bytes(arr), None if out is None else _comm.as_bytes(out),
                          root=root)
@@ -505,7 +571,7 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     if not g.is_member():
         return _finished(sync_op, g, "scatter")
     root = _root(g, src, "scatter", "src")
-    arr, own = _host(tensor)
+    arr = tensor._data
     send = None
     if g.rank == root:
         if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.nranks:
@@ -517,6 +583,15 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
                 raise ValueError(f"paddle_hl.distributed.scatter: every tensor of tensor_list "
                                  f"must have the output's shape {list(arr.shape)}, got "
                                  f"{list(t.shape)}")
+    nc = _gpu(g, tensor) if g.nranks > 1 else None
+    if nc is not None:
+        if g.rank == root:
+            import cupy
+
+            send = cupy.stack([_to_device(t._data, arr) for t in tensor_list])
+        return _done(nc.scatter(arr, send, root), sync_op)
+    arr, own = _host(tensor)
+    if g.rank == root:
         send = np.stack([_host(t)[0] for t in tensor_list]).astype(arr.dtype)
     if g.nranks == 1:
         arr[...] = send[0]
@@ -546,17 +621,24 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
                          f"per rank of the group ({g.nranks})")
     for t in in_tensor_list:
         _check_tensor(t, "alltoall", "in_tensor_list")
-    arrays = [_host(t)[0] for t in in_tensor_list]
+    arrays = [t._data for t in in_tensor_list]
     if any(a.shape != arrays[0].shape or a.dtype != arrays[0].dtype for a in arrays):
         raise ValueError("paddle_hl.distributed.alltoall: the tensors of in_tensor_list must "
                          "share one shape and dtype, got "
                          f"{[(list(a.shape), str(a.dtype)) for a in arrays]}")
-    send = np.stack(arrays)
     like = in_tensor_list[0]._data
     if g.nranks == 1:
-        _fill_list(out_tensor_list, [send[0].copy()], "alltoall", "out_tensor_list", like)
+        _fill_list(out_tensor_list, [like.copy()], "alltoall", "out_tensor_list", like)
         return _finished(sync_op, g, "alltoall")
     _same_meta(g, arrays[:1], "alltoall")
+    nc = _gpu(g, in_tensor_list[0])
+    if nc is not None:
+        import cupy
+
+        recv, task = nc.alltoall(cupy.stack([_to_device(a, like) for a in arrays]))
+        _fill_list(out_tensor_list, list(recv), "alltoall", "out_tensor_list", like)
+        return _done(task, sync_op)
+    send = np.stack([_host(t)[0] for t in in_tensor_list])
     recv = np.empty_like(send)
     req = g.comm.Ialltoall(_comm.as_bytes(send), _comm.as_bytes(recv))
     finish = lambda: _fill_list(out_tensor_list, list(recv), "alltoall",  # noqa: E731
@@ -582,8 +664,7 @@ def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=
     g = _group(group, "alltoall_single")
     if not g.is_member():
         return _finished(sync_op, g, "alltoall_single")
-    src, _ = _host(in_tensor)
-    dst, own = _host(out_tensor)
+    src, dst = in_tensor._data, out_tensor._data
     if src.dtype != dst.dtype or src.shape[1:] != dst.shape[1:]:
         raise ValueError(f"paddle_hl.distributed.alltoall_single: in_tensor {list(src.shape)} "
                          f"{src.dtype} and out_tensor {list(dst.shape)} {dst.dtype} must share "
@@ -604,6 +685,11 @@ def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=
 
     ins = sizes(in_split_sizes, src.shape[0], "in_split_sizes")
     outs = sizes(out_split_sizes, dst.shape[0], "out_split_sizes")
+    nc = _gpu(g, out_tensor) if g.nranks > 1 else None
+    if nc is not None:
+        return _done(nc.alltoall_single(_to_device(src, dst), dst, ins, outs), sync_op)
+    src, _ = _host(in_tensor)
+    dst, own = _host(out_tensor)
     if g.nranks == 1:
         dst[...] = src
         if not own:
@@ -689,6 +775,15 @@ def _p2p(tensor, peer, group, fn, arg, sending):
     if g.nranks == 1:
         raise ValueError(f"paddle_hl.distributed.{fn}: the group has a single rank: there is "
                          "no other process to talk to")
+    nc = _gpu(g, tensor)
+    if nc is not None:
+        if peer is None and not sending:
+            raise ValueError(f"paddle_hl.distributed.{fn}: a GPU tensor travels through NCCL, "
+                             "which needs the sending rank: pass src (src=None, any rank, works "
+                             "for CPU tensors only)")
+        # isend / irecv are issued with the next operation, in one NCCL group (see _nccl)
+        transfer = nc.send if sending else nc.recv
+        return transfer(tensor._data, source, fn, defer=fn in ("isend", "irecv"))
     arr, own = _host(tensor)
     if sending:
         req = g.comm.Isend(_comm.as_bytes(arr), dest=source, tag=_TAG)
@@ -720,8 +815,9 @@ def irecv(tensor, src=None, group=None):
 def wait(tensor, group=None, use_calc_stream=True):
     """Wait for the communication on ``tensor`` to finish.
 
-    Synchronous collectives have finished when they return, so on CPU this only checks its
-    arguments; ``Task.wait()`` waits for an asynchronous one.
+    Synchronous collectives on CPU tensors have finished when they return, and those on GPU
+    tensors are queued on the current CUDA stream, ahead of the kernels that read the result,
+    so this only checks its arguments; ``Task.wait()`` waits for an asynchronous one.
     """
     _check_tensor(tensor, "wait")
     _group(group, "wait")
@@ -731,6 +827,10 @@ def barrier(group=None):
     """Block until every rank of ``group`` has reached this call."""
     g = _group(group, "barrier")
     if g.is_member() and g.nranks > 1:
+        nc = _nccl.communicator(g) if _nccl.default_is_gpu() else None
+        if nc is not None:
+            nc.barrier()  # also waits for the GPU work queued before it
+            return
         _comm.wait(g.comm.Ibarrier(), "barrier", g)
 
 

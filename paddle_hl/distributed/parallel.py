@@ -9,7 +9,7 @@ import numpy as np
 
 from ..framework import state
 from ..nn.layer.layers import Layer
-from . import _comm
+from . import _comm, _nccl
 from . import collective as _coll
 
 __all__ = []
@@ -32,7 +32,7 @@ class ParallelEnv:
 
     @property
     def device_type(self) -> str:
-        return "cpu"
+        return "gpu" if _nccl.default_is_gpu() else "cpu"
 
     @property
     def current_endpoint(self) -> str:
@@ -75,10 +75,20 @@ class _Reducer:
     """All-reduces the gradients of a DataParallel layer in buckets while backward runs.
 
     Parameters are bucketed in reverse order of registration (roughly the order backward
-    finishes them). A bucket is flattened into one buffer and all-reduced (non-blocking) as soon
-    as all its parameters' gradients are final; the pass's end waits for the buckets and writes
-    the averages back. Parameters that got no gradient on this rank count as zeros, so every
-    rank takes part in every bucket.
+    finishes them); a bucket holds parameters of one dtype and one device. Each pass gives a
+    bucket a new flat buffer: a parameter's final gradient goes straight into it, divided by
+    the number of ranks (``absorb``, called by the engine), so the all-reduce's sum is the
+    average; the bucket is all-reduced (non-blocking, in place) as soon as all its parameters'
+    gradients are final, and the pass's end waits for the buckets and makes the gradients
+    views of them. Parameters that got no gradient on this rank count as zeros, so every rank
+    takes part in every bucket.
+
+    Buckets of GPU parameters stay on the GPU: they are summed by NCCL on a stream of their
+    own, which waits for the kernels that computed the gradients and which the current stream
+    waits for at the end of the pass, so nothing goes through the host. Without NCCL they go
+    through host memory and MPI. Buckets of CPU parameters are summed by MPI's non-blocking
+    all-reduce, in place on the flat float buffer; MPI advances it while this process is in an
+    MPI call, so every finished gradient also polls the buckets in flight.
     """
 
     def __init__(self, params, group, bucket_mb, first_bucket_mb):
@@ -91,7 +101,7 @@ class _Reducer:
         for i in reversed(range(len(params))):
             p = params[i]
             nbytes = int(np.prod(p.shape, dtype=np.int64)) * p._data.dtype.itemsize
-            if cur and (size + nbytes > limit or p._data.dtype != params[cur[0]]._data.dtype):
+            if cur and (size + nbytes > limit or _kind(p) != _kind(params[cur[0]])):
                 self.buckets.append(cur)
                 cur, size, limit = [], 0, bucket_mb * (1 << 20)
             cur.append(i)
@@ -101,11 +111,77 @@ class _Reducer:
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
         self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
+        self.nccl = None  # the group's NCCL communicator, for GPU parameters
+        gpu = [p for p in params if not isinstance(p._data, np.ndarray)]
+        if gpu:
+            self.nccl = _nccl.communicator(group, gpu[0]._data.device.id)
+        self.on_gpu = [self.nccl is not None and not isinstance(params[b[0]]._data, np.ndarray)
+                       for b in self.buckets]
+        self.offsets = {}  # parameter index -> (offset, size) in its bucket's buffer
+        self.sizes = []
+        for idx in self.buckets:
+            off = 0
+            for i in idx:
+                n = int(np.prod(params[i].shape, dtype=np.int64))
+                self.offsets[i] = (off, n)
+                off += n
+            self.sizes.append(off)
+        # a float bucket is divided by the number of ranks while it is packed, so the sum is
+        # the average: no pass of its own over the gradients (MPI's float16 / bfloat16 sums
+        # go through float64 and are divided after, as before)
+        self.scale = []
+        for b, idx in enumerate(self.buckets):
+            dtype = params[idx[0]]._data.dtype
+            pre = dtype.kind == "f" and (self.on_gpu[b] or dtype.char in "fd")
+            self.scale.append(dtype.type(1.0 / group.nranks) if pre else None)
         self._reset()
+
+    def _prescaled(self, b):
+        return self.scale[b] is not None
+
+    def _buffer(self, b):
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        return xp.empty(self.sizes[b], dtype=self.params[self.buckets[b][0]]._data.dtype)
 
     def _reset(self):
         self.waiting = [len(b) for b in self.buckets]
-        self.inflight = {}  # bucket -> (request, buffer)
+        self.inflight = {}  # bucket -> (MPI request or NCCL event, buffer)
+        self.filling = {}  # bucket -> (this pass's buffer, parameter indices already in it)
+
+    def absorb(self, entry) -> bool:
+        """Finish a parameter's gradient straight into its bucket: the engine hands over the
+        final gradient ``g`` of this backward pass, and the bucket gets ``(grad + g) / nranks``
+        in one pass, instead of the gradient being summed in place and then copied into the
+        bucket. False leaves the gradient to the engine (hooks, a dtype to convert, a bucket
+        that is not divided while packed); ``_launch`` then packs it."""
+        leaf, g, _ = entry
+        i = self.index.get(id(leaf))
+        if i is None or leaf._hooks or g.dtype != leaf._data.dtype or g.shape != leaf._data.shape:
+            return False
+        b = self.bucket_of[i]
+        fill = self.filling.get(b)
+        if fill is None:
+            if not self._prescaled(b):
+                return False
+            fill = self.filling[b] = (self._buffer(b), set())
+        buf, absorbed = fill
+        off, n = self.offsets[i]
+        part = buf[off:off + n].reshape(leaf._data.shape)
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        if not isinstance(g, xp.ndarray):
+            return False
+        cur = leaf._grad
+        if cur is None:
+            xp.multiply(g, self.scale[b], out=part)
+            leaf._grad = _wrap_grad(part)
+        else:
+            if not isinstance(cur._data, xp.ndarray) or cur._data.shape != part.shape:
+                return False
+            xp.add(cur._data, g, out=part)
+            part *= self.scale[b]  # the parameter's slice, still in cache
+            cur._data = part
+        absorbed.add(i)
+        return True
 
     # state.grad_sync protocol -------------------------------------------------
     def ready(self, leaf):
@@ -117,8 +193,9 @@ class _Reducer:
         if self.waiting[b] == 0:
             self._launch(b)
             self.early += 1
-        for req, _ in self.inflight.values():
-            _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
+        for c, (req, _) in self.inflight.items():
+            if not self.on_gpu[c]:
+                _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
 
     def done(self):
         try:
@@ -126,7 +203,10 @@ class _Reducer:
                 if b not in self.inflight:
                     self._launch(b)
             for b, (req, buf) in self.inflight.items():
-                _comm.wait(req, "DataParallel gradient all_reduce", self.group)
+                if self.on_gpu[b]:
+                    self.nccl.finish_sum(req)
+                else:
+                    _comm.wait(req, "DataParallel gradient all_reduce", self.group)
                 self._unpack(b, buf)
         finally:
             self._reset()
@@ -134,42 +214,58 @@ class _Reducer:
     # -------------------------------------------------------------------------
     def _launch(self, b):
         idx = self.buckets[b]
-        ps = [self.params[i] for i in idx]
-        dtype = ps[0]._data.dtype
-        sizes = [int(np.prod(p.shape, dtype=np.int64)) for p in ps]
+        gpu = self.on_gpu[b]
+        pre = self._prescaled(b)
+        scale = self.scale[b]
+        fill = self.filling.pop(b, None)
         views = self.views.get(b)
-        if views is not None and all(p._grad is not None and p._grad._data is v
-                                     for p, v in zip(ps, views[1])):
-            # the gradients still are the views of the last pass's buffer (accumulated and
-            # zeroed in place): they are packed already
-            red = views[0]
-            self.inflight[b] = (self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red,
-                                                           op=_comm.mpi().SUM), red)
+        if fill is None and views is not None and all(
+                self.params[i]._grad is not None and self.params[i]._grad._data is v
+                for i, v in zip(idx, views[1])):
+            # the gradients still are the views of the last pass's buffer (accumulated in
+            # place): they are packed already
+            buf = views[0]
+            if pre:
+                buf *= scale
+            self._start(b, buf)
             return
-        buf = np.empty(sum(sizes), dtype=dtype)
-        off = 0
-        for p, n in zip(ps, sizes):
-            g = p._grad
+        buf, absorbed = fill if fill is not None else (self._buffer(b), ())
+        xp = _nccl.cupy_module() if gpu else np
+        for i in idx:
+            if i in absorbed:
+                continue
+            off, n = self.offsets[i]
+            part = buf[off:off + n]
+            g = self.params[i]._grad
             if g is None:
-                buf[off:off + n] = 0
+                part[...] = 0
+                continue
+            g = g._data if gpu or isinstance(g._data, np.ndarray) else g._data.get()
+            if pre:
+                xp.multiply(g.reshape(-1), scale, out=part)
             else:
-                buf[off:off + n] = np.asarray(g._data if isinstance(g._data, np.ndarray)
-                                              else g._data.get()).reshape(-1)
-            off += n
-        red = _comm.reducible(buf)
-        req = self.group.comm.Iallreduce(_comm.mpi().IN_PLACE, red, op=_comm.mpi().SUM)
-        self.inflight[b] = (req, red)
+                part[...] = g.reshape(-1)
+        self._start(b, buf if gpu else _comm.reducible(buf))
+
+    def _start(self, b, buf):
+        if self.on_gpu[b]:
+            self.inflight[b] = (self.nccl.start_sum(buf), buf)
+        else:
+            MPI = _comm.mpi()
+            self.inflight[b] = (self.group.comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM), buf)
 
     def _unpack(self, b, buf):
         from ..framework.tensor import _wrap
 
-        # the bucket buffer is this pass's own (a new one per pass): average it in place and
-        # let the gradients of NumPy parameters become views of it, instead of copying the
-        # averages back (saves a pass over every gradient byte per step)
-        if buf.dtype.kind == "f":
-            buf *= buf.dtype.type(1.0 / self.group.nranks)
-        else:
-            buf //= self.group.nranks
+        # the bucket buffer is this pass's own (a new one per pass): the gradients of
+        # parameters on its device become views of it, instead of copies of the averages
+        # (saves a pass over every gradient byte per step)
+        if not self._prescaled(b):
+            if buf.dtype.kind == "f":
+                buf *= buf.dtype.type(1.0 / self.group.nranks)
+            else:
+                buf //= self.group.nranks
+        xp = _nccl.cupy_module() if self.on_gpu[b] else np
         off = 0
         views = []
         for i in self.buckets[b]:
@@ -178,19 +274,35 @@ class _Reducer:
             avg = buf[off:off + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
             views.append(avg)
             off += n
+            same_device = isinstance(p._data, xp.ndarray)
             if p._grad is None:
-                if np.any(avg):
-                    p._grad = _wrap(avg if isinstance(p._data, np.ndarray)
-                                    else _coll._to_device(avg, p._data))
+                if xp.any(avg):
+                    p._grad = _wrap(avg if same_device else _coll._to_device(avg, p._data))
                 continue
-            if isinstance(p._grad._data, np.ndarray):
-                if p._grad._data.shape == avg.shape and p._grad._data.dtype == avg.dtype:
-                    p._grad._data = avg
-                else:
-                    p._grad._data[...] = avg
+            cur = p._grad._data
+            if same_device and cur.shape == avg.shape and cur.dtype == avg.dtype:
+                p._grad._data = avg
+            elif same_device:
+                cur[...] = avg
             else:
-                p._grad._data[...] = _coll._to_device(avg, p._grad._data)
-        self.views[b] = (buf, views)
+                cur[...] = _coll._to_device(avg, cur)
+        if buf.dtype == self.params[self.buckets[b][0]]._data.dtype:
+            self.views[b] = (buf, views)
+        else:
+            # reduced in a wider type: the gradients are copies, not views of the buffer
+            self.views.pop(b, None)
+
+
+def _kind(p):
+    """What a bucket must share: dtype and device."""
+    a = p._data
+    return a.dtype, (None if isinstance(a, np.ndarray) else a.device.id)
+
+
+def _wrap_grad(arr):
+    from ..framework.tensor import _wrap
+
+    return _wrap(arr)
 
 
 class DataParallel(Layer):
@@ -247,6 +359,8 @@ class DataParallel(Layer):
 
     def forward(self, *inputs, **kwargs):
         if self._reducer is not None and self._grad_need_sync and state.grad_enabled:
+            if not self._reducer.inflight:
+                self._reducer._reset()  # nothing left over from a pass that raised
             state.grad_sync = self._reducer  # the next backward averages the gradients
         return self._layers(*inputs, **kwargs)
 

@@ -325,7 +325,7 @@ class _LeafWatch:
     """Finalises each leaf's gradient as soon as the last edge into it has delivered, and
     tells ``sync`` (see ``state.grad_sync``)."""
 
-    __slots__ = ("pending", "leaf_grads", "sync")
+    __slots__ = ("pending", "leaf_grads", "sync", "absorb")
 
     def __init__(self, deps, leaf_grads, sync):
         pending = {}
@@ -336,6 +336,8 @@ class _LeafWatch:
         self.pending = pending
         self.leaf_grads = leaf_grads
         self.sync = sync
+        # a sync may store a leaf's final gradient itself (DataParallel: into its bucket)
+        self.absorb = getattr(sync, "absorb", None)
 
     def delivered(self, leaf):
         k = id(leaf)
@@ -344,7 +346,8 @@ class _LeafWatch:
         if left == 0:
             entry = self.leaf_grads.pop(k, None)
             if entry is not None:
-                _finish_leaves({k: entry}, False)
+                if self.absorb is None or not self.absorb(entry):
+                    _finish_leaves({k: entry}, False)
                 self.sync.ready(leaf)
 
 

@@ -30,7 +30,8 @@ saved_hooks = []
 # Set by paddle_hl.distributed.DataParallel for the next plain backward pass: an object whose
 # ``ready(leaf)`` is called as soon as a leaf's gradient is final (its .grad updated), while the
 # rest of the pass still runs, and whose ``done()`` is called once the pass has ended. It lets
-# gradient all-reduce overlap with the backward pass.
+# gradient all-reduce overlap with the backward pass. An optional ``absorb(entry)`` may store a
+# leaf's final gradient itself (True) instead of the engine.
 grad_sync = None
 
 

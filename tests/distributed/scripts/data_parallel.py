@@ -44,6 +44,9 @@ for w in w0:
     np.testing.assert_array_equal(w.numpy(), w0[0].numpy())
 reference.set_state_dict(net.state_dict())
 opt = make_opt(model.parameters())
+absorbed = []  # what the reducer's engine hook answered: True when it took the gradient
+reducer_absorb = model._reducer.absorb
+model._reducer.absorb = lambda entry: absorbed.append(reducer_absorb(entry)) or absorbed[-1]
 ref_opt = make_opt(reference.parameters())
 loss_fn = paddle.nn.CrossEntropyLoss()
 rng = np.random.default_rng(0)
@@ -89,6 +92,19 @@ for (name, p), q in zip(net.named_parameters(), reference.parameters()):
         continue  # BatchNorm's running statistics: the replay runs it n times per step
     np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6,
                                err_msg=f"{name} rank {rank}")
+# float16 parameters (summed through float64): a second backward without clearing adds to the
+# averaged gradients, and the sum of both passes is averaged again
+net16 = paddle.nn.Linear(4, 2)
+net16.to(dtype="float16")
+m16 = paddle.DataParallel(net16)
+x16 = paddle.to_tensor(np.full((2, 4), rank + 1.0, dtype="float16"))
+m16(x16).sum().backward()
+m16(x16).sum().backward()
+mean_grad = 2 * np.mean([r + 1.0 for r in range(n)])  # d(sum)/dW over 2 rows of rank + 1
+np.testing.assert_allclose(net16.weight.grad.numpy().astype("float64"),
+                           np.full((4, 2), 2 * mean_grad), rtol=1e-3)
+
+assert any(absorbed)  # final gradients went straight into the buckets
 assert len(model._reducer.buckets) >= 3, model._reducer.buckets
 assert model._reducer.early > 0  # some buckets went out before the backward pass ended
 print(f"OK rank {rank} of {n} ({opt_name}, {len(model._reducer.buckets)} buckets, "
