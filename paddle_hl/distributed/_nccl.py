@@ -556,3 +556,6 @@ class Communicator:
             self.nc.destroy()
         except Exception:  # a communicator aborted after a failure is already gone
             pass
+
+
+_comm.backend_of = backend_name
