@@ -78,9 +78,9 @@ def _require_int(x: Tensor, op: str, arg: str = "x"):
                         f"int32 or int64), got {x.dtype}")
 
 
-def _zero_grad(M, *args, **_):
+def _zero_grad(M, x, out, g, **_):
     """Gradient rule of a piecewise-constant op: zero (connected to g under create_graph)."""
-    return lambda g: (M.zeros_like(g),)
+    return (M.zeros_like(g),)
 
 
 def _zeros_bw(g):
@@ -158,10 +158,10 @@ def _sub(x, y):
     return x - y, GRAD
 
 
-def _mul_grad(M, x, y, out):
+def _mul_grad(M, x, y, out, g):
     if M.tensor or out.dtype.kind == "c":
-        return lambda g: (g * M.conj(y), g * M.conj(x))
-    return lambda g: (g * y, g * x)
+        return g * M.conj(y), g * M.conj(x)
+    return g * y, g * x
 
 
 @op("multiply", broadcast=True, grad=_mul_grad)
@@ -169,16 +169,16 @@ def _mul(x, y):
     return x * y, GRAD
 
 
-@op("scale", saves=(), grad=lambda M, x, s, out: lambda g: (g * s, None))
+@op("scale", saves=(), grad=lambda M, x, s, out, g: (g * s, None))
 def _mul_scalar(x, s):
     return x * s, GRAD
 
 
-def _div_grad(M, x, y, out):
+def _div_grad(M, x, y, out, g):
     if M.tensor or out.dtype.kind == "c":
         # under create_graph the quotient is formed from x and y, so it stays differentiable
-        return lambda g: (g / M.conj(y), -g * M.conj(x / (y * y)))
-    return lambda g: (g / y, -g * out / y)
+        return g / M.conj(y), -g * M.conj(x / (y * y))
+    return g / y, -g * out / y
 
 
 @op("divide", broadcast=True, grad=_div_grad)
@@ -197,16 +197,13 @@ def _int_pow(x, y, xp):
     return xp.where(neg, small, out).astype(out.dtype)
 
 
-def _pow_grad(M, x, y, out):
-    def bw(g):
-        gx = g * M.conj(y * x ** (y - 1))
-        if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
-            return gx, None
-        # d/dy x**y = x**y log x, defined as 0 where x <= 0
-        safe = x if M.is_complex(x) else M.where(x > 0, x, M.ones_like(x))
-        return gx, g * M.conj(x ** y * M.log(safe))
-
-    return bw
+def _pow_grad(M, x, y, out, g):
+    gx = g * M.conj(y * x ** (y - 1))
+    if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
+        return gx, None
+    # d/dy x**y = x**y log x, defined as 0 where x <= 0
+    safe = x if M.is_complex(x) else M.where(x > 0, x, M.ones_like(x))
+    return gx, g * M.conj(x ** y * M.log(safe))
 
 
 @op("pow", broadcast=True, grad=_pow_grad)
@@ -223,14 +220,14 @@ def _pow(x, y):
 # maximum/minimum: the gradient goes to x where x wins and to y elsewhere (ties go to y); a NaN
 # comparison sends it nowhere, as in Paddle
 @op("maximum", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.select(x > y, g), M.select(x <= y, g)))
+    grad=lambda M, x, y, out, g: (M.select(x > y, g), M.select(x <= y, g)))
 def _maximum(x, y):
     # Paddle's kernel is ``x > y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
     return _xp(x).where(x > y, x, y), GRAD
 
 
 @op("minimum", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.select(x < y, g), M.select(x >= y, g)))
+    grad=lambda M, x, y, out, g: (M.select(x < y, g), M.select(x >= y, g)))
 def _minimum(x, y):
     # Paddle's kernel is ``x < y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
     return _xp(x).where(x < y, x, y), GRAD
@@ -251,12 +248,9 @@ def _fmin_mask(x, y):
 
 
 def _fminmax(name, ufunc, mask_fn):
-    def grad(M, x, y, out):
-        def bw(g):
-            m = mask_fn(M.value(x), M.value(y))  # x wins where it is selected or y is NaN
-            return M.select(m, g), M.select(~m, g)
-
-        return bw
+    def grad(M, x, y, out, g):
+        m = mask_fn(M.value(x), M.value(y))  # x wins where it is selected or y is NaN
+        return M.select(m, g), M.select(~m, g)
 
     @op(name, broadcast=True, grad=grad)
     def kernel(x, y):
@@ -489,15 +483,12 @@ def _floordiv(x, y):
         return xp.floor_divide(x, y), None
 
 
-def _remainder_grad(M, x, y, out):
-    def bw(g):
-        # the quotient is piecewise constant: a constant factor under create_graph too
-        xv, yv = M.value(x), M.value(y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = _xp(xv).floor_divide(xv, yv)
-        return g, -g * M.const(q)
-
-    return bw
+def _remainder_grad(M, x, y, out, g):
+    # the quotient is piecewise constant: a constant factor under create_graph too
+    xv, yv = M.value(x), M.value(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = _xp(xv).floor_divide(xv, yv)
+    return g, -g * M.const(q)
 
 
 @op("remainder", broadcast=True, grad=_remainder_grad)
@@ -586,12 +577,9 @@ def lcm(x, y, name=None):
 
 # ---- float binary ops: atan2, hypot, logaddexp, nextafter, heaviside, ldexp
 
-def _atan2_grad(M, x, y, out):
-    def bw(g):
-        r = x * x + y * y
-        return g * y / r, -g * x / r
-
-    return bw
+def _atan2_grad(M, x, y, out, g):
+    r = x * x + y * y
+    return g * y / r, -g * x / r
 
 
 @op("atan2", broadcast=True, grad=_atan2_grad)
@@ -600,14 +588,14 @@ def _atan2(x, y):
 
 
 @op("hypot", broadcast=True, uses_out=True,
-    grad=lambda M, x, y, out: lambda g: (g * x / out, g * y / out))
+    grad=lambda M, x, y, out, g: (g * x / out, g * y / out))
 def _hypot(x, y):
     return _xp(x).hypot(x, y), GRAD
 
 
 # sigmoid(x - y) rather than exp(x - out): out's rounding at large |x| would leak in
 @op("logaddexp", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (g * M.sigmoid(x - y), g * M.sigmoid(y - x)))
+    grad=lambda M, x, y, out, g: (g * M.sigmoid(x - y), g * M.sigmoid(y - x)))
 def _logaddexp(x, y):
     return _xp(x).logaddexp(x, y), GRAD
 
@@ -619,7 +607,7 @@ def _nextafter(x, y):
 
 # the step does not depend on x (almost everywhere); it is y where x == 0
 @op("heaviside", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.zeros_like(g), M.select(M.value(x) == 0, g)))
+    grad=lambda M, x, y, out, g: (M.zeros_like(g), M.select(M.value(x) == 0, g)))
 def _heaviside(x, y):
     xp = _xp(x)
     out = xp.where(x == 0, y, (x > 0).astype(x.dtype))
@@ -717,11 +705,8 @@ def _pow2(e, dtype):
     return xp.ldexp(one, e.astype(np.int32)).astype(dtype, copy=False)
 
 
-def _ldexp_grad(M, x, y, out):
-    def bw(g):
-        return g * M.const(_pow2(M.value(y), M.value(x).dtype)), None
-
-    return bw
+def _ldexp_grad(M, x, y, out, g):
+    return g * M.const(_pow2(M.value(y), M.value(x).dtype)), None
 
 
 @op("ldexp", broadcast=True, grad=_ldexp_grad)
@@ -757,10 +742,10 @@ def _unary(name, f, df=None, lift=True, no_bool=False, uses_out=False, doc=""):
     default float dtype; otherwise the dtype is kept.
     """
 
-    def grad(M, x, out):
+    def grad(M, x, out, g):
         if M.tensor or out.dtype.kind == "c":
-            return lambda g: (g * M.conj(df(M, x, out)),)
-        return lambda g: (g * df(M, x, out),)
+            return (g * M.conj(df(M, x, out)),)
+        return (g * df(M, x, out),)
 
     def kernel(x):
         return f(x), (None if df is None else GRAD)
@@ -975,13 +960,13 @@ def frac_(x, name=None):
     return apply_(_frac, tensor_arg(x, "frac_"))
 
 
-def _abs_grad(M, x, out):
+def _abs_grad(M, x, out, g):
     if M.is_complex(x):
         # d|z| = Re(conj(z/|z|) dz): the gradient is g * z / |z| (0 at z == 0)
         if not M.tensor:
-            return lambda g: (g / M.where(out == 0, 1, out) * x,)
-        return lambda g: (_as_complex_like(g, x) * sgn(x),)
-    return lambda g: (g * M.sign(x),)
+            return (g / M.where(out == 0, 1, out) * x,)
+        return (_as_complex_like(g, x) * sgn(x),)
+    return (g * M.sign(x),)
 
 
 @op("abs", grad=_abs_grad)
@@ -1404,7 +1389,7 @@ def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
     return apply(_stanh, x, a=float(np.float32(scale_a)), b=float(np.float32(scale_b)))
 
 
-@op("nan_to_num", grad=lambda M, x, out, **_: lambda g: (
+@op("nan_to_num", grad=lambda M, x, out, g, **_: (
     M.select(_xp(M.value(x)).isfinite(M.value(x)), g),))
 def _nan_to_num(x, nan, posinf, neginf):
     xp = _xp(x)

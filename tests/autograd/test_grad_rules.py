@@ -91,8 +91,8 @@ def test_second_derivative_matches_finite_differences(case):
 
 
 def test_decorator_sets_attributes_and_returns_the_kernel():
-    def rule(M, x, out):
-        return lambda g: (g * 3,)
+    def rule(M, x, out, g):
+        return (g * 3,)
 
     def kernel(x):
         return x * 3, GRAD
@@ -108,7 +108,7 @@ def test_decorator_sets_attributes_and_returns_the_kernel():
 
 def test_rule_and_fused_backward_are_exclusive():
     with pytest.raises(ValueError, match="once"):
-        op("bad", grad=lambda M, x, out: None, hi=lambda i, g: None)
+        op("bad", grad=lambda M, x, out, g: None, hi=lambda i, g: None)
 
 
 def test_op_without_higher_order_rule_still_refuses_create_graph():
