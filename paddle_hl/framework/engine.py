@@ -1,10 +1,10 @@
 """Reverse-mode autograd: graph nodes and the iterative backward pass.
 
 A Node is created by the op wrapper for every op that records the graph. It keeps the op's
-backward closure (raw arrays in, raw arrays out), or :data:`GRAD` with the input arrays and the
-output when the op's declared gradient rule computes the gradient, one *edge* per input — ``(node, output_index)``
-for an input made by another op, the leaf Tensor itself for a leaf that needs grad, or None — and
-version stamps of the inputs whose values backward reads.
+backward closure (raw arrays in, raw arrays out) — or :data:`GRAD` with the input arrays and
+the output, when the op's declared gradient rule computes the gradient — one *edge* per input
+(``(node, output_index)`` for an input made by another op, the leaf Tensor itself for a leaf
+that needs grad, or None) and version stamps of the inputs whose values backward reads.
 
 The pass has two phases, both iterative (no recursion, so graphs of any depth work):
 
