@@ -409,13 +409,74 @@ def check_inplace(x: Tensor, op: str):
             "strategy. Wrap the update in paddle.no_grad(), or use the out-of-place op.")
 
 
-def apply_(fn, x: Tensor, *others, **attrs):
-    """Run kernel ``fn`` and write its result into ``x`` in place; returns ``x``.
+def inplace(x: Tensor, name: str, compute, others=(), *, write=True, keep_old=True,
+            same_dtype=False):
+    """The one inplace rebinding: x takes the result of ``compute(src)``, where ``src`` stands
+    for x's previous state; returns x.
 
-    The result is cast to x's dtype and must have x's shape (the other inputs broadcast to x).
-    The version counter of x (shared with its views) is bumped. When grad is recorded, x is
-    rebound to a new graph node whose input is x's previous state; the tensors x is a view of
-    keep their own graph, as in Paddle 2.6.
+    With ``write`` (ops that keep x's shape and storage) the result is written into x's buffer
+    (cast to x's dtype; a result of x's size is reshaped to x's shape) and, when grad is
+    recorded, ``src`` is a snapshot of x that carries x's graph position (a copy of the values
+    when ``keep_old``: backward may read them and x's buffer is overwritten). Without ``write``
+    (shape- and dtype-changing ops) x takes the result's array itself and ``src`` is x. Either
+    way x's version counter (shared with its views) is bumped and, when the result is recorded,
+    x moves to the result's graph position; the tensors x is a view of keep their own graph, as
+    in Paddle 2.6. An inplace op on a leaf that needs grad is refused while grad is recorded.
+
+    Args:
+        x (Tensor): the tensor updated in place.
+        name (str): the op's name (``"exp_"``) for errors.
+        compute (callable): ``compute(src) -> Tensor``.
+        others (tuple): the op's other inputs, to tell whether grad is recorded.
+        write (bool): write into x's buffer (True) or rebind x to the result's array.
+        keep_old (bool): the snapshot copies x's values (backward reads them).
+        same_dtype (bool): refuse a result whose dtype differs from x's (instead of casting).
+    """
+    check_inplace(x, name)
+    if not write:
+        res = compute(x)
+        x._data = res._data
+        if res._node is not None:
+            x._node, x._idx = res._node, res._idx
+            x.stop_gradient = False
+        x._ver.v += 1
+        return x
+    need = state.grad_enabled and (not x.stop_gradient or any(
+        isinstance(o, Tensor) and not o.stop_gradient for o in others))
+    if need:
+        old = _wrap(x._data.copy() if keep_old else x._data, x.stop_gradient)
+        old._node, old._idx = x._node, x._idx
+        res = compute(old)
+    else:
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            res = compute(x)
+        finally:
+            state.grad_enabled = prev
+    out = res._data
+    if out.shape != x._data.shape:
+        if out.size == x._data.size:
+            if res._node is not None:  # x's new graph position is the reshaped result
+                res = res.reshape(list(x._data.shape))
+            out = res._data.reshape(x._data.shape)
+        else:
+            raise ValueError(f"{name}: the result has shape {list(out.shape)}, which cannot be "
+                             f"written into x of shape {list(x._data.shape)}")
+    if same_dtype and out.dtype != x._data.dtype:
+        raise TypeError(f"{name}: the result has dtype {res.dtype}, which differs from x's dtype "
+                        f"{x.dtype}")
+    x._data[...] = out
+    x._ver.v += 1
+    if need and res._node is not None:
+        x._node, x._idx = res._node, res._idx
+        x.stop_gradient = False
+    return x
+
+
+def apply_(fn, x: Tensor, *others, **attrs):
+    """Run kernel ``fn`` and write its result into ``x`` in place (see :func:`inplace`);
+    returns ``x``. The other inputs broadcast to x; the result is cast to x's dtype.
 
     Args:
         fn: the kernel.
@@ -426,37 +487,7 @@ def apply_(fn, x: Tensor, *others, **attrs):
     Returns:
         Tensor: x.
     """
-    name = getattr(fn, "op_name", fn.__name__.strip("_")) + "_"
-    check_inplace(x, name)
-    if state.grad_enabled and (not x.stop_gradient or any(
-            isinstance(o, Tensor) and not o.stop_gradient for o in others)):
-        saves = getattr(fn, "saves", None)
-        # backward may read x's old value: keep a copy, since x's storage is overwritten
-        old = _wrap(x._data.copy() if saves is None or 0 in saves else x._data, x.stop_gradient)
-        old._node, old._idx = x._node, x._idx
-        res = apply(fn, old, *others, **attrs)
-        if res._data.shape != x._data.shape:
-            raise ValueError(f"{name}: the result has shape {res.shape}, which cannot be "
-                             f"written into x of shape {x.shape}")
-        x._data[...] = res._data
-        x._ver.v += 1
-        if res._node is not None:
-            x._node, x._idx = res._node, res._idx
-            x.stop_gradient = False
-        return x
-    prev = state.grad_enabled
-    state.grad_enabled = False
-    try:
-        res = apply(fn, x, *others, **attrs)
-    finally:
-        state.grad_enabled = prev
-    out = res._data
-    if out.shape != x._data.shape:
-        if out.size == x._data.size and out.ndim != x._data.ndim:
-            out = out.reshape(x._data.shape)
-        else:
-            raise ValueError(f"{name}: the result has shape {list(out.shape)}, which cannot be "
-                             f"written into x of shape {x.shape}")
-    x._data[...] = out
-    x._ver.v += 1
-    return x
+    saves = getattr(fn, "saves", None)
+    return inplace(x, getattr(fn, "op_name", fn.__name__.strip("_")) + "_",
+                   lambda src: apply(fn, src, *others, **attrs), others,
+                   keep_old=saves is None or 0 in saves)

@@ -18,8 +18,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
-from ..framework import state
-from ..framework.op import GRAD, apply, apply_, check_inplace, op
+from ..framework.op import GRAD, apply, apply_, inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -2611,37 +2610,11 @@ def trace(x, offset=0, axis1=0, axis2=1, name=None):
 # ---------------------------------------------------------------- inplace variants
 
 def _inplace_via(x, op, fn, *args, **kw):
-    """Inplace form of a composite op: compute ``fn(x, ...)``, write it into x, rebind x.
-
-    The graph is kept: x's previous value feeds the new node, as in :func:`apply_`.
-    """
+    """Inplace form of a composite op: compute ``fn(x, ...)`` and write it into x (see
+    :func:`paddle_hl.framework.op.inplace`); the result must keep x's dtype."""
     x = tensor_arg(x, op)
-    check_inplace(x, op)
-    need = state.grad_enabled and (not x.stop_gradient or any(
-        isinstance(a, Tensor) and not a.stop_gradient for a in list(args) + list(kw.values())))
-    if need:
-        old = _wrap(x._data.copy(), x.stop_gradient)
-        old._node, old._idx = x._node, x._idx
-        res = fn(old, *args, **kw)
-    else:
-        with state.no_grad():
-            res = fn(x, *args, **kw)
-    if tuple(res._data.shape) != tuple(x._data.shape) and res.size == x.size:
-        from .manipulation import reshape
-
-        res = reshape(res, x.shape)
-    if tuple(res._data.shape) != tuple(x._data.shape):
-        raise ValueError(f"{op}: the result has shape {res.shape}, which cannot be written into "
-                         f"x of shape {x.shape}")
-    if res._data.dtype != x._data.dtype:
-        raise TypeError(f"{op}: the result has dtype {res.dtype}, which differs from x's dtype "
-                        f"{x.dtype}")
-    x._data[...] = res._data
-    x._ver.v += 1
-    if need and res._node is not None:
-        x._node, x._idx = res._node, res._idx
-        x.stop_gradient = False
-    return x
+    return inplace(x, op, lambda src: fn(src, *args, **kw), tuple(args) + tuple(kw.values()),
+                   same_dtype=True)
 
 
 def _inplace_other(x, y, op):
