@@ -1165,16 +1165,11 @@ def imag(x, name=None):
     return apply(_imag_k, tensor_arg(x, "imag"))
 
 
+@op("conj", saves=(), grad=lambda M, x, out, g: (M.conj(g),))
 def _conj_k(x):
-    xp = _xp(x)
     if x.dtype.kind != "c":
-        return x.copy(), lambda g: (g,)
-    return xp.conj(x), lambda g: (xp.conj(g),)
-
-
-_conj_k.op_name = "conj"
-_conj_k.saves = ()
-_conj_k.hi = lambda i, g: (conj(g[0]),)
+        return x.copy(), GRAD
+    return _xp(x).conj(x), GRAD
 
 
 def conj(x, name=None):
@@ -1362,14 +1357,10 @@ def logit_(x, eps=None, name=None):
     return apply_(_logit, x, eps=None if eps is None else float(eps))
 
 
+@op("stanh", saves=(0,), grad=lambda M, x, out, g, a, b: (
+    g * (a * b) * (1 - M.tanh(a * x) ** 2),))
 def _stanh(x, a, b):
-    xp = _xp(x)
-    t = xp.tanh(a * x)
-    return (b * t).astype(x.dtype, copy=False), lambda g: (g * (a * b) * (1 - t * t),)
-
-
-_stanh.op_name = "stanh"
-_stanh.hi = lambda i, g, a, b: (g[0] * (a * b) * (1 - tanh(a * i[0]) ** 2),)
+    return (b * _xp(x).tanh(a * x)).astype(x.dtype, copy=False), GRAD
 
 
 def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
@@ -1439,14 +1430,10 @@ def nan_to_num_(x, nan=0.0, posinf=None, neginf=None, name=None):
     return apply_(_nan_to_num, x, **kw)
 
 
+@op("scale", saves=(), grad=lambda M, x, out, g, s, b, after: (g * s,))
 def _scale_k(x, s, b, after):
     out = x * s + b if after else (x + b) * s
-    return out.astype(x.dtype, copy=False), lambda g: (g * s,)
-
-
-_scale_k.op_name = "scale"
-_scale_k.saves = ()
-_scale_k.hi = lambda i, g, s, b, after: (g[0] * s,)
+    return out.astype(x.dtype, copy=False), GRAD
 
 _ACTS = {"tanh": lambda t: tanh(t), "sigmoid": lambda t: sigmoid(t),
          "relu": lambda t: maximum(t, 0)}
@@ -1661,25 +1648,14 @@ def _moveaxis_last(a, axis):
     return a if axis == a.ndim - 1 else _xp(a).moveaxis(a, axis, -1)
 
 
+# the adjoint of a running sum is the running sum in the other direction
+@op("cumsum", saves=(), grad=lambda M, x, out, g, axis, reverse: (
+    M.op(_cumsum_k, g, axis=axis, reverse=not reverse),))
 def _cumsum_k(x, axis, reverse):
     xp = _xp(x)
     if reverse:
-        out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis)
-    else:
-        out = xp.cumsum(x, axis=axis, dtype=x.dtype)
-
-    def bw(g):
-        if reverse:
-            return (xp.cumsum(g, axis=axis, dtype=g.dtype),)
-        return (xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis, dtype=g.dtype), axis),)
-
-    return out, bw
-
-
-_cumsum_k.op_name = "cumsum"
-_cumsum_k.saves = ()
-_cumsum_k.hi = lambda i, g, axis, reverse: (apply(_cumsum_k, g[0], axis=axis,
-                                                  reverse=not reverse),)
+        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis), GRAD
+    return xp.cumsum(x, axis=axis, dtype=x.dtype), GRAD
 
 
 def _rcumsum(t, axis):
@@ -2190,16 +2166,13 @@ def cumulative_trapezoid(y, x=None, dx=None, axis=-1, name=None):
 
 # ---------------------------------------------------------------- add_n, addmm, lerp, ...
 
+# arguments: the inputs, out, g: every input gets g
+@op("add_n", saves=(), grad=lambda M, *a: (a[-1],) * (len(a) - 2))
 def _add_n_k(*xs):
     out = xs[0].copy()
     for a in xs[1:]:
         out += a
-    return out, lambda g: (g,) * len(xs)
-
-
-_add_n_k.op_name = "add_n"
-_add_n_k.saves = ()
-_add_n_k.hi = lambda i, g: (g[0],) * len(i)
+    return out, GRAD
 
 
 def add_n(inputs, name=None):
@@ -2306,17 +2279,10 @@ def addmm_(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
     return apply_(_addmm_k, inp, x, y, beta=float(beta), alpha=float(alpha))
 
 
+@op("lerp", broadcast=True, grad=lambda M, x, y, w, out, g: (
+    g * M.conj(1 - w), g * M.conj(w), g * M.conj(y - x)))
 def _lerp_k(x, y, w):
-    d = y - x
-    out = x + w * d
-    if out.dtype.kind == "c":
-        return out, lambda g: (g * _cj(1 - w), g * _cj(w), g * _cj(d))
-    return out, lambda g: (g * (1 - w), g * w, g * d)
-
-
-_lerp_k.op_name = "lerp"
-_lerp_k.broadcast = True
-_lerp_k.hi = lambda i, g: (g[0] * _cj(1 - i[2]), g[0] * _cj(i[2]), g[0] * _cj(i[1] - i[0]))
+    return x + w * (y - x), GRAD
 
 
 def _lerp_args(x, y, weight, op):
@@ -2370,13 +2336,9 @@ def lerp_(x, y, weight, name=None):
     return apply_(_lerp_k, x, y, w)
 
 
+@op("increment", saves=(), const_grad=_identity_bw)
 def _increment_k(x, value):
-    return x + _xp(x).asarray(value, dtype=x.dtype), lambda g: (g,)
-
-
-_increment_k.op_name = "increment"
-_increment_k.saves = ()
-_increment_k.hi = lambda i, g, value: (g[0],)
+    return x + _xp(x).asarray(value, dtype=x.dtype), GRAD
 
 
 def increment(x, value=1.0, name=None):

@@ -45,6 +45,12 @@ CASES = {
                                         [_x()]),
     "floor (zero gradient)": (lambda a: paddle.floor(a * 3) * a * a, [_x()]),
     "abs (sign rule)": (lambda a: paddle.abs(a) * a, [_x(lo=-2, hi=2)]),
+    "cumsum (linear: the adjoint is a kernel)": (lambda a: paddle.cumsum(a * a, axis=1),
+                                                 [_x()]),
+    "add_n (variadic inputs)": (lambda a, b: paddle.add_n([a * b, a, b * b]), [_x(), _x()]),
+    "lerp (three inputs, broadcast)": (paddle.lerp, [_x(), _x(), _x((4,), lo=0.2, hi=0.8)]),
+    "stanh (keyword attributes, no out)": (lambda a: paddle.stanh(a, 0.7, 1.3), [_x()]),
+    "scale (attributes, constant factor)": (lambda a: paddle.scale(a * a, 2.0, 0.5), [_x()]),
 }
 
 
