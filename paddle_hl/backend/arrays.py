@@ -139,6 +139,13 @@ class ArrayOps:
     def zeros_like(self, a):
         return self.xp.zeros_like(a)
 
+    @staticmethod
+    def op(kernel, *args, **attrs):
+        """Kernel ``kernel`` on arrays (its output); the Tensor namespace applies it as a
+        recorded op. A linear op's gradient is often another kernel (cumsum's is cumsum
+        reversed): written once, it runs on both paths."""
+        return kernel(*args, **attrs)[0]
+
 
 NUMPY_OPS = ArrayOps.of(np.empty(0))
 

@@ -1,9 +1,10 @@
 """Reverse-mode autograd: graph nodes and the iterative backward pass.
 
 A Node is created by the op wrapper for every op that records the graph. It keeps the op's
-backward closure (raw arrays in, raw arrays out), one *edge* per input — ``(node, output_index)``
-for an input made by another op, the leaf Tensor itself for a leaf that needs grad, or None — and
-version stamps of the inputs whose values backward reads.
+backward closure (raw arrays in, raw arrays out) — or :data:`GRAD` with the input arrays and
+the output, when the op's declared gradient rule computes the gradient — one *edge* per input
+(``(node, output_index)`` for an input made by another op, the leaf Tensor itself for a leaf
+that needs grad, or None) and version stamps of the inputs whose values backward reads.
 
 The pass has two phases, both iterative (no recursion, so graphs of any depth work):
 
@@ -23,6 +24,7 @@ import weakref
 import numpy as np
 
 from .. import backend
+from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import state
 from .tensor import Tensor, _HookHandle, _wrap
 
@@ -45,11 +47,38 @@ class NoHigherOrderRuleError(RuntimeError):
     """``create_graph=True`` met an op that has no higher-order gradient rule."""
 
 
+class _GradRule:
+    """The type of :data:`GRAD`."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "GRAD"
+
+
+GRAD = _GradRule()
+"""A kernel's backward (and a node's ``bw``) that says: the op's declared gradient rule
+``fn.grad(M, *inputs, out, *grads, **attrs)`` computes the gradient. A node with it keeps the
+input arrays in ``in_data`` and the output in ``out``."""
+
+
+def _bound(node):
+    """``bw(*grads)`` of a :data:`GRAD` node (for the profiler, which times a callable)."""
+    o = node.out
+    ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
+    grad, data, attrs = node.fn.grad, node.in_data, node.attrs
+
+    def bw(*grads):
+        return grad(ns, *data, o, *grads, **attrs)
+
+    return bw
+
+
 class Node:
     """One recorded op in the autograd graph (Paddle's ``GradNode``)."""
 
     __slots__ = ("fn", "bw", "edges", "checks", "n_out", "hooks", "retained", "in_data",
-                 "attrs", "out_meta", "__weakref__")
+                 "attrs", "out_meta", "out", "__weakref__")
 
     def __init__(self, fn, bw, edges, checks, n_out, in_data, attrs, out_meta):
         self.fn = fn
@@ -375,7 +404,24 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph, watch=None):
                 if node.hooks is not None or node.retained is not None:
                     g = _node_outputs(node, g, None, None, False)
                 if node.n_out == 1:
-                    in_grads = bw(g) if prof is None else prof.node(node, bw, (g,))
+                    if bw is GRAD:
+                        if prof is None:
+                            # the op's gradient rule on the kept arrays (see framework.op);
+                            # one- and two-input rules skip the argument unpacking
+                            o, d = node.out, node.in_data
+                            ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
+                            if node.attrs:
+                                in_grads = node.fn.grad(ns, *d, o, g, **node.attrs)
+                            elif len(d) == 1:
+                                in_grads = node.fn.grad(ns, d[0], o, g)
+                            elif len(d) == 2:
+                                in_grads = node.fn.grad(ns, d[0], d[1], o, g)
+                            else:
+                                in_grads = node.fn.grad(ns, *d, o, g)
+                        else:
+                            in_grads = prof.node(node, _bound(node), (g,))
+                    else:
+                        in_grads = bw(g) if prof is None else prof.node(node, bw, (g,))
                 else:
                     if node.out_meta is not None and any(x is None for x in g):
                         g = [_zeros_for(m) if x is None else x for x, m in zip(g, node.out_meta)]
@@ -442,6 +488,8 @@ def _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, t
             if create_graph:
                 in_grads = _higher_order(node, g)
             elif node.n_out == 1:
+                if bw is GRAD:
+                    bw = _bound(node)
                 in_grads = bw(g) if prof is None else prof.node(node, bw, (g,))
             else:
                 if node.out_meta is not None and any(x is None for x in g):

@@ -17,14 +17,17 @@ Kernels are declared with the :func:`op` decorator, which sets their attributes:
 - ``broadcast``: True for elementwise ops whose inputs broadcast; the wrapper then sums each
   input gradient back to that input's shape.
 - ``grad``: the gradient rule, written ONCE over an operator namespace ``M``:
-  ``grad(M, *inputs, out, **attrs)`` returns the backward function ``bw(*grads)``, which returns
-  one gradient (or None) per input. On the first-order path ``M`` is the array namespace
-  (``paddle_hl.backend.arrays.ArrayOps``) and everything is a raw array, so the rule costs what a
-  hand-written backward closure costs. Under ``create_graph=True`` the same rule runs with ``M``
-  the Tensor namespace (``paddle_hl.tensor._tensor_ops``) and Tensors everywhere, so the
-  gradient is itself differentiable; there ``out`` is recomputed from the inputs when the rule
-  declares ``uses_out``, and is None otherwise. Names such as ``M.cos``, ``M.where`` or
-  ``M.reshape`` exist in both namespaces; ``M.tensor`` tells them apart.
+  ``grad(M, *inputs, out, *grads, **attrs)`` returns one gradient (or None) per input, given
+  one output gradient per output (``out`` is the output, or the tuple of outputs). On the
+  first-order path ``M`` is the array namespace (``paddle_hl.backend.arrays.ArrayOps``) and
+  everything is a raw array. The forward pass binds nothing: the graph node keeps the input
+  arrays and the output, and backward calls the rule with them, so a rule costs one call at
+  backward, as a hand-written backward closure does, and no closure is built at forward. Under
+  ``create_graph=True`` the same rule runs with ``M`` the Tensor namespace
+  (``paddle_hl.tensor._tensor_ops``) and Tensors everywhere, so the gradient is itself
+  differentiable; there ``out`` is recomputed from the inputs when the rule declares
+  ``uses_out``, and is None otherwise. Names such as ``M.cos``, ``M.where`` or ``M.reshape``
+  exist in both namespaces; ``M.tensor`` tells them apart.
 - ``hi``: the higher-order rule, ``hi(inputs, grads, **attrs)`` written with public Tensor ops,
   used when ``create_graph=True``; derived from ``grad`` when there is one, hand-written only
   for fused kernels. An op without one raises a clear error under create_graph.
@@ -42,25 +45,12 @@ from .. import backend
 from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
-from .engine import Node, Packed
+from .engine import GRAD, Node, Packed
 from .tensor import Tensor, _wrap
 
 __all__ = []
 
 _ALL = object()
-
-
-class _GradRule:
-    """The type of :data:`GRAD`."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "GRAD"
-
-
-GRAD = _GradRule()
-"""Returned as a kernel's backward: the op's declared ``grad`` rule computes the gradient."""
 
 # The Tensor operator namespace of gradient rules, installed by paddle_hl.tensor (which sits above
 # this module) when it is imported.
@@ -81,9 +71,9 @@ def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
         name (str): the op's name in errors and the profiler.
         saves (tuple[int], optional): the inputs whose values the gradient reads; all by default.
         broadcast (bool, optional): the inputs broadcast; input gradients are summed back.
-        grad (callable, optional): the gradient rule ``grad(M, *inputs, out, **attrs)``
-            returning ``bw(*grads)``, run on arrays for first-order gradients and on Tensors
-            under create_graph.
+        grad (callable, optional): the gradient rule ``grad(M, *inputs, out, *grads,
+            **attrs)`` returning one gradient per input, run on arrays for first-order
+            gradients and on Tensors under create_graph.
         uses_out (bool, optional): ``grad`` reads ``out`` (recomputed under create_graph).
         hi (callable, optional): a hand-written higher-order rule, for fused kernels whose
             backward is a hand-written array function.
@@ -119,7 +109,7 @@ def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
 
 def _const_rule(bw):
     def grad(M, *args, **attrs):
-        return bw
+        raise AssertionError("a constant backward is called directly")
 
     grad.const = bw
     return grad
@@ -127,29 +117,64 @@ def _const_rule(bw):
 
 def tensor_rule(fn, grad, uses_out=False):
     """The create_graph form of gradient rule ``grad``: ``hi(inputs, grads, **attrs)``."""
+    const = getattr(grad, "const", None)
 
     def hi(inputs, grads, **attrs):
+        if const is not None:
+            return const(*grads)
         out = apply(fn, *inputs, **attrs) if uses_out else None
-        return grad(_tensor_ops, *inputs, out, **attrs)(*grads)
+        return grad(_tensor_ops, *inputs, out, *grads, **attrs)
 
     hi.rule = grad
     return hi
 
 
-def _array_ops_of(out):
-    """The array namespace for a kernel's output (an array or a tuple of arrays)."""
-    return ArrayOps.of(out[0] if type(out) is tuple else out)
+class _Held:
+    """A value a bound rule passes along without saving it (saved-tensor hooks pack arrays held
+    in a closure directly or in a list/tuple, not inside this)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
 
 
 def array_rule(fn, arrays, out, attrs=None):
-    """The first-order backward of a kernel that returned :data:`GRAD`: its ``grad`` rule run
-    with the array namespace on the input arrays and the output."""
-    const = getattr(fn.grad, "const", None)
+    """The first-order backward ``bw(*grads)`` of a kernel that returned :data:`GRAD`: its
+    ``grad`` rule bound to the array namespace, the input arrays and the output.
+
+    The hot path does not build it (backward calls the rule directly with what the node
+    keeps); it serves the broadcasting wrapper, multi-output nodes and saved-tensor hooks. Only
+    the inputs in ``saves`` (and the output, for a rule that reads it) are held where the hooks
+    look for saved values; the others ride along unsaved.
+    """
+    grad = fn.grad
+    const = getattr(grad, "const", None)
     if const is not None:
         return const
     o = out[0] if type(out) is tuple else out
     ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
-    return fn.grad(ns, *arrays, out, **attrs) if attrs else fn.grad(ns, *arrays, out)
+    attrs = attrs or {}
+    saves = _meta(fn)[0]
+    uses_out = getattr(fn, "grad_uses_out", False)
+    if saves is None and uses_out:
+        def bw(*grads):
+            return grad(ns, *arrays, out, *grads, **attrs)
+
+        return bw
+    kept = [a if saves is None or (saves and i in saves) else None
+            for i, a in enumerate(arrays)]
+    rest = _Held(([None if k is not None else a for k, a in zip(kept, arrays)],
+                  None if uses_out else out))
+    saved_out = out if uses_out else None
+
+    def bound_bw(*grads):
+        others, o = rest.v
+        args = [a if k is None else k for k, a in zip(kept, others)]
+        return grad(ns, *args, o if saved_out is None else saved_out, *grads, **attrs)
+
+    return bound_bw
+
 
 # every op allocates through NumPy: keep freed blocks for the next step (no page faults)
 backend.tune_malloc()
@@ -225,20 +250,9 @@ def apply(fn, *inputs, **attrs):
 
     # -- record one graph node (inlined: this is the hot path of every differentiable op)
     m = getattr(fn, "_hl_meta", None)
-    saves, has_hi, bcast, grad, const = m if m is not None else _meta(fn)
-    if bw is GRAD:  # array_rule, inlined; one- and two-input ops skip the argument unpacking
-        if const is not None:
-            bw = const
-        else:
-            ns = NUMPY_OPS if type(out) is np.ndarray else _array_ops_of(out)
-            if attrs:
-                bw = grad(ns, *arrays, out, **attrs)
-            elif len(arrays) == 2:
-                bw = grad(ns, arrays[0], arrays[1], out)
-            elif len(arrays) == 1:
-                bw = grad(ns, arrays[0], out)
-            else:
-                bw = grad(ns, *arrays, out)
+    saves, has_hi, bcast, _, const = m if m is not None else _meta(fn)
+    if bw is GRAD and const is not None:
+        bw = const
     checks = ()
     if saves is None:
         checks = []
@@ -255,18 +269,27 @@ def apply(fn, *inputs, **attrs):
                 checks.append((i, v, v.v))
     in_data = arrays if has_hi else None
     if state.saved_hooks:
+        if bw is GRAD:
+            bw = array_rule(fn, arrays, out, attrs)
         bw, in_data = _pack_saved(fn, bw, inputs, arrays, in_data)
     if type(out) is tuple:
+        if bw is GRAD:
+            bw = array_rule(fn, arrays, out, attrs)
         return _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast)
     if bcast:
         oshape = out.shape
         for a, e in zip(arrays, edges):
             if e is not None and a.shape != oshape:
+                if bw is GRAD:
+                    bw = array_rule(fn, arrays, out, attrs)
                 bw = _broadcasting(bw, tuple(None if e is None else a.shape
                                              for a, e in zip(arrays, edges)))
                 break
     t = _wrap(out, False)
-    t._node = Node(fn, bw, edges, checks, 1, in_data, attrs, None)
+    node = t._node = Node(fn, bw, edges, checks, 1, in_data, attrs, None)
+    if bw is GRAD:
+        # backward calls the rule with the kept input arrays and this output (engine)
+        node.out = out
     return t
 
 
@@ -386,13 +409,74 @@ def check_inplace(x: Tensor, op: str):
             "strategy. Wrap the update in paddle.no_grad(), or use the out-of-place op.")
 
 
-def apply_(fn, x: Tensor, *others, **attrs):
-    """Run kernel ``fn`` and write its result into ``x`` in place; returns ``x``.
+def inplace(x: Tensor, name: str, compute, others=(), *, write=True, keep_old=True,
+            same_dtype=False):
+    """The one inplace rebinding: x takes the result of ``compute(src)``, where ``src`` stands
+    for x's previous state; returns x.
 
-    The result is cast to x's dtype and must have x's shape (the other inputs broadcast to x).
-    The version counter of x (shared with its views) is bumped. When grad is recorded, x is
-    rebound to a new graph node whose input is x's previous state; the tensors x is a view of
-    keep their own graph, as in Paddle 2.6.
+    With ``write`` (ops that keep x's shape and storage) the result is written into x's buffer
+    (cast to x's dtype; a result of x's size is reshaped to x's shape) and, when grad is
+    recorded, ``src`` is a snapshot of x that carries x's graph position (a copy of the values
+    when ``keep_old``: backward may read them and x's buffer is overwritten). Without ``write``
+    (shape- and dtype-changing ops) x takes the result's array itself and ``src`` is x. Either
+    way x's version counter (shared with its views) is bumped and, when the result is recorded,
+    x moves to the result's graph position; the tensors x is a view of keep their own graph, as
+    in Paddle 2.6. An inplace op on a leaf that needs grad is refused while grad is recorded.
+
+    Args:
+        x (Tensor): the tensor updated in place.
+        name (str): the op's name (``"exp_"``) for errors.
+        compute (callable): ``compute(src) -> Tensor``.
+        others (tuple): the op's other inputs, to tell whether grad is recorded.
+        write (bool): write into x's buffer (True) or rebind x to the result's array.
+        keep_old (bool): the snapshot copies x's values (backward reads them).
+        same_dtype (bool): refuse a result whose dtype differs from x's (instead of casting).
+    """
+    check_inplace(x, name)
+    if not write:
+        res = compute(x)
+        x._data = res._data
+        if res._node is not None:
+            x._node, x._idx = res._node, res._idx
+            x.stop_gradient = False
+        x._ver.v += 1
+        return x
+    need = state.grad_enabled and (not x.stop_gradient or any(
+        isinstance(o, Tensor) and not o.stop_gradient for o in others))
+    if need:
+        old = _wrap(x._data.copy() if keep_old else x._data, x.stop_gradient)
+        old._node, old._idx = x._node, x._idx
+        res = compute(old)
+    else:
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            res = compute(x)
+        finally:
+            state.grad_enabled = prev
+    out = res._data
+    if out.shape != x._data.shape:
+        if out.size == x._data.size:
+            if res._node is not None:  # x's new graph position is the reshaped result
+                res = res.reshape(list(x._data.shape))
+            out = res._data.reshape(x._data.shape)
+        else:
+            raise ValueError(f"{name}: the result has shape {list(out.shape)}, which cannot be "
+                             f"written into x of shape {list(x._data.shape)}")
+    if same_dtype and out.dtype != x._data.dtype:
+        raise TypeError(f"{name}: the result has dtype {res.dtype}, which differs from x's dtype "
+                        f"{x.dtype}")
+    x._data[...] = out
+    x._ver.v += 1
+    if need and res._node is not None:
+        x._node, x._idx = res._node, res._idx
+        x.stop_gradient = False
+    return x
+
+
+def apply_(fn, x: Tensor, *others, **attrs):
+    """Run kernel ``fn`` and write its result into ``x`` in place (see :func:`inplace`);
+    returns ``x``. The other inputs broadcast to x; the result is cast to x's dtype.
 
     Args:
         fn: the kernel.
@@ -403,37 +487,7 @@ def apply_(fn, x: Tensor, *others, **attrs):
     Returns:
         Tensor: x.
     """
-    name = getattr(fn, "op_name", fn.__name__.strip("_")) + "_"
-    check_inplace(x, name)
-    if state.grad_enabled and (not x.stop_gradient or any(
-            isinstance(o, Tensor) and not o.stop_gradient for o in others)):
-        saves = getattr(fn, "saves", None)
-        # backward may read x's old value: keep a copy, since x's storage is overwritten
-        old = _wrap(x._data.copy() if saves is None or 0 in saves else x._data, x.stop_gradient)
-        old._node, old._idx = x._node, x._idx
-        res = apply(fn, old, *others, **attrs)
-        if res._data.shape != x._data.shape:
-            raise ValueError(f"{name}: the result has shape {res.shape}, which cannot be "
-                             f"written into x of shape {x.shape}")
-        x._data[...] = res._data
-        x._ver.v += 1
-        if res._node is not None:
-            x._node, x._idx = res._node, res._idx
-            x.stop_gradient = False
-        return x
-    prev = state.grad_enabled
-    state.grad_enabled = False
-    try:
-        res = apply(fn, x, *others, **attrs)
-    finally:
-        state.grad_enabled = prev
-    out = res._data
-    if out.shape != x._data.shape:
-        if out.size == x._data.size and out.ndim != x._data.ndim:
-            out = out.reshape(x._data.shape)
-        else:
-            raise ValueError(f"{name}: the result has shape {list(out.shape)}, which cannot be "
-                             f"written into x of shape {x.shape}")
-    x._data[...] = out
-    x._ver.v += 1
-    return x
+    saves = getattr(fn, "saves", None)
+    return inplace(x, getattr(fn, "op_name", fn.__name__.strip("_")) + "_",
+                   lambda src: apply(fn, src, *others, **attrs), others,
+                   keep_old=saves is None or 0 in saves)

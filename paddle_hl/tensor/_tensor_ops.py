@@ -80,6 +80,13 @@ class TensorOps:
 
         return expand(t, list(shape))
 
+    @staticmethod
+    def op(kernel, *args, **attrs):
+        """Kernel ``kernel`` applied as a recorded (differentiable) op."""
+        from ..framework.op import apply
+
+        return apply(kernel, *args, **attrs)
+
     def reshape(self, t, shape):
         from .manipulation import reshape
 

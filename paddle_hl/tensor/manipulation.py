@@ -20,7 +20,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import _unbroadcast, apply, apply_, check_inplace
+from ..framework.op import _unbroadcast, apply, apply_, check_inplace, inplace
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     cast_to,
@@ -356,22 +356,10 @@ def _reshape_tuple(x: Tensor, shp: tuple) -> Tensor:
     return _view_of(apply(_reshape_kernel, x, shape=shp), x)
 
 
-def _rebind(x: Tensor, res: Tensor, op: str) -> Tensor:
-    """Make ``x`` take the data and graph position of ``res`` (shape-changing inplace ops)."""
-    check_inplace(x, op)
-    x._data = res._data
-    if res._node is not None:
-        x._node, x._idx = res._node, res._idx
-        x.stop_gradient = False
-    x._ver.v += 1
-    return x
-
-
 def reshape_(x, shape, name=None):
     """Inplace :func:`reshape`: x itself takes the new shape (returns x)."""
     x = tensor_arg(x, "reshape_")
-    check_inplace(x, "reshape_")
-    return _rebind(x, reshape(x, shape), "reshape_")
+    return inplace(x, "reshape_", lambda src: reshape(src, shape), write=False)
 
 
 def view(x, shape_or_dtype, name=None):
@@ -517,8 +505,7 @@ def unsqueeze(x, axis, name=None):
 def unsqueeze_(x, axis, name=None):
     """Inplace :func:`unsqueeze` (returns x)."""
     x = tensor_arg(x, "unsqueeze_")
-    check_inplace(x, "unsqueeze_")
-    return _rebind(x, unsqueeze(x, axis), "unsqueeze_")
+    return inplace(x, "unsqueeze_", lambda src: unsqueeze(src, axis), write=False)
 
 
 def squeeze(x, axis=None, name=None):
@@ -536,8 +523,7 @@ def squeeze(x, axis=None, name=None):
 def squeeze_(x, axis=None, name=None):
     """Inplace :func:`squeeze` (returns x)."""
     x = tensor_arg(x, "squeeze_")
-    check_inplace(x, "squeeze_")
-    return _rebind(x, squeeze(x, axis), "squeeze_")
+    return inplace(x, "squeeze_", lambda src: squeeze(src, axis), write=False)
 
 
 def flatten(x, start_axis=0, stop_axis=-1, name=None):
@@ -561,8 +547,7 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None):
 def flatten_(x, start_axis=0, stop_axis=-1, name=None):
     """Inplace :func:`flatten` (a Tensor method; returns x)."""
     x = tensor_arg(x, "flatten_")
-    check_inplace(x, "flatten_")
-    return _rebind(x, flatten(x, start_axis, stop_axis), "flatten_")
+    return inplace(x, "flatten_", lambda src: flatten(src, start_axis, stop_axis), write=False)
 
 
 def unflatten(x, axis, shape, name=None):
@@ -664,8 +649,7 @@ def transpose(x, perm, name=None):
 def transpose_(x, perm, name=None):
     """Inplace :func:`transpose` (returns x)."""
     x = tensor_arg(x, "transpose_")
-    check_inplace(x, "transpose_")
-    return _rebind(x, transpose(x, perm), "transpose_")
+    return inplace(x, "transpose_", lambda src: transpose(src, perm), write=False)
 
 
 def t(input, name=None):  # noqa: A002  (Paddle's name)
@@ -682,8 +666,7 @@ def t(input, name=None):  # noqa: A002  (Paddle's name)
 def t_(input, name=None):  # noqa: A002
     """Inplace :func:`t` (returns input)."""
     x = tensor_arg(input, "t_", "input")
-    check_inplace(x, "t_")
-    return _rebind(x, t(x), "t_")
+    return inplace(x, "t_", lambda src: t(src), write=False)
 
 
 def moveaxis(x, source, destination, name=None):
@@ -2294,7 +2277,7 @@ def cast_(x, dtype):
         # a cast to an integer dtype (or under no_grad) leaves the graph
         x._node, x._idx = None, 0
         x.stop_gradient = res.stop_gradient
-    return _rebind(x, res, "cast_")
+    return inplace(x, "cast_", lambda src: res, write=False)
 
 
 def tolist(x):

@@ -18,8 +18,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
-from ..framework import state
-from ..framework.op import GRAD, apply, apply_, check_inplace, op
+from ..framework.op import GRAD, apply, apply_, inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -78,9 +77,9 @@ def _require_int(x: Tensor, op: str, arg: str = "x"):
                         f"int32 or int64), got {x.dtype}")
 
 
-def _zero_grad(M, *args, **_):
+def _zero_grad(M, x, out, g, **_):
     """Gradient rule of a piecewise-constant op: zero (connected to g under create_graph)."""
-    return lambda g: (M.zeros_like(g),)
+    return (M.zeros_like(g),)
 
 
 def _zeros_bw(g):
@@ -158,10 +157,10 @@ def _sub(x, y):
     return x - y, GRAD
 
 
-def _mul_grad(M, x, y, out):
+def _mul_grad(M, x, y, out, g):
     if M.tensor or out.dtype.kind == "c":
-        return lambda g: (g * M.conj(y), g * M.conj(x))
-    return lambda g: (g * y, g * x)
+        return g * M.conj(y), g * M.conj(x)
+    return g * y, g * x
 
 
 @op("multiply", broadcast=True, grad=_mul_grad)
@@ -169,16 +168,16 @@ def _mul(x, y):
     return x * y, GRAD
 
 
-@op("scale", saves=(), grad=lambda M, x, s, out: lambda g: (g * s, None))
+@op("scale", saves=(), grad=lambda M, x, s, out, g: (g * s, None))
 def _mul_scalar(x, s):
     return x * s, GRAD
 
 
-def _div_grad(M, x, y, out):
+def _div_grad(M, x, y, out, g):
     if M.tensor or out.dtype.kind == "c":
         # under create_graph the quotient is formed from x and y, so it stays differentiable
-        return lambda g: (g / M.conj(y), -g * M.conj(x / (y * y)))
-    return lambda g: (g / y, -g * out / y)
+        return g / M.conj(y), -g * M.conj(x / (y * y))
+    return g / y, -g * out / y
 
 
 @op("divide", broadcast=True, grad=_div_grad)
@@ -197,16 +196,13 @@ def _int_pow(x, y, xp):
     return xp.where(neg, small, out).astype(out.dtype)
 
 
-def _pow_grad(M, x, y, out):
-    def bw(g):
-        gx = g * M.conj(y * x ** (y - 1))
-        if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
-            return gx, None
-        # d/dy x**y = x**y log x, defined as 0 where x <= 0
-        safe = x if M.is_complex(x) else M.where(x > 0, x, M.ones_like(x))
-        return gx, g * M.conj(x ** y * M.log(safe))
-
-    return bw
+def _pow_grad(M, x, y, out, g):
+    gx = g * M.conj(y * x ** (y - 1))
+    if not hasattr(y, "shape"):  # a Python-number exponent gets no gradient
+        return gx, None
+    # d/dy x**y = x**y log x, defined as 0 where x <= 0
+    safe = x if M.is_complex(x) else M.where(x > 0, x, M.ones_like(x))
+    return gx, g * M.conj(x ** y * M.log(safe))
 
 
 @op("pow", broadcast=True, grad=_pow_grad)
@@ -223,14 +219,14 @@ def _pow(x, y):
 # maximum/minimum: the gradient goes to x where x wins and to y elsewhere (ties go to y); a NaN
 # comparison sends it nowhere, as in Paddle
 @op("maximum", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.select(x > y, g), M.select(x <= y, g)))
+    grad=lambda M, x, y, out, g: (M.select(x > y, g), M.select(x <= y, g)))
 def _maximum(x, y):
     # Paddle's kernel is ``x > y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
     return _xp(x).where(x > y, x, y), GRAD
 
 
 @op("minimum", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.select(x < y, g), M.select(x >= y, g)))
+    grad=lambda M, x, y, out, g: (M.select(x < y, g), M.select(x >= y, g)))
 def _minimum(x, y):
     # Paddle's kernel is ``x < y ? x : y``: a NaN in x yields y, a NaN in y yields NaN
     return _xp(x).where(x < y, x, y), GRAD
@@ -251,12 +247,9 @@ def _fmin_mask(x, y):
 
 
 def _fminmax(name, ufunc, mask_fn):
-    def grad(M, x, y, out):
-        def bw(g):
-            m = mask_fn(M.value(x), M.value(y))  # x wins where it is selected or y is NaN
-            return M.select(m, g), M.select(~m, g)
-
-        return bw
+    def grad(M, x, y, out, g):
+        m = mask_fn(M.value(x), M.value(y))  # x wins where it is selected or y is NaN
+        return M.select(m, g), M.select(~m, g)
 
     @op(name, broadcast=True, grad=grad)
     def kernel(x, y):
@@ -489,15 +482,12 @@ def _floordiv(x, y):
         return xp.floor_divide(x, y), None
 
 
-def _remainder_grad(M, x, y, out):
-    def bw(g):
-        # the quotient is piecewise constant: a constant factor under create_graph too
-        xv, yv = M.value(x), M.value(y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = _xp(xv).floor_divide(xv, yv)
-        return g, -g * M.const(q)
-
-    return bw
+def _remainder_grad(M, x, y, out, g):
+    # the quotient is piecewise constant: a constant factor under create_graph too
+    xv, yv = M.value(x), M.value(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = _xp(xv).floor_divide(xv, yv)
+    return g, -g * M.const(q)
 
 
 @op("remainder", broadcast=True, grad=_remainder_grad)
@@ -586,12 +576,9 @@ def lcm(x, y, name=None):
 
 # ---- float binary ops: atan2, hypot, logaddexp, nextafter, heaviside, ldexp
 
-def _atan2_grad(M, x, y, out):
-    def bw(g):
-        r = x * x + y * y
-        return g * y / r, -g * x / r
-
-    return bw
+def _atan2_grad(M, x, y, out, g):
+    r = x * x + y * y
+    return g * y / r, -g * x / r
 
 
 @op("atan2", broadcast=True, grad=_atan2_grad)
@@ -600,14 +587,14 @@ def _atan2(x, y):
 
 
 @op("hypot", broadcast=True, uses_out=True,
-    grad=lambda M, x, y, out: lambda g: (g * x / out, g * y / out))
+    grad=lambda M, x, y, out, g: (g * x / out, g * y / out))
 def _hypot(x, y):
     return _xp(x).hypot(x, y), GRAD
 
 
 # sigmoid(x - y) rather than exp(x - out): out's rounding at large |x| would leak in
 @op("logaddexp", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (g * M.sigmoid(x - y), g * M.sigmoid(y - x)))
+    grad=lambda M, x, y, out, g: (g * M.sigmoid(x - y), g * M.sigmoid(y - x)))
 def _logaddexp(x, y):
     return _xp(x).logaddexp(x, y), GRAD
 
@@ -619,7 +606,7 @@ def _nextafter(x, y):
 
 # the step does not depend on x (almost everywhere); it is y where x == 0
 @op("heaviside", broadcast=True,
-    grad=lambda M, x, y, out: lambda g: (M.zeros_like(g), M.select(M.value(x) == 0, g)))
+    grad=lambda M, x, y, out, g: (M.zeros_like(g), M.select(M.value(x) == 0, g)))
 def _heaviside(x, y):
     xp = _xp(x)
     out = xp.where(x == 0, y, (x > 0).astype(x.dtype))
@@ -717,11 +704,8 @@ def _pow2(e, dtype):
     return xp.ldexp(one, e.astype(np.int32)).astype(dtype, copy=False)
 
 
-def _ldexp_grad(M, x, y, out):
-    def bw(g):
-        return g * M.const(_pow2(M.value(y), M.value(x).dtype)), None
-
-    return bw
+def _ldexp_grad(M, x, y, out, g):
+    return g * M.const(_pow2(M.value(y), M.value(x).dtype)), None
 
 
 @op("ldexp", broadcast=True, grad=_ldexp_grad)
@@ -757,10 +741,10 @@ def _unary(name, f, df=None, lift=True, no_bool=False, uses_out=False, doc=""):
     default float dtype; otherwise the dtype is kept.
     """
 
-    def grad(M, x, out):
+    def grad(M, x, out, g):
         if M.tensor or out.dtype.kind == "c":
-            return lambda g: (g * M.conj(df(M, x, out)),)
-        return lambda g: (g * df(M, x, out),)
+            return (g * M.conj(df(M, x, out)),)
+        return (g * df(M, x, out),)
 
     def kernel(x):
         return f(x), (None if df is None else GRAD)
@@ -975,13 +959,13 @@ def frac_(x, name=None):
     return apply_(_frac, tensor_arg(x, "frac_"))
 
 
-def _abs_grad(M, x, out):
+def _abs_grad(M, x, out, g):
     if M.is_complex(x):
         # d|z| = Re(conj(z/|z|) dz): the gradient is g * z / |z| (0 at z == 0)
         if not M.tensor:
-            return lambda g: (g / M.where(out == 0, 1, out) * x,)
-        return lambda g: (_as_complex_like(g, x) * sgn(x),)
-    return lambda g: (g * M.sign(x),)
+            return (g / M.where(out == 0, 1, out) * x,)
+        return (_as_complex_like(g, x) * sgn(x),)
+    return (g * M.sign(x),)
 
 
 @op("abs", grad=_abs_grad)
@@ -1181,16 +1165,11 @@ def imag(x, name=None):
     return apply(_imag_k, tensor_arg(x, "imag"))
 
 
+@op("conj", saves=(), grad=lambda M, x, out, g: (M.conj(g),))
 def _conj_k(x):
-    xp = _xp(x)
     if x.dtype.kind != "c":
-        return x.copy(), lambda g: (g,)
-    return xp.conj(x), lambda g: (xp.conj(g),)
-
-
-_conj_k.op_name = "conj"
-_conj_k.saves = ()
-_conj_k.hi = lambda i, g: (conj(g[0]),)
+        return x.copy(), GRAD
+    return _xp(x).conj(x), GRAD
 
 
 def conj(x, name=None):
@@ -1378,14 +1357,10 @@ def logit_(x, eps=None, name=None):
     return apply_(_logit, x, eps=None if eps is None else float(eps))
 
 
+@op("stanh", saves=(0,), grad=lambda M, x, out, g, a, b: (
+    g * (a * b) * (1 - M.tanh(a * x) ** 2),))
 def _stanh(x, a, b):
-    xp = _xp(x)
-    t = xp.tanh(a * x)
-    return (b * t).astype(x.dtype, copy=False), lambda g: (g * (a * b) * (1 - t * t),)
-
-
-_stanh.op_name = "stanh"
-_stanh.hi = lambda i, g, a, b: (g[0] * (a * b) * (1 - tanh(a * i[0]) ** 2),)
+    return (b * _xp(x).tanh(a * x)).astype(x.dtype, copy=False), GRAD
 
 
 def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
@@ -1404,7 +1379,7 @@ def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
     return apply(_stanh, x, a=float(np.float32(scale_a)), b=float(np.float32(scale_b)))
 
 
-@op("nan_to_num", grad=lambda M, x, out, **_: lambda g: (
+@op("nan_to_num", grad=lambda M, x, out, g, **_: (
     M.select(_xp(M.value(x)).isfinite(M.value(x)), g),))
 def _nan_to_num(x, nan, posinf, neginf):
     xp = _xp(x)
@@ -1455,14 +1430,10 @@ def nan_to_num_(x, nan=0.0, posinf=None, neginf=None, name=None):
     return apply_(_nan_to_num, x, **kw)
 
 
+@op("scale", saves=(), grad=lambda M, x, out, g, s, b, after: (g * s,))
 def _scale_k(x, s, b, after):
     out = x * s + b if after else (x + b) * s
-    return out.astype(x.dtype, copy=False), lambda g: (g * s,)
-
-
-_scale_k.op_name = "scale"
-_scale_k.saves = ()
-_scale_k.hi = lambda i, g, s, b, after: (g[0] * s,)
+    return out.astype(x.dtype, copy=False), GRAD
 
 _ACTS = {"tanh": lambda t: tanh(t), "sigmoid": lambda t: sigmoid(t),
          "relu": lambda t: maximum(t, 0)}
@@ -1677,25 +1648,14 @@ def _moveaxis_last(a, axis):
     return a if axis == a.ndim - 1 else _xp(a).moveaxis(a, axis, -1)
 
 
+# the adjoint of a running sum is the running sum in the other direction
+@op("cumsum", saves=(), grad=lambda M, x, out, g, axis, reverse: (
+    M.op(_cumsum_k, g, axis=axis, reverse=not reverse),))
 def _cumsum_k(x, axis, reverse):
     xp = _xp(x)
     if reverse:
-        out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis)
-    else:
-        out = xp.cumsum(x, axis=axis, dtype=x.dtype)
-
-    def bw(g):
-        if reverse:
-            return (xp.cumsum(g, axis=axis, dtype=g.dtype),)
-        return (xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis, dtype=g.dtype), axis),)
-
-    return out, bw
-
-
-_cumsum_k.op_name = "cumsum"
-_cumsum_k.saves = ()
-_cumsum_k.hi = lambda i, g, axis, reverse: (apply(_cumsum_k, g[0], axis=axis,
-                                                  reverse=not reverse),)
+        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis), GRAD
+    return xp.cumsum(x, axis=axis, dtype=x.dtype), GRAD
 
 
 def _rcumsum(t, axis):
@@ -2206,16 +2166,13 @@ def cumulative_trapezoid(y, x=None, dx=None, axis=-1, name=None):
 
 # ---------------------------------------------------------------- add_n, addmm, lerp, ...
 
+# arguments: the inputs, out, g: every input gets g
+@op("add_n", saves=(), grad=lambda M, *a: (a[-1],) * (len(a) - 2))
 def _add_n_k(*xs):
     out = xs[0].copy()
     for a in xs[1:]:
         out += a
-    return out, lambda g: (g,) * len(xs)
-
-
-_add_n_k.op_name = "add_n"
-_add_n_k.saves = ()
-_add_n_k.hi = lambda i, g: (g[0],) * len(i)
+    return out, GRAD
 
 
 def add_n(inputs, name=None):
@@ -2322,17 +2279,10 @@ def addmm_(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
     return apply_(_addmm_k, inp, x, y, beta=float(beta), alpha=float(alpha))
 
 
+@op("lerp", broadcast=True, grad=lambda M, x, y, w, out, g: (
+    g * M.conj(1 - w), g * M.conj(w), g * M.conj(y - x)))
 def _lerp_k(x, y, w):
-    d = y - x
-    out = x + w * d
-    if out.dtype.kind == "c":
-        return out, lambda g: (g * _cj(1 - w), g * _cj(w), g * _cj(d))
-    return out, lambda g: (g * (1 - w), g * w, g * d)
-
-
-_lerp_k.op_name = "lerp"
-_lerp_k.broadcast = True
-_lerp_k.hi = lambda i, g: (g[0] * _cj(1 - i[2]), g[0] * _cj(i[2]), g[0] * _cj(i[1] - i[0]))
+    return x + w * (y - x), GRAD
 
 
 def _lerp_args(x, y, weight, op):
@@ -2386,13 +2336,9 @@ def lerp_(x, y, weight, name=None):
     return apply_(_lerp_k, x, y, w)
 
 
+@op("increment", saves=(), const_grad=_identity_bw)
 def _increment_k(x, value):
-    return x + _xp(x).asarray(value, dtype=x.dtype), lambda g: (g,)
-
-
-_increment_k.op_name = "increment"
-_increment_k.saves = ()
-_increment_k.hi = lambda i, g, value: (g[0],)
+    return x + _xp(x).asarray(value, dtype=x.dtype), GRAD
 
 
 def increment(x, value=1.0, name=None):
@@ -2626,37 +2572,11 @@ def trace(x, offset=0, axis1=0, axis2=1, name=None):
 # ---------------------------------------------------------------- inplace variants
 
 def _inplace_via(x, op, fn, *args, **kw):
-    """Inplace form of a composite op: compute ``fn(x, ...)``, write it into x, rebind x.
-
-    The graph is kept: x's previous value feeds the new node, as in :func:`apply_`.
-    """
+    """Inplace form of a composite op: compute ``fn(x, ...)`` and write it into x (see
+    :func:`paddle_hl.framework.op.inplace`); the result must keep x's dtype."""
     x = tensor_arg(x, op)
-    check_inplace(x, op)
-    need = state.grad_enabled and (not x.stop_gradient or any(
-        isinstance(a, Tensor) and not a.stop_gradient for a in list(args) + list(kw.values())))
-    if need:
-        old = _wrap(x._data.copy(), x.stop_gradient)
-        old._node, old._idx = x._node, x._idx
-        res = fn(old, *args, **kw)
-    else:
-        with state.no_grad():
-            res = fn(x, *args, **kw)
-    if tuple(res._data.shape) != tuple(x._data.shape) and res.size == x.size:
-        from .manipulation import reshape
-
-        res = reshape(res, x.shape)
-    if tuple(res._data.shape) != tuple(x._data.shape):
-        raise ValueError(f"{op}: the result has shape {res.shape}, which cannot be written into "
-                         f"x of shape {x.shape}")
-    if res._data.dtype != x._data.dtype:
-        raise TypeError(f"{op}: the result has dtype {res.dtype}, which differs from x's dtype "
-                        f"{x.dtype}")
-    x._data[...] = res._data
-    x._ver.v += 1
-    if need and res._node is not None:
-        x._node, x._idx = res._node, res._idx
-        x.stop_gradient = False
-    return x
+    return inplace(x, op, lambda src: fn(src, *args, **kw), tuple(args) + tuple(kw.values()),
+                   same_dtype=True)
 
 
 def _inplace_other(x, y, op):

@@ -45,6 +45,12 @@ CASES = {
                                         [_x()]),
     "floor (zero gradient)": (lambda a: paddle.floor(a * 3) * a * a, [_x()]),
     "abs (sign rule)": (lambda a: paddle.abs(a) * a, [_x(lo=-2, hi=2)]),
+    "cumsum (linear: the adjoint is a kernel)": (lambda a: paddle.cumsum(a * a, axis=1),
+                                                 [_x()]),
+    "add_n (variadic inputs)": (lambda a, b: paddle.add_n([a * b, a, b * b]), [_x(), _x()]),
+    "lerp (three inputs, broadcast)": (paddle.lerp, [_x(), _x(), _x((4,), lo=0.2, hi=0.8)]),
+    "stanh (keyword attributes, no out)": (lambda a: paddle.stanh(a, 0.7, 1.3), [_x()]),
+    "scale (attributes, constant factor)": (lambda a: paddle.scale(a * a, 2.0, 0.5), [_x()]),
 }
 
 
@@ -91,8 +97,8 @@ def test_second_derivative_matches_finite_differences(case):
 
 
 def test_decorator_sets_attributes_and_returns_the_kernel():
-    def rule(M, x, out):
-        return lambda g: (g * 3,)
+    def rule(M, x, out, g):
+        return (g * 3,)
 
     def kernel(x):
         return x * 3, GRAD
@@ -108,7 +114,7 @@ def test_decorator_sets_attributes_and_returns_the_kernel():
 
 def test_rule_and_fused_backward_are_exclusive():
     with pytest.raises(ValueError, match="once"):
-        op("bad", grad=lambda M, x, out: None, hi=lambda i, g: None)
+        op("bad", grad=lambda M, x, out, g: None, hi=lambda i, g: None)
 
 
 def test_op_without_higher_order_rule_still_refuses_create_graph():
