@@ -62,12 +62,6 @@ KNOWN_CYCLES = {
                "paddle_hl.framework.tensor"}):
         "Tensor.backward runs the engine and moving a Tensor between places records through "
         "the op wrapper (lazy imports), while both build Tensors",
-    frozenset({"paddle_hl.tensor._unbroadcast", "paddle_hl.tensor.creation",
-               "paddle_hl.tensor.linalg", "paddle_hl.tensor.manipulation",
-               "paddle_hl.tensor.math", "paddle_hl.tensor.random", "paddle_hl.tensor.stat",
-               "paddle_hl.tensor.logic", "paddle_hl.tensor.search", "paddle_hl.tensor.special",
-               "paddle_hl.tensor._helpers"}):
-        "the op categories call each other's ops (math uses manipulation and back)",
     frozenset({"paddle_hl.distributed.collective", "paddle_hl.distributed.parallel"}):
         "collectives read the parallel environment, which initialises the collectives",
     frozenset({f"paddle_hl.distribution.{m}" for m in (

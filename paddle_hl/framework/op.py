@@ -73,6 +73,17 @@ def set_tensor_ops(ns):
     _tensor_ops = ns
 
 
+def tensor_ops():
+    """The installed Tensor op namespace (``tensor_ops().sum`` is ``paddle.sum``).
+
+    The op categories of ``paddle_hl.tensor`` import each other in one order only (manipulation,
+    stat, math, random, linalg; creation above manipulation). The few calls that run the other
+    way, mostly inside higher-order gradient rules, reach the op through this namespace, which
+    is complete once ``paddle_hl.tensor`` has loaded every category.
+    """
+    return _tensor_ops
+
+
 def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
        const_grad=None):
     """Declare a kernel (see the module doc): ``@op("sin", grad=rule)``.
