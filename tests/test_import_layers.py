@@ -58,10 +58,6 @@ ALLOWED = {
 # Cycles that remain, each with the reason; a strongly connected group of modules must lie
 # inside one of them. Anything else is a new cycle and fails.
 KNOWN_CYCLES = {
-    frozenset({"paddle_hl.framework.engine", "paddle_hl.framework.op",
-               "paddle_hl.framework.tensor"}):
-        "Tensor.backward runs the engine and moving a Tensor between places records through "
-        "the op wrapper (lazy imports), while both build Tensors",
     frozenset({"paddle_hl.distributed.collective", "paddle_hl.distributed.parallel"}):
         "collectives read the parallel environment, which initialises the collectives",
     frozenset({f"paddle_hl.distribution.{m}" for m in (

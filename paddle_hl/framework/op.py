@@ -43,7 +43,7 @@ from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
 from .engine import Node, Packed
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, attach_autograd
 
 __all__ = []
 
@@ -448,3 +448,6 @@ def apply_(fn, x: Tensor, *others, **attrs):
     x._data[...] = out
     x._ver.v += 1
     return x
+
+
+attach_autograd(apply=apply)
