@@ -66,10 +66,6 @@ KNOWN_CYCLES = {
         "normal", "transform", "transformed_distribution", "uniform", "gumbel", "multinomial")}):
         "Distribution.kl_divergence dispatches through kl.py, which imports every "
         "distribution to register its closed-form KL",
-    frozenset({"paddle_hl.sparse._tensor", "paddle_hl.sparse.unary"}):
-        "the sparse tensor's methods call the unary sparse ops, which build sparse tensors",
-    frozenset({"paddle_hl.static.amp", "paddle_hl.static.amp.bf16"}):
-        "static.amp.bf16 builds on its parent package's lists and decorate",
 }
 
 
