@@ -60,12 +60,6 @@ ALLOWED = {
 KNOWN_CYCLES = {
     frozenset({"paddle_hl.distributed.collective", "paddle_hl.distributed.parallel"}):
         "collectives read the parallel environment, which initialises the collectives",
-    frozenset({f"paddle_hl.distribution.{m}" for m in (
-        "_display", "bernoulli", "beta", "categorical", "cauchy", "dirichlet", "distribution",
-        "exponential_family", "geometric", "independent", "kl", "laplace", "lognormal",
-        "normal", "transform", "transformed_distribution", "uniform", "gumbel", "multinomial")}):
-        "Distribution.kl_divergence dispatches through kl.py, which imports every "
-        "distribution to register its closed-form KL",
 }
 
 
