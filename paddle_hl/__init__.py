@@ -6,6 +6,7 @@ Use it as ``import paddle_hl as paddle``.
 from __future__ import annotations
 
 import importlib as _importlib
+import sys as _sys
 
 from .framework._printing import set_printoptions
 from .framework.dtype import DType as dtype
@@ -431,6 +432,29 @@ def _attach_tensor_methods():
 
 
 _attach_tensor_methods()
+
+
+def _alias_framework_names():
+    """``paddle.framework.<name>`` for Paddle's public helpers that live above the framework
+    (ParamAttr, seed, save, create_parameter, ...): the framework package imports nothing above
+    it, so this namespace, which holds them all, answers them there on first access."""
+    from . import framework
+
+    public = frozenset({
+        "ParamAttr", "in_dynamic_mode", "get_default_dtype", "set_default_dtype", "no_grad",
+        "set_grad_enabled", "is_grad_enabled", "enable_grad", "seed", "CPUPlace", "CUDAPlace",
+        "CUDAPinnedPlace", "save", "load", "create_parameter", "get_flags", "set_flags",
+    })
+
+    def __getattr__(name):
+        if name in public:
+            return getattr(_sys.modules[__name__], name)
+        raise AttributeError(f"module 'paddle_hl.framework' has no attribute '{name}'")
+
+    framework.__getattr__ = __getattr__
+
+
+_alias_framework_names()
 
 # Domains and heavier subpackages load on first attribute access.
 _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",

@@ -46,10 +46,6 @@ FACE_LAYER = "tensor"
 
 # (importing module, imported module): why this upward edge stays. Each must be a lazy import.
 ALLOWED = {
-    ("paddle_hl.framework", "paddle_hl"):
-        "paddle.framework.<name> aliases Paddle's public helpers that live higher up "
-        "(ParamAttr, seed, save, create_parameter); they resolve through the top-level "
-        "namespace on first access",
     ("paddle_hl.incubate._graph", "paddle_hl.geometric"):
         "paddle.incubate.graph_send_recv and friends are Paddle's older names of the geometric "
         "domain's ops; the core reaches a domain only lazily",
