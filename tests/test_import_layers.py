@@ -46,10 +46,6 @@ FACE_LAYER = "tensor"
 
 # (importing module, imported module): why this upward edge stays. Each must be a lazy import.
 ALLOWED = {
-    ("paddle_hl.framework", "paddle_hl"):
-        "paddle.framework.<name> aliases Paddle's public helpers that live higher up "
-        "(ParamAttr, seed, save, create_parameter); they resolve through the top-level "
-        "namespace on first access",
     ("paddle_hl.incubate._graph", "paddle_hl.geometric"):
         "paddle.incubate.graph_send_recv and friends are Paddle's older names of the geometric "
         "domain's ops; the core reaches a domain only lazily",
@@ -58,28 +54,8 @@ ALLOWED = {
 # Cycles that remain, each with the reason; a strongly connected group of modules must lie
 # inside one of them. Anything else is a new cycle and fails.
 KNOWN_CYCLES = {
-    frozenset({"paddle_hl.framework.engine", "paddle_hl.framework.op",
-               "paddle_hl.framework.tensor"}):
-        "Tensor.backward runs the engine and moving a Tensor between places records through "
-        "the op wrapper (lazy imports), while both build Tensors",
-    frozenset({"paddle_hl.tensor._unbroadcast", "paddle_hl.tensor.creation",
-               "paddle_hl.tensor.linalg", "paddle_hl.tensor.manipulation",
-               "paddle_hl.tensor.math", "paddle_hl.tensor.random", "paddle_hl.tensor.stat",
-               "paddle_hl.tensor.logic", "paddle_hl.tensor.search", "paddle_hl.tensor.special",
-               "paddle_hl.tensor._helpers"}):
-        "the op categories call each other's ops (math uses manipulation and back)",
     frozenset({"paddle_hl.distributed.collective", "paddle_hl.distributed.parallel"}):
         "collectives read the parallel environment, which initialises the collectives",
-    frozenset({f"paddle_hl.distribution.{m}" for m in (
-        "_display", "bernoulli", "beta", "categorical", "cauchy", "dirichlet", "distribution",
-        "exponential_family", "geometric", "independent", "kl", "laplace", "lognormal",
-        "normal", "transform", "transformed_distribution", "uniform", "gumbel", "multinomial")}):
-        "Distribution.kl_divergence dispatches through kl.py, which imports every "
-        "distribution to register its closed-form KL",
-    frozenset({"paddle_hl.sparse._tensor", "paddle_hl.sparse.unary"}):
-        "the sparse tensor's methods call the unary sparse ops, which build sparse tensors",
-    frozenset({"paddle_hl.static.amp", "paddle_hl.static.amp.bf16"}):
-        "static.amp.bf16 builds on its parent package's lists and decorate",
 }
 
 

@@ -12,12 +12,11 @@ from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .distribution import Distribution, kl_divergence, register_kl
 from .exponential_family import ExponentialFamily
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .independent import Independent
-from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .lognormal import LogNormal
 from .multinomial import Multinomial
@@ -49,8 +48,3 @@ __all__ = [
     "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
     "kl_divergence", "register_kl",
 ]
-
-# the rule for pairs of Independent distributions goes beyond Paddle's table
-from .independent import _kl_independent_independent  # noqa: E402
-
-register_kl(Independent, Independent)(_kl_independent_independent)

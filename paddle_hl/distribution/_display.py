@@ -56,10 +56,10 @@ def _range(dist, pad=0.1):
 def _curve(dist):
     """(x, y, discrete) for the first batch element."""
     from .. import to_tensor
-    from .categorical import Categorical
 
-    if isinstance(dist, Categorical):
-        p = np.asarray(dist._probs.numpy(), dtype=np.float64)
+    bars = getattr(dist, "_bar_probs", None)
+    if bars is not None:
+        p = np.asarray(bars(), dtype=np.float64)
         p = p.reshape(-1, p.shape[-1])[0]
         return np.arange(p.size), p, True
     if dist.event_shape:

@@ -6,6 +6,7 @@ from .. import backend
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
+from .distribution import register_kl
 from .exponential_family import ExponentialFamily
 
 __all__ = []
@@ -135,3 +136,6 @@ class Bernoulli(ExponentialFamily):
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     a, b = p._clipped(), q._clipped()
     return a * (a.log() - b.log()) + (1 - a) * ((1 - a).log() - (1 - b).log())
+
+
+register_kl(Bernoulli, Bernoulli)(_kl_bernoulli_bernoulli)

@@ -8,6 +8,7 @@ from .. import backend
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
+from .distribution import register_kl
 from .exponential_family import ExponentialFamily
 
 __all__ = []
@@ -135,3 +136,6 @@ def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
     a1, b1, a2, b2 = p.alpha, p.beta, q.alpha, q.beta
     return (q._lbeta() - p._lbeta() + (a1 - a2) * a1.digamma() + (b1 - b2) * b1.digamma()
             + (a2 - a1 + b2 - b1) * (a1 + b1).digamma())
+
+
+register_kl(Beta, Beta)(_kl_beta_beta)

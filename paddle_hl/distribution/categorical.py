@@ -8,7 +8,7 @@ from .. import backend
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap, to_array
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -149,6 +149,13 @@ class Categorical(Distribution):
         """``-sum p log p`` over the categories."""
         return -(self._probs * self._logp).sum(axis=-1)
 
+    def _bar_probs(self):
+        """The probabilities as an array: a notebook draws them as bars (see _display)."""
+        return self._probs.numpy()
+
 
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     return (p._probs * (p._logp - q._logp)).sum(axis=-1)
+
+
+register_kl(Categorical, Categorical)(_kl_categorical_categorical)

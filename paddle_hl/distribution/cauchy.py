@@ -7,7 +7,7 @@ import math
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -105,3 +105,6 @@ def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
     s = p.scale + q.scale
     d = p.loc - q.loc
     return ((s * s + d * d) / (4 * p.scale * q.scale)).log()
+
+
+register_kl(Cauchy, Cauchy)(_kl_cauchy_cauchy)

@@ -7,6 +7,7 @@ from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .beta import _standard_gamma
+from .distribution import register_kl
 from .exponential_family import ExponentialFamily
 
 __all__ = []
@@ -129,3 +130,6 @@ def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
     a, b = p.concentration, q.concentration
     a0 = a.sum(axis=-1, keepdim=True)
     return q._lbeta() - p._lbeta() + ((a - b) * (a.digamma() - a0.digamma())).sum(axis=-1)
+
+
+register_kl(Dirichlet, Dirichlet)(_kl_dirichlet_dirichlet)

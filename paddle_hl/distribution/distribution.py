@@ -6,8 +6,16 @@ import numpy as np
 
 from ..framework.tensor import Tensor
 from . import _utils
+from . import kl as _kl
 
 __all__ = []
+
+
+class NoKLRuleError(NotImplementedError):
+    """kl_divergence has no rule for a pair of distribution types.
+
+    A NotImplementedError, as Paddle raises there, so ``except NotImplementedError`` catches it.
+    """
 
 
 class Distribution:
@@ -92,8 +100,6 @@ class Distribution:
         Returns:
             Tensor: the divergence, of the batch shape.
         """
-        from .kl import kl_divergence
-
         return kl_divergence(self, other)
 
     def _undefined(self, what: str):
@@ -155,3 +161,62 @@ class Distribution:
         except (ImportError, NotImplementedError, ValueError, TypeError):
             return None
 
+
+def register_kl(cls_p, cls_q):
+    """Decorator registering a KL divergence rule for the pair ``(cls_p, cls_q)``.
+
+    :func:`kl_divergence` picks, among the registered pairs that both arguments are instances
+    of, the most specific one (closest to ``type(p)`` first, then to ``type(q)``).
+
+    Args:
+        cls_p (type): a Distribution subclass, the type of the first argument.
+        cls_q (type): a Distribution subclass, the type of the second argument.
+
+    Returns:
+        callable: the decorator; it returns the function unchanged.
+
+    Example:
+        >>> @paddle.distribution.register_kl(MyDist, MyDist)
+        ... def _kl(p, q):
+        ...     return ...
+    """
+    for name, c in (("cls_p", cls_p), ("cls_q", cls_q)):
+        if not (isinstance(c, type) and issubclass(c, Distribution)):
+            raise TypeError(f"register_kl: '{name}' must be a subclass of Distribution, got "
+                            f"{c!r}")
+
+    def decorator(f):
+        _kl.add_rule(cls_p, cls_q, f)
+        return f
+
+    return decorator
+
+
+def kl_divergence(p, q) -> Tensor:
+    r"""The Kullback-Leibler divergence KL(p || q) = E_p[log p(x) - log q(x)].
+
+    Args:
+        p (Distribution): the first distribution.
+        q (Distribution): the second distribution.
+
+    Returns:
+        Tensor: the divergence for each distribution of the batch.
+
+    Raises:
+        NotImplementedError: no rule is registered for the pair of types (a NoKLRuleError).
+
+    Example:
+        >>> p = paddle.distribution.Normal(0.0, 1.0)
+        >>> q = paddle.distribution.Normal(1.0, 2.0)
+        >>> paddle.distribution.kl_divergence(p, q)  # 0.4431
+    """
+    for name, d in (("p", p), ("q", q)):
+        if not isinstance(d, Distribution):
+            raise TypeError(f"kl_divergence: '{name}' must be a Distribution, got "
+                            f"{type(d).__name__}")
+    fn = _kl.rule_for(type(p), type(q))
+    if fn is None:
+        raise NoKLRuleError(
+            f"kl_divergence: no KL divergence rule is registered for ({type(p).__name__}, "
+            f"{type(q).__name__}); register one with paddle.distribution.register_kl")
+    return fn(p, q)

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from ..framework.tensor import Tensor
-from .distribution import Distribution
-
-
-class NoKLRuleError(NotImplementedError):
-    """kl_divergence has no rule for a pair of distribution types.
-
-    A NotImplementedError, as Paddle raises there, so ``except NotImplementedError`` catches it.
-    """
+from .distribution import Distribution, NoKLRuleError, register_kl
 
 __all__ = []
 
@@ -90,3 +83,6 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tenso
             term = term.sum(axis=list(range(term.ndim - extra, term.ndim)))
         kl = kl - term
     return kl
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(_kl_expfamily_expfamily)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -134,3 +134,6 @@ def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
     ratio = (-a).log1p() - (-b).log1p()
     tail = where(a < 1, (1 / a - 1) * ratio, a * 0)
     return a.log() - b.log() + tail
+
+
+register_kl(Geometric, Geometric)(_kl_geometric_geometric)

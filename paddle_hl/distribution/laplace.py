@@ -7,7 +7,7 @@ import math
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -105,3 +105,6 @@ def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
     d = (p.loc - q.loc).abs()
     return ((q.scale / p.scale).log() + d / q.scale
             + p.scale / q.scale * (-d / p.scale).exp() - 1)
+
+
+register_kl(Laplace, Laplace)(_kl_laplace_laplace)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..framework.tensor import Tensor
 from . import _utils
+from .distribution import register_kl
 from .normal import Normal, _kl_normal_normal
 from .transform import ExpTransform
 from .transformed_distribution import TransformedDistribution
@@ -71,3 +72,5 @@ class LogNormal(TransformedDistribution):
 def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
     return _kl_normal_normal(p._base_normal, q._base_normal)
 
+
+register_kl(LogNormal, LogNormal)(_kl_lognormal_lognormal)

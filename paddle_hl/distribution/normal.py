@@ -9,7 +9,7 @@ from ..framework import random as _fr
 from ..framework.op import apply
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -188,3 +188,5 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     diff = (p.loc - q.loc) / q.scale
     return 0.5 * (ratio * ratio + diff * diff - 1) - ratio.log()
 
+
+register_kl(Normal, Normal)(_kl_normal_normal)

@@ -16,8 +16,18 @@ import numpy as np
 
 from ..framework.tensor import Tensor
 from . import _utils
+from .distribution import Distribution
 
 __all__ = []
+
+# What a Transform called on a distribution builds: TransformedDistribution, which is made of
+# this module's transforms, hands its class over when it loads (set_distribution_type).
+_transformed = {}
+
+
+def set_distribution_type(cls):
+    """Called once by transformed_distribution.py with ``TransformedDistribution``."""
+    _transformed["cls"] = cls
 
 
 class Type(enum.Enum):
@@ -110,11 +120,8 @@ class Transform:
         return Type.is_injective(cls._type)
 
     def __call__(self, input):  # noqa: A002
-        from .distribution import Distribution
-        from .transformed_distribution import TransformedDistribution
-
         if isinstance(input, Distribution):
-            return TransformedDistribution(input, [self])
+            return _transformed["cls"](input, [self])
         if isinstance(input, Transform):
             return ChainTransform([input, self])
         return self.forward(input)

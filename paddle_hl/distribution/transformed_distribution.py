@@ -6,7 +6,7 @@ from ..framework.tensor import Tensor
 from . import _utils
 from .distribution import Distribution
 from .independent import Independent
-from .transform import ChainTransform, Transform
+from .transform import ChainTransform, Transform, set_distribution_type
 
 __all__ = []
 
@@ -108,3 +108,6 @@ class TransformedDistribution(Distribution):
     def prob(self, value) -> Tensor:
         """The density at ``value``."""
         return self.log_prob(value).exp()
+
+
+set_distribution_type(TransformedDistribution)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..framework import random as _fr
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
-from .distribution import Distribution
+from .distribution import Distribution, register_kl
 
 __all__ = []
 
@@ -113,3 +113,6 @@ def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
     inside = (q.low <= p.low) & (p.high <= q.high)
     kl = ((q.high - q.low) / (p.high - p.low)).log()
     return where(inside, kl, kl * 0 + float("inf"))
+
+
+register_kl(Uniform, Uniform)(_kl_uniform_uniform)

@@ -26,7 +26,7 @@ import numpy as np
 from .. import backend
 from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import state
-from .tensor import Tensor, _HookHandle, _wrap
+from .tensor import Tensor, _HookHandle, _wrap, attach_autograd
 
 __all__ = []
 
@@ -766,3 +766,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             r.stop_gradient = not create_graph
         out.append(r)
     return out
+
+
+attach_autograd(run_backward=run_backward)

@@ -46,7 +46,7 @@ from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
 from .engine import GRAD, Node, Packed
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _wrap, attach_autograd
 
 __all__ = []
 
@@ -61,6 +61,17 @@ def set_tensor_ops(ns):
     """Install the Tensor namespace that gradient rules receive as ``M`` under create_graph."""
     global _tensor_ops
     _tensor_ops = ns
+
+
+def tensor_ops():
+    """The installed Tensor op namespace (``tensor_ops().sum`` is ``paddle.sum``).
+
+    The op categories of ``paddle_hl.tensor`` import each other in one order only (manipulation,
+    stat, math, random, linalg; creation above manipulation). The few calls that run the other
+    way, mostly inside higher-order gradient rules, reach the op through this namespace, which
+    is complete once ``paddle_hl.tensor`` has loaded every category.
+    """
+    return _tensor_ops
 
 
 def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
@@ -491,3 +502,6 @@ def apply_(fn, x: Tensor, *others, **attrs):
     return inplace(x, getattr(fn, "op_name", fn.__name__.strip("_")) + "_",
                    lambda src: apply(fn, src, *others, **attrs), others,
                    keep_old=saves is None or 0 in saves)
+
+
+attach_autograd(apply=apply)

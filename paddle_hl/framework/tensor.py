@@ -37,6 +37,20 @@ def set_html_view(tensor, render):
     _HTML_VIEWS[key] = render
 _EXTRA = {}  # id(tensor) -> (kind, payload) for vocabulary / string-list tensors
 
+# The autograd engine and the op wrapper sit above this module and build Tensors; each hands over
+# the one function Tensor calls back when it loads (``engine.run_backward`` for
+# ``Tensor.backward``, ``op.apply`` for a differentiable copy between devices), so this module
+# imports neither. Both are loaded with ``paddle_hl``, before any Tensor method can run.
+_autograd = {"run_backward": None, "apply": None}
+
+
+def attach_autograd(**fns):
+    """Called by ``engine`` and ``op`` when they load, with the functions named in _autograd."""
+    unknown = set(fns) - set(_autograd)
+    if unknown:
+        raise TypeError(f"attach_autograd: unknown hooks {sorted(unknown)}")
+    _autograd.update(fns)
+
 
 class _Version:
     """Inplace version counter, shared by a tensor and every view of it."""
@@ -481,9 +495,7 @@ class Tensor:
     # ------------------------------------------------------------------ autograd
     def backward(self, grad_tensor=None, retain_graph=False):
         """Compute gradients of this tensor w.r.t. the graph leaves, accumulating into ``.grad``."""
-        from .engine import run_backward
-
-        run_backward([self], [grad_tensor], retain_graph=retain_graph)
+        _autograd["run_backward"]([self], [grad_tensor], retain_graph=retain_graph)
 
     def gradient(self):
         """The gradient as a NumPy array (None if there is none)."""
@@ -596,8 +608,6 @@ def _zero_grad(t: Tensor):
 
 def _same_grad(src: Tensor, arr):
     """A tensor on another device that stays in src's graph (copy between devices)."""
-    from .op import apply
-
     if src.stop_gradient or not state.grad_enabled:
         return _wrap(arr, src.stop_gradient)
 
@@ -609,7 +619,7 @@ def _same_grad(src: Tensor, arr):
 
         return arr, bw
 
-    return apply(_move, src)
+    return _autograd["apply"](_move, src)
 
 
 def to_array(data, dtype=None, place=None, where="to_tensor"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-from . import functional
+from . import functional, loss
 from .clip import (
     ClipGradByGlobalNorm,
     ClipGradByNorm,
@@ -78,29 +78,6 @@ from .layer.distance import (
     PairwiseDistance,
 )
 from .layer.layers import Layer
-from .layer.loss import (
-    BCELoss,
-    BCEWithLogitsLoss,
-    CosineEmbeddingLoss,
-    CrossEntropyLoss,
-    CTCLoss,
-    GaussianNLLLoss,
-    HingeEmbeddingLoss,
-    HSigmoidLoss,
-    KLDivLoss,
-    L1Loss,
-    MarginRankingLoss,
-    MSELoss,
-    MultiLabelSoftMarginLoss,
-    MultiMarginLoss,
-    NLLLoss,
-    PoissonNLLLoss,
-    RNNTLoss,
-    SmoothL1Loss,
-    SoftMarginLoss,
-    TripletMarginLoss,
-    TripletMarginWithDistanceLoss,
-)
 from .layer.norm import (
     BatchNorm,
     BatchNorm1D,
@@ -159,37 +136,35 @@ from .layer.vision import (
     UpsamplingBilinear2D,
     UpsamplingNearest2D,
 )
+from .loss import *  # noqa: F403  (the loss layers, listed once in nn/loss.py)
 
 __all__ = [
-    "Identity", "Linear", "Bilinear", "Embedding", "Flatten", "Unflatten", "Dropout", "Dropout2D",
-    "Dropout3D", "AlphaDropout", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D", "CosineSimilarity",
-    "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose", "Unfold",
-    "Fold", "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
-    "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "AdaptiveMaxPool1D",
-    "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
-    "BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "SyncBatchNorm", "LayerNorm",
-    "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "LocalResponseNorm",
-    "SpectralNorm", "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish",
-    "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Maxout", "Mish", "PReLU", "RReLU", "ReLU",
-    "ReLU6", "SELU", "Sigmoid", "Silu", "Softmax", "Softmax2D", "Softplus", "Softshrink",
-    "Softsign", "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU", "BCELoss", "BCEWithLogitsLoss",
-    "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HSigmoidLoss",
-    "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "RNNTLoss",
-    "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM",
-    "GRU", "MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-    "TransformerDecoderLayer", "TransformerDecoder", "Transformer", "PairwiseDistance", "Upsample",
-    "UpsamplingNearest2D", "UpsamplingBilinear2D", "PixelShuffle", "PixelUnshuffle",
-    "ChannelShuffle", "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue",
-    "BeamSearchDecoder", "dynamic_decode", "Layer", "LayerDict", "LayerList", "ParameterList",
-    "Sequential"
+    "Identity", "Linear", "Bilinear", "Embedding", "Flatten", "Unflatten", "Dropout",
+    "Dropout2D", "Dropout3D", "AlphaDropout", "Pad1D", "Pad2D", "Pad3D", "ZeroPad2D",
+    "CosineSimilarity", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+    "Conv3DTranspose", "Unfold", "Fold", "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D",
+    "AvgPool2D", "AvgPool3D", "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D",
+    "AdaptiveMaxPool1D", "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "MaxUnPool1D",
+    "MaxUnPool2D", "MaxUnPool3D", "BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D",
+    "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1D", "InstanceNorm2D",
+    "InstanceNorm3D", "LocalResponseNorm", "SpectralNorm", "CELU", "ELU", "GELU", "GLU",
+    "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+    "LogSoftmax", "Maxout", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU", "Sigmoid",
+    "Silu", "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign", "Swish", "Tanh",
+    "Tanhshrink", "ThresholdedReLU", "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell",
+    "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU", "MultiHeadAttention",
+    "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+    "TransformerDecoder", "Transformer", "PairwiseDistance", "Upsample", "UpsamplingNearest2D",
+    "UpsamplingBilinear2D", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "BeamSearchDecoder",
+    "dynamic_decode", "Layer", "LayerDict", "LayerList", "ParameterList", "Sequential",
+    *loss.__all__,
 ]
 
 
 def __getattr__(name):
     # the submodules Paddle code reaches through paddle.nn, loaded on first use
-    if name in ("initializer", "utils", "loss"):
+    if name in ("initializer", "utils"):
         mod = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = mod
         return mod

@@ -356,9 +356,7 @@ class SparseCooTensor(_SparseBase):
 
     def coalesce(self, name=None) -> SparseCooTensor:
         """Sort the indices (row-major) and merge duplicates, summing their values."""
-        from .unary import coalesce
-
-        return coalesce(self)
+        return coalesce_coo(self)
 
     def to_sparse_csr(self) -> SparseCsrTensor:
         """This COO tensor (sparse in all dims, 2-D or 3-D) in CSR layout."""
@@ -526,9 +524,7 @@ def coo_to_csr(x: SparseCooTensor) -> SparseCsrTensor:
     if len(x._shape) not in (2, 3) or x.sparse_dim() != len(x._shape):
         raise ValueError(f"to_sparse_csr: the COO tensor must be 2-D or 3-D and sparse in every "
                          f"dim, got shape {x.shape} with sparse_dim {x.sparse_dim()}")
-    from .unary import coalesce
-
-    c = coalesce(x)
+    c = coalesce_coo(x)
     xp = _xp(c._ix)
     keys = xp.ravel_multi_index(tuple(c._ix), c._shape) if c.nnz() else c._ix[0]
     crows, cols = csr_from_keys(keys, c._shape)
@@ -542,6 +538,18 @@ def flat_keys(x):
         return xp.zeros([0], dtype=np.int64)
     sd = x.sparse_dim()
     return xp.ravel_multi_index(x._dense_index(), x._shape[:sd]).astype(np.int64)
+
+
+def coalesce_coo(x: SparseCooTensor) -> SparseCooTensor:
+    """``x`` with its indices sorted (row-major) and duplicates merged, their values summed;
+    ``x`` itself when it is already so (gradients flow back to x's values)."""
+    keys = flat_keys(x)
+    xp = _xp(keys)
+    uniq, inv = xp.unique(keys, return_inverse=True)
+    if uniq.shape[0] == keys.shape[0] and bool((xp.diff(keys) > 0).all()):
+        return x
+    vals = scatter_values(x._vt, inv.ravel(), int(uniq.shape[0]))
+    return from_keys(uniq, vals, x)
 
 
 def from_keys(keys, values, like, shape=None):

@@ -18,6 +18,7 @@ from ._tensor import (
     SparseCooTensor,
     SparseCsrTensor,
     _SparseBase,
+    coalesce_coo,
     coo_to_csr,
     flat_keys,
     from_keys,
@@ -142,14 +143,7 @@ def coalesce(x, name=None):
     require_sparse(x, "coalesce")
     if isinstance(x, SparseCsrTensor):
         return x
-    keys = flat_keys(x)
-    xp = backend.get_array_module(keys)
-    uniq, inv = xp.unique(keys, return_inverse=True)
-    if uniq.shape[0] == keys.shape[0] and bool((xp.diff(keys) > 0).all()):
-        return x  # already sorted and unique
-    vals = scatter_values(x._vt, inv.ravel(), int(uniq.shape[0]))
-    out = from_keys(uniq, vals, x)
-    return out
+    return coalesce_coo(x)
 
 
 def _norm_axis(axis, nd, where):

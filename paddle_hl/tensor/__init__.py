@@ -18,6 +18,7 @@ from ..framework.op import set_tensor_ops
 from ..framework.tensor import Tensor
 from . import creation, linalg, logic, manipulation, math, random, search, special, stat
 from ._helpers import OPERATOR
+from ._tensor_ops import TensorOps
 from ._unbroadcast import unbroadcast_tensor
 from .creation import (
     arange,
@@ -371,53 +372,12 @@ from .stat import (
     sum,
     var,
 )
-from ._tensor_ops import TensorOps
-
-__all__ = [
-    "to_tensor", "assign", "clone", "full", "zeros", "ones", "empty", "full_like", "zeros_like",
-    "ones_like", "empty_like", "arange", "eye", "linspace", "logspace", "meshgrid", "diag",
-    "diag_embed", "diagflat", "tril", "triu", "tril_", "triu_", "tril_indices", "triu_indices",
-    "complex", "polar", "vander", "add", "subtract", "multiply", "divide", "pow", "maximum",
-    "minimum", "fmax", "fmin", "floor_divide", "remainder", "floor_mod", "mod", "gcd", "lcm",
-    "atan2", "hypot", "logaddexp", "nextafter", "heaviside", "ldexp", "exp", "expm1", "log", "log2",
-    "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "square", "neg", "sin", "cos", "tan", "sinh",
-    "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "deg2rad", "rad2deg", "ceil",
-    "floor", "round", "trunc", "frac", "abs", "sign", "sgn", "real", "imag", "conj", "angle",
-    "as_complex", "as_real", "logit", "stanh", "nan_to_num", "scale", "clip", "frexp", "cumsum",
-    "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "cumulative_trapezoid",
-    "add_n", "addmm", "lerp", "increment", "multiplex", "renorm", "trace", "addmm_", "cumprod_",
-    "cumsum_", "divide_", "floor_divide_", "floor_mod_", "mod_", "remainder_", "gcd_", "lcm_",
-    "hypot_", "ldexp_", "logit_", "multiply_", "nan_to_num_", "pow_", "renorm_", "abs_", "acos_",
-    "atan_", "cos_", "expm1_", "log_", "log10_", "log2_", "neg_", "sin_", "sinh_", "square_",
-    "tan_", "tanh_", "trunc_", "frac_", "sum", "mean", "prod", "max", "min", "amax", "amin", "all",
-    "any", "logsumexp", "std", "var", "median", "nanmedian", "quantile", "nanquantile", "nansum",
-    "nanmean", "count_nonzero", "histogram", "bincount", "numel", "rank", "shape", "cast", "cast_",
-    "reshape", "reshape_", "transpose", "transpose_", "unsqueeze", "unsqueeze_", "squeeze",
-    "squeeze_", "flatten", "expand", "expand_as", "broadcast_to", "broadcast_shape",
-    "broadcast_tensors", "concat", "stack", "split", "chunk", "vsplit", "unbind", "unstack", "tile",
-    "repeat_interleave", "flip", "reverse", "rot90", "roll", "moveaxis", "t", "t_", "diagonal",
-    "diagonal_scatter", "select_scatter", "gather", "gather_nd", "index_select", "index_sample",
-    "take", "take_along_axis", "put_along_axis", "scatter", "scatter_", "scatter_nd",
-    "scatter_nd_add", "index_add", "index_add_", "index_fill", "index_fill_", "index_put",
-    "index_put_", "masked_fill", "masked_fill_", "slice", "strided_slice", "crop", "shard_index",
-    "combinations", "as_strided", "view", "view_as", "unflatten", "unfold", "atleast_1d",
-    "atleast_2d", "atleast_3d", "tolist", "matmul", "bmm", "mm", "mv", "dot", "einsum", "tensordot",
-    "outer", "inner", "kron", "cross", "cdist", "dist", "equal", "equal_", "not_equal",
-    "greater_than", "greater_than_", "greater_equal", "greater_equal_", "less_than", "less_than_",
-    "less_equal", "less_equal_", "equal_all", "allclose", "isclose", "isnan", "isinf", "isfinite",
-    "logical_and", "logical_and_", "logical_or", "logical_or_", "logical_xor", "logical_not",
-    "logical_not_", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
-    "bitwise_xor_", "bitwise_not", "bitwise_not_", "is_tensor", "is_complex", "is_floating_point",
-    "is_integer", "is_empty", "argmax", "argmin", "argsort", "sort", "topk", "kthvalue", "mode",
-    "nonzero", "masked_select", "where", "where_", "searchsorted", "bucketize", "unique",
-    "unique_consecutive", "seed", "get_rng_state", "set_rng_state", "get_cuda_rng_state",
-    "set_cuda_rng_state", "rand", "uniform", "randn", "standard_normal", "normal", "randint",
-    "randint_like", "randperm", "bernoulli", "poisson", "multinomial", "normal_", "cauchy_",
-    "geometric_", "digamma", "digamma_", "erf", "erf_", "erfinv", "i0", "i0_", "i0e", "i1", "i1e",
-    "lgamma", "lgamma_", "multigammaln", "multigammaln_", "polygamma", "polygamma_"
-]
 
 CATEGORIES = [creation, math, stat, manipulation, linalg, logic, search, random, special]
+
+# every public op, listed once: each category module's API list
+__all__ = [*creation.API, *math.API, *stat.API, *manipulation.API, *linalg.API, *logic.API,
+           *search.API, *random.API, *special.API]
 
 set_tensor_ops(TensorOps())
 
@@ -464,17 +424,17 @@ def _as_operator(fn):
 def _attach_operators():
     from .manipulation import getitem, setitem
 
-    add, sub, mul = _as_operator(math.add), _as_operator(math.subtract), \
+    add_op, sub_op, mul_op = _as_operator(math.add), _as_operator(math.subtract), \
         _as_operator(math.multiply)
-    div, pow_, mm = _as_operator(math.true_divide), _as_operator(math.pow), \
+    div_op, pow_op, mm_op = _as_operator(math.true_divide), _as_operator(math.pow), \
         _as_operator(linalg.matmul)
     ops = {
-        "__add__": add, "__radd__": _swap(add),
-        "__sub__": sub, "__rsub__": _swap(sub),
-        "__mul__": mul, "__rmul__": _swap(mul),
-        "__truediv__": div, "__rtruediv__": _swap(div),
-        "__pow__": pow_, "__rpow__": _swap(pow_),
-        "__matmul__": mm, "__rmatmul__": _swap(mm),
+        "__add__": add_op, "__radd__": _swap(add_op),
+        "__sub__": sub_op, "__rsub__": _swap(sub_op),
+        "__mul__": mul_op, "__rmul__": _swap(mul_op),
+        "__truediv__": div_op, "__rtruediv__": _swap(div_op),
+        "__pow__": pow_op, "__rpow__": _swap(pow_op),
+        "__matmul__": mm_op, "__rmatmul__": _swap(mm_op),
         "__neg__": math.neg,
         "__getitem__": getitem, "__setitem__": setitem,
     }

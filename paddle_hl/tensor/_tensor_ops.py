@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 from ..framework.tensor import Tensor, _wrap
+from ._unbroadcast import unbroadcast_tensor as _unbroadcast_tensor
 
 __all__ = []
 
@@ -64,6 +65,9 @@ class TensorOps:
     def const(arr):
         """A constant (no-grad) Tensor around raw array values."""
         return _wrap(arr)
+
+    # a gradient summed down to an input's shape with differentiable ops
+    unbroadcast_tensor = staticmethod(_unbroadcast_tensor)
 
     @staticmethod
     def zeros_like(t):

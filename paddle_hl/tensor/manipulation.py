@@ -20,7 +20,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import _unbroadcast, apply, apply_, check_inplace, inplace
+from ..framework.op import _unbroadcast, apply, apply_, check_inplace, inplace, tensor_ops
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     cast_to,
@@ -191,7 +191,7 @@ def _put_kernel(x, v, idx, mode, gmask=None):
 
 
 def _put_hi(i, g, idx, mode, gmask=None):
-    from ._unbroadcast import unbroadcast_tensor
+    unbroadcast_tensor = tensor_ops().unbroadcast_tensor
 
     g = g[0]
     gx = g if mode == "add" else apply(_put_kernel, g, 0, idx=idx, mode="set")
@@ -846,7 +846,7 @@ def _expand_kernel(x, shape):
 
 
 def _expand_hi(i, g, shape):
-    from ._unbroadcast import unbroadcast_tensor
+    unbroadcast_tensor = tensor_ops().unbroadcast_tensor
 
     return (unbroadcast_tensor(g[0], i[0].shape),)
 
@@ -941,7 +941,7 @@ def _tile_kernel(x, reps):
 
 
 def _tile_hi(i, g, reps):
-    from .stat import sum as _sum
+    _sum = tensor_ops().sum
 
     inter = []
     for r, s in zip(reps, i[0].shape):
@@ -1604,7 +1604,7 @@ def _nd_prep(x, index, updates, op):
     upd = cast_to(upd, x._data.dtype)
     if k == 0:
         # an empty address is the whole of x: every update lands on all of it
-        from .stat import sum as _sum
+        _sum = tensor_ops().sum
 
         lead = list(range(idx.ndim - 1))
         return (Ellipsis,), (_sum(upd, axis=lead) if lead else upd)
@@ -1787,7 +1787,7 @@ def _masked_fill_kernel(x, mask, value):
 
 
 def _masked_fill_hi(i, g, **_):
-    from .stat import sum as _sum
+    _sum = tensor_ops().sum
 
     x, mask, v = i
     m = mask._data if isinstance(mask, Tensor) else mask
@@ -2254,7 +2254,7 @@ def cast(x, dtype):
     x = tensor_arg(x, "cast")
     npd = _dt.to_np(dtype)
     if x._data.dtype == npd:
-        from .creation import clone
+        clone = tensor_ops().clone
 
         return clone(x)
     if x._data.dtype.kind == "f" and npd.itemsize < x._data.dtype.itemsize or \

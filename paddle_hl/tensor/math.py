@@ -18,7 +18,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
-from ..framework.op import GRAD, apply, apply_, inplace, op
+from ..framework.op import GRAD, apply, apply_, inplace, op, tensor_ops
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -2210,7 +2210,7 @@ def _addmm_k(inp, x, y, beta, alpha):
 
 
 def _addmm_hi(i, g, beta, alpha):
-    from .linalg import matmul
+    matmul = tensor_ops().matmul
 
     inp, x, y = i
     return (g[0] * beta, matmul(g[0], y, transpose_y=True) * alpha,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ._decorate import AutoMixedPrecisionLists, decorate
+
 __all__ = ["AutoMixedPrecisionListsBF16", "bf16_guard", "decorate_bf16"]
 
 
@@ -23,8 +25,6 @@ class AutoMixedPrecisionListsBF16:
     """
 
     def __init__(self, custom_bf16_list=None, custom_fp32_list=None, custom_fp32_varnames=None):
-        from . import AutoMixedPrecisionLists
-
         lists = AutoMixedPrecisionLists(custom_bf16_list, custom_fp32_list,
                                         custom_fp32_varnames, dtype="bfloat16")
         self.bf16_list = lists.white_list
@@ -40,6 +40,4 @@ def decorate_bf16(optimizer, amp_lists=None, use_pure_bf16=False, use_bf16_guard
     Returns:
         OptimizerWithMixedPrecision: the wrapped optimizer.
     """
-    from . import decorate
-
     return decorate(optimizer, use_pure_fp16=use_pure_bf16, use_bf16=True)
