@@ -1030,37 +1030,26 @@ def sign(x, name=None):
     return apply(_sign, x)
 
 
+def _sgn_grad(M, x, out, g):
+    if not M.is_complex(x):
+        return (M.zeros_like(g),)
+    # (g - Re(g * conj(sgn)) * sgn) / |z|, zero where z == 0
+    nz = M.value(out) != 0
+    a = M.abs(x)
+    safe = M.select(nz, a) + M.mask(~nz, a)
+    dtype = M.value(x).dtype
+    gr = M.op(_re_to_c, M.real(g * M.conj(out)), dtype=dtype)
+    return (M.select(nz, (g - gr * out) / M.op(_re_to_c, safe, dtype=dtype)),)
+
+
+@op("sgn", uses_out=True, grad=_sgn_grad)
 def _sgn(x):
     xp = _xp(x)
     if x.dtype.kind != "c":
-        return xp.sign(x), _zeros_bw
+        return xp.sign(x), GRAD
     a = xp.abs(x)
     nz = a != 0
-    safe = xp.where(nz, a, 1)
-    out = xp.where(nz, x / safe, 0).astype(x.dtype, copy=False)
-
-    def bw(g):
-        # (g - Re(g * conj(sgn)) * sgn) / |z|, zero where z == 0
-        gx = (g - (g * out.conj()).real * out) / safe
-        return (xp.where(nz, gx, 0).astype(g.dtype, copy=False),)
-
-    return out, bw
-
-
-def _sgn_hi(i, g):
-    x = i[0]
-    if _kind(x) != "c":
-        return (g[0] * 0,)
-    s = sgn(x)
-    a = abs(x)
-    nz = _const((a._data != 0).astype(a._data.dtype))
-    safe = a * nz + (1 - nz)
-    gr = g[0] * conj(s)
-    return ((g[0] - _as_complex_like(real(gr), x) * s) / _as_complex_like(safe, x)
-            * _as_complex_like(nz, x),)
-
-
-op("sgn", hi=_sgn_hi)(_sgn)
+    return xp.where(nz, x / xp.where(nz, a, 1), 0).astype(x.dtype, copy=False), GRAD
 
 
 def sgn(x, name=None):
@@ -1087,58 +1076,34 @@ def _real_of(npd):
     return np.dtype(np.float64) if npd == np.complex128 else np.dtype(np.float32)
 
 
+# real, imag and the two real -> complex embeddings are linear; each one's adjoint is another
+@op("real", saves=(), grad=lambda M, x, out, g: (
+    M.op(_re_to_c, g, dtype=M.value(x).dtype) if M.is_complex(x) else g,))
 def _real_k(x):
-    xp = _xp(x)
     if x.dtype.kind != "c":
-        return x.copy(), lambda g: (g,)
-    return xp.ascontiguousarray(x.real), lambda g: (g.astype(x.dtype),)
+        return x.copy(), GRAD
+    return _xp(x).ascontiguousarray(x.real), GRAD
 
 
+@op("imag", saves=(), grad=lambda M, x, out, g: (
+    M.op(_im_to_c, g, dtype=M.value(x).dtype) if M.is_complex(x) else M.zeros_like(g),))
 def _imag_k(x):
     xp = _xp(x)
     if x.dtype.kind != "c":
-        return xp.zeros_like(x), lambda g: (xp.zeros_like(g),)
-    return xp.ascontiguousarray(x.imag), lambda g: (g * x.dtype.type(1j),)
+        return xp.zeros_like(x), GRAD
+    return xp.ascontiguousarray(x.imag), GRAD
 
 
-_real_k.op_name = "real"
-_real_k.saves = ()
-_imag_k.op_name = "imag"
-_imag_k.saves = ()
-
-
+@op("complex", saves=(), grad=lambda M, r, out, g, dtype: (M.op(_real_k, g),))
 def _re_to_c(r, dtype):
     """Real -> complex (``r + 0j``); the gradient of a complex grad is its real part."""
-    return r.astype(dtype), lambda g: (_xp(g).ascontiguousarray(g.real),)
+    return r.astype(dtype), GRAD
 
 
+@op("complex", saves=(), grad=lambda M, r, out, g, dtype: (M.op(_imag_k, g),))
 def _im_to_c(r, dtype):
     """Real -> complex (``1j * r``); the gradient is the imaginary part of the grad."""
-    return r.astype(dtype) * dtype.type(1j), lambda g: (_xp(g).ascontiguousarray(g.imag),)
-
-
-_re_to_c.op_name = "complex"
-_re_to_c.saves = ()
-_im_to_c.op_name = "complex"
-_im_to_c.saves = ()
-_re_to_c.hi = lambda i, g, dtype: (apply(_real_k, g[0]),)
-_im_to_c.hi = lambda i, g, dtype: (apply(_imag_k, g[0]),)
-
-
-def _real_hi(i, g):
-    if _kind(i[0]) != "c":
-        return (g[0],)
-    return (apply(_re_to_c, g[0], dtype=i[0]._data.dtype),)
-
-
-def _imag_hi(i, g):
-    if _kind(i[0]) != "c":
-        return (g[0] * 0,)
-    return (apply(_im_to_c, g[0], dtype=i[0]._data.dtype),)
-
-
-_real_k.hi = _real_hi
-_imag_k.hi = _imag_hi
+    return r.astype(dtype) * dtype.type(1j), GRAD
 
 
 def real(x, name=None):
@@ -1184,37 +1149,25 @@ def conj(x, name=None):
     return apply(_conj_k, tensor_arg(x, "conj"))
 
 
+def _angle_grad(M, x, out, g):
+    if not M.is_complex(x):
+        return (M.zeros_like(g),)
+    # d angle = g * i z / |z|^2 (zero at z == 0)
+    a2 = M.real(x * M.conj(x))
+    nz = M.value(a2) != 0
+    safe = M.select(nz, a2) + M.mask(~nz, a2)
+    return (M.op(_im_to_c, M.select(nz, g / safe), dtype=M.value(x).dtype) * x,)
+
+
+@op("angle", grad=_angle_grad)
 def _angle(x):
     xp = _xp(x)
     if x.dtype.kind == "c":
-        out = xp.angle(x).astype(_real_of(x.dtype), copy=False)
-        a2 = (x * x.conj()).real
-        nz = a2 != 0
-        safe = xp.where(nz, a2, 1)
-
-        def bw(g):
-            # d angle: g * i z / |z|^2 (zero at z == 0)
-            return (xp.where(nz, g * (x * x.dtype.type(1j)) / safe, 0).astype(x.dtype),)
-
-        return out, bw
+        return xp.angle(x).astype(_real_of(x.dtype), copy=False), GRAD
     out = xp.where(x < 0, np.pi, 0).astype(x.dtype)
     if x.dtype.kind == "f":
         out = xp.where(xp.isnan(x), x, out)
-    return out, _zeros_bw
-
-
-def _angle_hi(i, g):
-    x = i[0]
-    if _kind(x) != "c":
-        return (g[0] * 0,)
-    a2 = real(x * conj(x))
-    nz = _const((a2._data != 0).astype(a2._data.dtype))
-    safe = a2 * nz + (1 - nz)
-    return (_as_complex_like(g[0] * nz / safe, x) * x * _const(
-        _xp(x._data).asarray(1j, dtype=x._data.dtype)),)
-
-
-op("angle", hi=_angle_hi)(_angle)
+    return out, GRAD
 
 
 def angle(x, name=None):
@@ -1232,32 +1185,16 @@ def angle(x, name=None):
     return apply(_angle, x)
 
 
+# as_complex and as_real are inverse reinterpretations: each one's adjoint is the other
+@op("as_complex", saves=(), grad=lambda M, x, out, g: (M.op(_as_real_k, g),))
 def _as_complex_k(x):
-    xp = _xp(x)
-    out = xp.ascontiguousarray(x).view(_complex_of(x.dtype))[..., 0].copy()
-
-    def bw(g):
-        return (xp.stack([g.real, g.imag], axis=-1),)
-
-    return out, bw
+    out = _xp(x).ascontiguousarray(x).view(_complex_of(x.dtype))[..., 0].copy()
+    return out, GRAD
 
 
+@op("as_real", saves=(), grad=lambda M, x, out, g: (M.op(_as_complex_k, g),))
 def _as_real_k(x):
-    xp = _xp(x)
-    out = xp.stack([x.real, x.imag], axis=-1)
-
-    def bw(g):
-        return (xp.ascontiguousarray(g).view(x.dtype)[..., 0].copy(),)
-
-    return out, bw
-
-
-_as_complex_k.op_name = "as_complex"
-_as_complex_k.saves = ()
-_as_complex_k.hi = lambda i, g: (apply(_as_real_k, g[0]),)
-_as_real_k.op_name = "as_real"
-_as_real_k.saves = ()
-_as_real_k.hi = lambda i, g: (apply(_as_complex_k, g[0]),)
+    return _xp(x).stack([x.real, x.imag], axis=-1), GRAD
 
 
 def as_complex(x, name=None):
@@ -1294,38 +1231,22 @@ def as_real(x, name=None):
 
 # ---- ops with attributes: logit, stanh, nan_to_num, scale, clip, frexp
 
-def _logit(x, eps):
-    xp = _xp(x)
-    if eps is None or eps == 0:
-        xc = x
-        inside = None
-    else:
-        xc = xp.clip(x, eps, 1 - eps)
-        inside = (x >= eps) & (x <= 1 - eps)
+def _logit_grad(M, x, out, g, eps):
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = xp.log(xc / (1 - xc))
-
-    def bw(g):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gx = g / (x * (1 - x))
-        if inside is not None:
-            gx = xp.where(inside, gx, 0).astype(g.dtype, copy=False)
-        return (gx,)
-
-    return out, bw
-
-
-def _logit_hi(i, g, eps):
-    x = i[0]
-    gx = g[0] / (x * (1 - x))
+        gx = g / (x * (1 - x))
     if eps:
-        xa = x._data
-        gx = gx * _const(((xa >= eps) & (xa <= 1 - eps)).astype(xa.dtype))
+        # the clipped input is constant outside [eps, 1 - eps]
+        xv = M.value(x)
+        gx = M.select((xv >= eps) & (xv <= 1 - eps), gx)
     return (gx,)
 
 
-_logit.op_name = "logit"
-_logit.hi = _logit_hi
+@op("logit", grad=_logit_grad)
+def _logit(x, eps):
+    xp = _xp(x)
+    xc = x if eps is None or eps == 0 else xp.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.log(xc / (1 - xc)), GRAD
 
 
 def logit(x, eps=None, name=None):
@@ -1494,6 +1415,18 @@ def scale_(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return apply_(_scale_k, x, s=s, b=b, after=bool(bias_after_scale))
 
 
+def _clip_grad(M, x, out, g, lo, hi):
+    # Paddle passes the gradient only strictly inside (min, max)
+    xv = M.value(x)
+    m = None
+    if lo is not None:
+        m = xv > lo
+    if hi is not None:
+        m = (xv < hi) if m is None else m & (xv < hi)
+    return (g if m is None else M.select(m, g),)
+
+
+@op("clip", grad=_clip_grad)
 def _clip(x, lo, hi):
     xp = _xp(x)
     out = x
@@ -1503,31 +1436,7 @@ def _clip(x, lo, hi):
         out = xp.minimum(out, xp.asarray(hi, dtype=x.dtype))
     if out is x:
         out = x.copy()
-
-    def bw(g):
-        # Paddle passes the gradient only strictly inside (min, max)
-        m = None
-        if lo is not None:
-            m = x > lo
-        if hi is not None:
-            m = (x < hi) if m is None else m & (x < hi)
-        return (g if m is None else xp.where(m, g, 0).astype(g.dtype, copy=False),)
-
-    return out, bw
-
-
-def _clip_hi(i, g, lo, hi):
-    xa = i[0]._data
-    m = _xp(xa).ones(xa.shape, dtype=bool)
-    if lo is not None:
-        m &= xa > lo
-    if hi is not None:
-        m &= xa < hi
-    return (g[0] * _const(m.astype(xa.dtype)),)
-
-
-_clip.op_name = "clip"
-_clip.hi = _clip_hi
+    return out, GRAD
 
 
 def _clip_args(x, min, max, op):  # noqa: A002
@@ -1588,31 +1497,21 @@ def clip_(x, min=None, max=None, name=None):  # noqa: A002
     return apply_(_clip, x, lo=lo, hi=hi)
 
 
+def _frexp_grad(M, x, out, gm, ge):
+    # d mantissa / dx = 2 ** -exponent, piecewise constant; the exponent's gradient is zero
+    xv = M.value(x)
+    src = xv.astype(np.float32) if xv.dtype == _dt.BFLOAT16_NP else xv
+    xp = _xp(xv)
+    e = xp.frexp(src)[1]
+    return (gm * M.const(xp.ldexp(xp.ones((), dtype=src.dtype), -e).astype(xv.dtype)),)
+
+
+@op("frexp", grad=_frexp_grad)
 def _frexp(x):
     xp = _xp(x)
     src = x.astype(np.float32) if x.dtype == _dt.BFLOAT16_NP else x
     m, e = xp.frexp(src)
-    m = m.astype(x.dtype, copy=False)
-    e = e.astype(x.dtype)
-    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e.astype(np.int32)).astype(x.dtype)
-
-    def bw(gm, ge):
-        return (gm * p,)
-
-    return (m, e), bw
-
-
-def _frexp_hi(i, g):
-    xa = i[0]._data
-    src = xa.astype(np.float32) if xa.dtype == _dt.BFLOAT16_NP else xa
-    xp = _xp(xa)
-    _, e = xp.frexp(src)
-    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e).astype(xa.dtype)
-    return (g[0] * _const(p),)
-
-
-_frexp.op_name = "frexp"
-_frexp.hi = _frexp_hi
+    return (m.astype(x.dtype, copy=False), e.astype(x.dtype)), GRAD
 
 
 def frexp(x, name=None):
