@@ -1632,12 +1632,12 @@ def _cumprod_grad(M, x, out, g, axis):
     nz = xp.cumsum(z, axis=axis)
     before = nz == 0  # no zero at or before this position
     first = z & (nz == 1)
-    safe = M.select(before, x) + M.mask(~before, x)
+    safe = M.where(M.const(before), x, 1)
     gx = M.select(before, M.op(_cumsum_k, g * M.conj(out), axis=axis, reverse=True)
                   / M.conj(safe))
     if xp.any(first):
         # at the first zero the product of the other factors is the cumprod with it set to 1
-        out1 = M.op(_cumprod_k, M.select(~first, x) + M.mask(first, x), axis=axis)
+        out1 = M.op(_cumprod_k, M.where(M.const(first), 1, x), axis=axis)
         gx = gx + M.select(first, M.op(_cumsum_k, g * M.conj(out1), axis=axis, reverse=True))
     return (gx,)
 
