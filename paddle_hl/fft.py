@@ -6,9 +6,9 @@ same holds for the half-spectrum transforms up to a zero-extension (``rfft``) or
 weighting of 1 for the DC/Nyquist bins and 2 for the others (``irfft``, ``hfft``). Gradients
 follow Paddle's complex convention ``dL/dRe(z) + i*dL/dIm(z)``, the conjugate-transpose rule.
 
-Each adjoint is written as a short list of the kernels below, run on raw arrays by ``backward``
-and through :func:`~paddle_hl.framework.op.apply` by the higher-order rule, so that
-``create_graph=True`` differentiates through FFTs too.
+Each adjoint is written as a short list of the kernels below (a *plan*). A transform's one
+gradient rule runs its plan with ``M.op``: on raw arrays for first-order gradients, and as recorded
+ops under ``create_graph=True``, so that FFTs are differentiable to any order.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from . import backend
 from .framework import dtype as _dt
-from .framework.op import apply
+from .framework.op import GRAD, apply, op
 from .framework.tensor import Tensor, _wrap
 from .tensor._helpers import cast_to, tensor_arg
 
@@ -40,32 +40,16 @@ _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32),
 
 
 # ---------------------------------------------------------------------------- kernels
-def _run(steps, g):
-    """Apply an adjoint plan to a raw gradient array."""
-    for kernel, attrs in steps:
-        g = kernel(g, **attrs)[0]
-    return g
+def _plan_rule(plan):
+    """The gradient rule of a transform whose adjoint is ``plan(in_shape, in_dtype, **attrs)``."""
 
+    def grad(M, x, out, g, **attrs):
+        xv = M.value(x)
+        for kernel, kw in plan(xv.shape, xv.dtype, **attrs):
+            g = M.op(kernel, g, **kw)
+        return (g,)
 
-def _run_hi(steps, g):
-    """Apply an adjoint plan to a gradient Tensor, recording the graph (create_graph)."""
-    for kernel, attrs in steps:
-        g = apply(kernel, g, **attrs)
-    return g
-
-
-def _make_hi(plan):
-    def hi(inputs, grads, **attrs):
-        x = inputs[0]
-        return (_run_hi(plan(x._data.shape, x._data.dtype, **attrs), grads[0]),)
-
-    return hi
-
-
-def _finish(kernel, plan, name):
-    kernel.op_name = name
-    kernel.saves = ()  # linear: backward never reads the input values
-    kernel.hi = _make_hi(plan)
+    return grad
 
 
 def _contiguous(xp, out, dtype):
@@ -83,19 +67,18 @@ def _c2c_plan(in_shape, in_dtype, axes, s, norm, inverse):
     return steps
 
 
+# linear: backward never reads the input values, only their shape and dtype
+@op("fft_c2c", saves=(), grad=_plan_rule(_c2c_plan))
 def _c2c(x, axes, s, norm, inverse):
     """Complex-to-complex n-D transform (``fftn`` / ``ifftn``) over ``axes`` with sizes ``s``."""
     xp = backend.get_array_module(x)
     fn = xp.fft.ifftn if inverse else xp.fft.fftn
-    out = _contiguous(xp, fn(x, s=s, axes=axes, norm=norm), _COMPLEX_OF[x.dtype])
-    shape, dtype = x.shape, x.dtype
-    return out, lambda g: (_run(_c2c_plan(shape, dtype, axes, s, norm, inverse), g),)
-
-
-_finish(_c2c, _c2c_plan, "fft_c2c")
+    return _contiguous(xp, fn(x, s=s, axes=axes, norm=norm), _COMPLEX_OF[x.dtype]), GRAD
 
 
 def _r2c_plan(in_shape, in_dtype, axes, s, norm, inverse):
+    if s is None:  # the kernel transforms at the input's own sizes
+        s = tuple(in_shape[a] for a in axes)
     last = axes[-1]
     return [(_resize, {"axes": (last,), "sizes": (s[-1],)}),  # zero-extend the half spectrum
             (_c2c, {"axes": axes, "s": None, "norm": _DUAL[norm], "inverse": not inverse}),
@@ -103,6 +86,7 @@ def _r2c_plan(in_shape, in_dtype, axes, s, norm, inverse):
             (_resize, {"axes": axes, "sizes": tuple(in_shape[a] for a in axes)})]
 
 
+@op("fft_r2c", saves=(), grad=_plan_rule(_r2c_plan))
 def _r2c(x, axes, s, norm, inverse):
     """Real-to-half-spectrum transform: ``rfftn`` (inverse=False) or ``ihfftn`` (inverse=True)."""
     xp = backend.get_array_module(x)
@@ -112,12 +96,7 @@ def _r2c(x, axes, s, norm, inverse):
         out = xp.conj(xp.fft.rfftn(x, s=s, axes=axes, norm=_DUAL[norm]))
     else:
         out = xp.fft.rfftn(x, s=s, axes=axes, norm=norm)
-    out = _contiguous(xp, out, _COMPLEX_OF[x.dtype])
-    shape, dtype = x.shape, x.dtype
-    return out, lambda g: (_run(_r2c_plan(shape, dtype, axes, s, norm, inverse), g),)
-
-
-_finish(_r2c, _r2c_plan, "fft_r2c")
+    return _contiguous(xp, out, _COMPLEX_OF[x.dtype]), GRAD
 
 
 def _c2r_plan(in_shape, in_dtype, axes, s, norm, inverse):
@@ -129,6 +108,7 @@ def _c2r_plan(in_shape, in_dtype, axes, s, norm, inverse):
     return steps
 
 
+@op("fft_c2r", saves=(), grad=_plan_rule(_c2r_plan))
 def _c2r(x, axes, s, norm, inverse):
     """Half-spectrum-to-real transform: ``irfftn`` (inverse=True) or ``hfftn`` (inverse=False).
 
@@ -140,19 +120,16 @@ def _c2r(x, axes, s, norm, inverse):
     else:
         # the forward transform of a Hermitian signal: conj flips the exponent's sign
         out = xp.fft.irfftn(xp.conj(x), s=s, axes=axes, norm=_DUAL[norm])
-    out = _contiguous(xp, out, _REAL_OF[x.dtype])
-    shape, dtype = x.shape, x.dtype
-    return out, lambda g: (_run(_c2r_plan(shape, dtype, axes, s, norm, inverse), g),)
+    return _contiguous(xp, out, _REAL_OF[x.dtype]), GRAD
 
 
-_finish(_c2r, _c2r_plan, "fft_c2r")
-
-
+@op("fft_resize", saves=(), grad=lambda M, x, out, g, axes, sizes: (
+    M.op(_resize, g, axes=axes, sizes=tuple(M.value(x).shape[a] for a in axes)),))
 def _resize(x, axes, sizes):
     """Crop or zero-pad ``x`` along ``axes`` to ``sizes`` (its own adjoint, in reverse)."""
     shape = x.shape
     if all(shape[a] == n for a, n in zip(axes, sizes)):
-        return x, lambda g: (g,)
+        return x, GRAD
     xp = backend.get_array_module(x)
     index = [slice(None)] * x.ndim
     pads = [(0, 0)] * x.ndim
@@ -166,57 +143,29 @@ def _resize(x, axes, sizes):
         out = xp.pad(out, pads)
     elif not out.flags.c_contiguous:
         out = xp.ascontiguousarray(out)
-    back = tuple(shape[a] for a in axes)
-    return out, lambda g: (_resize(g, axes, back)[0],)
+    return out, GRAD
 
 
-def _resize_hi(inputs, grads, axes, sizes):
-    x = inputs[0]
-    return (apply(_resize, grads[0], axes=axes, sizes=tuple(x._data.shape[a] for a in axes)),)
-
-
-_resize.op_name = "fft_resize"
-_resize.saves = ()
-_resize.hi = _resize_hi
-
-
+@op("real", saves=(), grad=lambda M, x, out, g, dtype: (
+    M.op(_as_complex, g, dtype=M.value(x).dtype),))
 def _real(x, dtype):
     """Real part, cast to ``dtype``; the adjoint embeds a real gradient as a complex one."""
-    src = x.dtype
-    out = x.real.astype(dtype, copy=True)
-    return out, lambda g: (g.astype(src),)
+    return x.real.astype(dtype, copy=True), GRAD
 
 
-def _real_hi(inputs, grads, dtype):
-    return (apply(_as_complex, grads[0], dtype=inputs[0]._data.dtype),)
+def _as_complex_grad(M, x, out, g, dtype):
+    src = M.value(x).dtype
+    return (M.op(_as_complex if src.kind == "c" else _real, g, dtype=src),)
 
 
-_real.op_name = "real"
-_real.saves = ()
-_real.hi = _real_hi
-
-
+@op("as_complex", saves=(), grad=_as_complex_grad)
 def _as_complex(x, dtype):
     """``x`` as ``dtype`` (complex -> complex is a cast; real -> complex embeds)."""
-    src = x.dtype
-    out = x.astype(dtype, copy=False)
-    if src.kind == "c":
-        return out, lambda g: (g.astype(src, copy=False),)
-    return out, lambda g: (g.real.astype(src),)
+    return x.astype(dtype, copy=False), GRAD
 
 
-def _as_complex_hi(inputs, grads, dtype):
-    src = inputs[0]._data.dtype
-    if src.kind == "c":
-        return (apply(_as_complex, grads[0], dtype=src),)
-    return (apply(_real, grads[0], dtype=src),)
-
-
-_as_complex.op_name = "as_complex"
-_as_complex.saves = ()
-_as_complex.hi = _as_complex_hi
-
-
+@op("hermitian_weight", saves=(), grad=lambda M, x, out, g, axis, n: (
+    M.op(_hermitian_weight, g, axis=axis, n=n),))
 def _hermitian_weight(x, axis, n):
     """Scale half-spectrum bins by how often they occur in the full spectrum of length n.
 
@@ -232,32 +181,14 @@ def _hermitian_weight(x, axis, n):
     shape = [1] * x.ndim
     shape[axis] = m
     w = xp.asarray(w.reshape(shape), dtype=_REAL_OF[x.dtype])
-    return x * w, lambda g: (g * w,)
+    return x * w, GRAD
 
 
-def _hermitian_weight_hi(inputs, grads, axis, n):
-    return (apply(_hermitian_weight, grads[0], axis=axis, n=n),)
-
-
-_hermitian_weight.op_name = "hermitian_weight"
-_hermitian_weight.saves = ()
-_hermitian_weight.hi = _hermitian_weight_hi
-
-
+@op("roll", saves=(), grad=lambda M, x, out, g, shifts, axes: (
+    M.op(_roll, g, shifts=tuple(-s for s in shifts), axes=axes),))
 def _roll(x, shifts, axes):
     xp = backend.get_array_module(x)
-    back = tuple(-s for s in shifts)
-    out = xp.roll(x, shifts, axes) if axes else x.copy()
-    return out, lambda g: (xp.roll(g, back, axes) if axes else g,)
-
-
-def _roll_hi(inputs, grads, shifts, axes):
-    return (apply(_roll, grads[0], shifts=tuple(-s for s in shifts), axes=axes),)
-
-
-_roll.op_name = "roll"
-_roll.saves = ()
-_roll.hi = _roll_hi
+    return (xp.roll(x, shifts, axes) if axes else x.copy()), GRAD
 
 
 # ---------------------------------------------------------------------------- argument checks

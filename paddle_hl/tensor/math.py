@@ -18,7 +18,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
-from ..framework.op import GRAD, apply, apply_, inplace, op, tensor_ops
+from ..framework.op import GRAD, apply, apply_, inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -1030,37 +1030,26 @@ def sign(x, name=None):
     return apply(_sign, x)
 
 
+def _sgn_grad(M, x, out, g):
+    if not M.is_complex(x):
+        return (M.zeros_like(g),)
+    # (g - Re(g * conj(sgn)) * sgn) / |z|, zero where z == 0
+    nz = M.value(out) != 0
+    a = M.abs(x)
+    safe = M.select(nz, a) + M.mask(~nz, a)
+    dtype = M.value(x).dtype
+    gr = M.op(_re_to_c, M.real(g * M.conj(out)), dtype=dtype)
+    return (M.select(nz, (g - gr * out) / M.op(_re_to_c, safe, dtype=dtype)),)
+
+
+@op("sgn", uses_out=True, grad=_sgn_grad)
 def _sgn(x):
     xp = _xp(x)
     if x.dtype.kind != "c":
-        return xp.sign(x), _zeros_bw
+        return xp.sign(x), GRAD
     a = xp.abs(x)
     nz = a != 0
-    safe = xp.where(nz, a, 1)
-    out = xp.where(nz, x / safe, 0).astype(x.dtype, copy=False)
-
-    def bw(g):
-        # (g - Re(g * conj(sgn)) * sgn) / |z|, zero where z == 0
-        gx = (g - (g * out.conj()).real * out) / safe
-        return (xp.where(nz, gx, 0).astype(g.dtype, copy=False),)
-
-    return out, bw
-
-
-def _sgn_hi(i, g):
-    x = i[0]
-    if _kind(x) != "c":
-        return (g[0] * 0,)
-    s = sgn(x)
-    a = abs(x)
-    nz = _const((a._data != 0).astype(a._data.dtype))
-    safe = a * nz + (1 - nz)
-    gr = g[0] * conj(s)
-    return ((g[0] - _as_complex_like(real(gr), x) * s) / _as_complex_like(safe, x)
-            * _as_complex_like(nz, x),)
-
-
-op("sgn", hi=_sgn_hi)(_sgn)
+    return xp.where(nz, x / xp.where(nz, a, 1), 0).astype(x.dtype, copy=False), GRAD
 
 
 def sgn(x, name=None):
@@ -1087,58 +1076,34 @@ def _real_of(npd):
     return np.dtype(np.float64) if npd == np.complex128 else np.dtype(np.float32)
 
 
+# real, imag and the two real -> complex embeddings are linear; each one's adjoint is another
+@op("real", saves=(), grad=lambda M, x, out, g: (
+    M.op(_re_to_c, g, dtype=M.value(x).dtype) if M.is_complex(x) else g,))
 def _real_k(x):
-    xp = _xp(x)
     if x.dtype.kind != "c":
-        return x.copy(), lambda g: (g,)
-    return xp.ascontiguousarray(x.real), lambda g: (g.astype(x.dtype),)
+        return x.copy(), GRAD
+    return _xp(x).ascontiguousarray(x.real), GRAD
 
 
+@op("imag", saves=(), grad=lambda M, x, out, g: (
+    M.op(_im_to_c, g, dtype=M.value(x).dtype) if M.is_complex(x) else M.zeros_like(g),))
 def _imag_k(x):
     xp = _xp(x)
     if x.dtype.kind != "c":
-        return xp.zeros_like(x), lambda g: (xp.zeros_like(g),)
-    return xp.ascontiguousarray(x.imag), lambda g: (g * x.dtype.type(1j),)
+        return xp.zeros_like(x), GRAD
+    return xp.ascontiguousarray(x.imag), GRAD
 
 
-_real_k.op_name = "real"
-_real_k.saves = ()
-_imag_k.op_name = "imag"
-_imag_k.saves = ()
-
-
+@op("complex", saves=(), grad=lambda M, r, out, g, dtype: (M.op(_real_k, g),))
 def _re_to_c(r, dtype):
     """Real -> complex (``r + 0j``); the gradient of a complex grad is its real part."""
-    return r.astype(dtype), lambda g: (_xp(g).ascontiguousarray(g.real),)
+    return r.astype(dtype), GRAD
 
 
+@op("complex", saves=(), grad=lambda M, r, out, g, dtype: (M.op(_imag_k, g),))
 def _im_to_c(r, dtype):
     """Real -> complex (``1j * r``); the gradient is the imaginary part of the grad."""
-    return r.astype(dtype) * dtype.type(1j), lambda g: (_xp(g).ascontiguousarray(g.imag),)
-
-
-_re_to_c.op_name = "complex"
-_re_to_c.saves = ()
-_im_to_c.op_name = "complex"
-_im_to_c.saves = ()
-_re_to_c.hi = lambda i, g, dtype: (apply(_real_k, g[0]),)
-_im_to_c.hi = lambda i, g, dtype: (apply(_imag_k, g[0]),)
-
-
-def _real_hi(i, g):
-    if _kind(i[0]) != "c":
-        return (g[0],)
-    return (apply(_re_to_c, g[0], dtype=i[0]._data.dtype),)
-
-
-def _imag_hi(i, g):
-    if _kind(i[0]) != "c":
-        return (g[0] * 0,)
-    return (apply(_im_to_c, g[0], dtype=i[0]._data.dtype),)
-
-
-_real_k.hi = _real_hi
-_imag_k.hi = _imag_hi
+    return r.astype(dtype) * dtype.type(1j), GRAD
 
 
 def real(x, name=None):
@@ -1184,37 +1149,25 @@ def conj(x, name=None):
     return apply(_conj_k, tensor_arg(x, "conj"))
 
 
+def _angle_grad(M, x, out, g):
+    if not M.is_complex(x):
+        return (M.zeros_like(g),)
+    # d angle = g * i z / |z|^2 (zero at z == 0)
+    a2 = M.real(x * M.conj(x))
+    nz = M.value(a2) != 0
+    safe = M.select(nz, a2) + M.mask(~nz, a2)
+    return (M.op(_im_to_c, M.select(nz, g / safe), dtype=M.value(x).dtype) * x,)
+
+
+@op("angle", grad=_angle_grad)
 def _angle(x):
     xp = _xp(x)
     if x.dtype.kind == "c":
-        out = xp.angle(x).astype(_real_of(x.dtype), copy=False)
-        a2 = (x * x.conj()).real
-        nz = a2 != 0
-        safe = xp.where(nz, a2, 1)
-
-        def bw(g):
-            # d angle: g * i z / |z|^2 (zero at z == 0)
-            return (xp.where(nz, g * (x * x.dtype.type(1j)) / safe, 0).astype(x.dtype),)
-
-        return out, bw
+        return xp.angle(x).astype(_real_of(x.dtype), copy=False), GRAD
     out = xp.where(x < 0, np.pi, 0).astype(x.dtype)
     if x.dtype.kind == "f":
         out = xp.where(xp.isnan(x), x, out)
-    return out, _zeros_bw
-
-
-def _angle_hi(i, g):
-    x = i[0]
-    if _kind(x) != "c":
-        return (g[0] * 0,)
-    a2 = real(x * conj(x))
-    nz = _const((a2._data != 0).astype(a2._data.dtype))
-    safe = a2 * nz + (1 - nz)
-    return (_as_complex_like(g[0] * nz / safe, x) * x * _const(
-        _xp(x._data).asarray(1j, dtype=x._data.dtype)),)
-
-
-op("angle", hi=_angle_hi)(_angle)
+    return out, GRAD
 
 
 def angle(x, name=None):
@@ -1232,32 +1185,16 @@ def angle(x, name=None):
     return apply(_angle, x)
 
 
+# as_complex and as_real are inverse reinterpretations: each one's adjoint is the other
+@op("as_complex", saves=(), grad=lambda M, x, out, g: (M.op(_as_real_k, g),))
 def _as_complex_k(x):
-    xp = _xp(x)
-    out = xp.ascontiguousarray(x).view(_complex_of(x.dtype))[..., 0].copy()
-
-    def bw(g):
-        return (xp.stack([g.real, g.imag], axis=-1),)
-
-    return out, bw
+    out = _xp(x).ascontiguousarray(x).view(_complex_of(x.dtype))[..., 0].copy()
+    return out, GRAD
 
 
+@op("as_real", saves=(), grad=lambda M, x, out, g: (M.op(_as_complex_k, g),))
 def _as_real_k(x):
-    xp = _xp(x)
-    out = xp.stack([x.real, x.imag], axis=-1)
-
-    def bw(g):
-        return (xp.ascontiguousarray(g).view(x.dtype)[..., 0].copy(),)
-
-    return out, bw
-
-
-_as_complex_k.op_name = "as_complex"
-_as_complex_k.saves = ()
-_as_complex_k.hi = lambda i, g: (apply(_as_real_k, g[0]),)
-_as_real_k.op_name = "as_real"
-_as_real_k.saves = ()
-_as_real_k.hi = lambda i, g: (apply(_as_complex_k, g[0]),)
+    return _xp(x).stack([x.real, x.imag], axis=-1), GRAD
 
 
 def as_complex(x, name=None):
@@ -1294,38 +1231,22 @@ def as_real(x, name=None):
 
 # ---- ops with attributes: logit, stanh, nan_to_num, scale, clip, frexp
 
-def _logit(x, eps):
-    xp = _xp(x)
-    if eps is None or eps == 0:
-        xc = x
-        inside = None
-    else:
-        xc = xp.clip(x, eps, 1 - eps)
-        inside = (x >= eps) & (x <= 1 - eps)
+def _logit_grad(M, x, out, g, eps):
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = xp.log(xc / (1 - xc))
-
-    def bw(g):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gx = g / (x * (1 - x))
-        if inside is not None:
-            gx = xp.where(inside, gx, 0).astype(g.dtype, copy=False)
-        return (gx,)
-
-    return out, bw
-
-
-def _logit_hi(i, g, eps):
-    x = i[0]
-    gx = g[0] / (x * (1 - x))
+        gx = g / (x * (1 - x))
     if eps:
-        xa = x._data
-        gx = gx * _const(((xa >= eps) & (xa <= 1 - eps)).astype(xa.dtype))
+        # the clipped input is constant outside [eps, 1 - eps]
+        xv = M.value(x)
+        gx = M.select((xv >= eps) & (xv <= 1 - eps), gx)
     return (gx,)
 
 
-_logit.op_name = "logit"
-_logit.hi = _logit_hi
+@op("logit", grad=_logit_grad)
+def _logit(x, eps):
+    xp = _xp(x)
+    xc = x if eps is None or eps == 0 else xp.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.log(xc / (1 - xc)), GRAD
 
 
 def logit(x, eps=None, name=None):
@@ -1494,6 +1415,18 @@ def scale_(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return apply_(_scale_k, x, s=s, b=b, after=bool(bias_after_scale))
 
 
+def _clip_grad(M, x, out, g, lo, hi):
+    # Paddle passes the gradient only strictly inside (min, max)
+    xv = M.value(x)
+    m = None
+    if lo is not None:
+        m = xv > lo
+    if hi is not None:
+        m = (xv < hi) if m is None else m & (xv < hi)
+    return (g if m is None else M.select(m, g),)
+
+
+@op("clip", grad=_clip_grad)
 def _clip(x, lo, hi):
     xp = _xp(x)
     out = x
@@ -1503,31 +1436,7 @@ def _clip(x, lo, hi):
         out = xp.minimum(out, xp.asarray(hi, dtype=x.dtype))
     if out is x:
         out = x.copy()
-
-    def bw(g):
-        # Paddle passes the gradient only strictly inside (min, max)
-        m = None
-        if lo is not None:
-            m = x > lo
-        if hi is not None:
-            m = (x < hi) if m is None else m & (x < hi)
-        return (g if m is None else xp.where(m, g, 0).astype(g.dtype, copy=False),)
-
-    return out, bw
-
-
-def _clip_hi(i, g, lo, hi):
-    xa = i[0]._data
-    m = _xp(xa).ones(xa.shape, dtype=bool)
-    if lo is not None:
-        m &= xa > lo
-    if hi is not None:
-        m &= xa < hi
-    return (g[0] * _const(m.astype(xa.dtype)),)
-
-
-_clip.op_name = "clip"
-_clip.hi = _clip_hi
+    return out, GRAD
 
 
 def _clip_args(x, min, max, op):  # noqa: A002
@@ -1588,31 +1497,21 @@ def clip_(x, min=None, max=None, name=None):  # noqa: A002
     return apply_(_clip, x, lo=lo, hi=hi)
 
 
+def _frexp_grad(M, x, out, gm, ge):
+    # d mantissa / dx = 2 ** -exponent, piecewise constant; the exponent's gradient is zero
+    xv = M.value(x)
+    src = xv.astype(np.float32) if xv.dtype == _dt.BFLOAT16_NP else xv
+    xp = _xp(xv)
+    e = xp.frexp(src)[1]
+    return (gm * M.const(xp.ldexp(xp.ones((), dtype=src.dtype), -e).astype(xv.dtype)),)
+
+
+@op("frexp", grad=_frexp_grad)
 def _frexp(x):
     xp = _xp(x)
     src = x.astype(np.float32) if x.dtype == _dt.BFLOAT16_NP else x
     m, e = xp.frexp(src)
-    m = m.astype(x.dtype, copy=False)
-    e = e.astype(x.dtype)
-    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e.astype(np.int32)).astype(x.dtype)
-
-    def bw(gm, ge):
-        return (gm * p,)
-
-    return (m, e), bw
-
-
-def _frexp_hi(i, g):
-    xa = i[0]._data
-    src = xa.astype(np.float32) if xa.dtype == _dt.BFLOAT16_NP else xa
-    xp = _xp(xa)
-    _, e = xp.frexp(src)
-    p = xp.ldexp(xp.ones((), dtype=src.dtype), -e).astype(xa.dtype)
-    return (g[0] * _const(p),)
-
-
-_frexp.op_name = "frexp"
-_frexp.hi = _frexp_hi
+    return (m.astype(x.dtype, copy=False), e.astype(x.dtype)), GRAD
 
 
 def frexp(x, name=None):
@@ -1725,52 +1624,27 @@ def cumsum_(x, axis=None, dtype=None, name=None):
     return _inplace_via(x, "cumsum_", cumsum, axis=axis, dtype=dtype)
 
 
-def _cumprod_grad(x, out, g, axis):
+def _cumprod_grad(M, x, out, g, axis):
     """Gradient of cumprod that stays exact when x contains zeros (no division by zero)."""
-    xp = _xp(x)
-    if x.dtype.kind == "c":
-        x, out = x.conj(), out.conj()
-    z = x == 0
+    xv = M.value(x)
+    xp = _xp(xv)
+    z = xv == 0
     nz = xp.cumsum(z, axis=axis)
     before = nz == 0  # no zero at or before this position
     first = z & (nz == 1)
-
-    def rcs(a):
-        return xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis), axis)
-
-    safe = xp.where(before, x, 1)
-    gx = xp.where(before, rcs(g * out) / safe, 0)
+    safe = M.where(M.const(before), x, 1)
+    gx = M.select(before, M.op(_cumsum_k, g * M.conj(out), axis=axis, reverse=True)
+                  / M.conj(safe))
     if xp.any(first):
-        out1 = xp.cumprod(xp.where(first, 1, x), axis=axis)
-        gx = xp.where(first, rcs(g * out1), gx)
-    return gx.astype(g.dtype, copy=False)
-
-
-def _cumprod_k(x, axis):
-    out = _xp(x).cumprod(x, axis=axis, dtype=x.dtype)
-    return out, lambda g: (_cumprod_grad(x, out, g, axis),)
-
-
-def _cumprod_hi(i, g, axis):
-    x = i[0]
-    xa = x._data
-    xp = _xp(xa)
-    z = xa == 0
-    nz = xp.cumsum(z, axis=axis)
-    dt = xa.dtype
-    before = _const((nz == 0).astype(dt))
-    first = _const((z & (nz == 1)).astype(dt))
-    out = apply(_cumprod_k, x, axis=axis)
-    safe = x * before + (1 - before)
-    gx = _rcumsum(g[0] * _cj(out), axis) / _cj(safe) * before
-    if xp.any(z & (nz == 1)):
-        out1 = apply(_cumprod_k, x * (1 - first) + first, axis=axis)
-        gx = gx + _rcumsum(g[0] * _cj(out1), axis) * first
+        # at the first zero the product of the other factors is the cumprod with it set to 1
+        out1 = M.op(_cumprod_k, M.where(M.const(first), 1, x), axis=axis)
+        gx = gx + M.select(first, M.op(_cumsum_k, g * M.conj(out1), axis=axis, reverse=True))
     return (gx,)
 
 
-_cumprod_k.op_name = "cumprod"
-_cumprod_k.hi = _cumprod_hi
+@op("cumprod", uses_out=True, grad=_cumprod_grad)
+def _cumprod_k(x, axis):
+    return _xp(x).cumprod(x, axis=axis, dtype=x.dtype), GRAD
 
 
 def cumprod(x, dim=None, dtype=None, name=None):
@@ -1846,35 +1720,20 @@ def _scatter_last(g, idx, n):
     return out.astype(g.dtype).reshape(lead + (n,))
 
 
+# take_along_axis and its scatter-add are adjoint: each one's gradient is the other
+@op("take_along_axis", saves=(), grad=lambda M, x, out, g, idx, axis: (
+    M.op(_scatter_along, g, idx=idx, axis=axis, n=M.value(x).shape[axis]),))
 def _gather_along(x, idx, axis):
     """``take_along_axis`` kernel; its gradient scatters back (see :func:`_scatter_along`)."""
-    xp = _xp(x)
-    out = xp.take_along_axis(x, idx, axis=axis)
-    n = x.shape[axis]
-
-    def bw(g):
-        gl = _moveaxis_last(g, axis)
-        il = _moveaxis_last(idx, axis)
-        return (xp.moveaxis(_scatter_last(gl, il, n), -1, axis),)
-
-    return out, bw
+    return _xp(x).take_along_axis(x, idx, axis=axis), GRAD
 
 
+@op("scatter_add", saves=(), grad=lambda M, g, out, gg, idx, axis, n: (
+    M.op(_gather_along, gg, idx=idx, axis=axis),))
 def _scatter_along(g, idx, axis, n):
-    xp = _xp(g)
     gl = _moveaxis_last(g, axis)
     il = _moveaxis_last(idx, axis)
-    out = xp.moveaxis(_scatter_last(gl, il, n), -1, axis)
-    return out, lambda gg: (xp.take_along_axis(gg, idx, axis=axis),)
-
-
-_gather_along.op_name = "take_along_axis"
-_gather_along.saves = ()
-_gather_along.hi = lambda i, g, idx, axis: (apply(_scatter_along, g[0], idx=idx, axis=axis,
-                                                  n=i[0]._data.shape[axis]),)
-_scatter_along.op_name = "scatter_add"
-_scatter_along.saves = ()
-_scatter_along.hi = lambda i, g, idx, axis, n: (apply(_gather_along, g[0], idx=idx, axis=axis),)
+    return _xp(g).moveaxis(_scatter_last(gl, il, n), -1, axis), GRAD
 
 
 def _cumext_indices(x, axis, is_max):
@@ -1882,25 +1741,13 @@ def _cumext_indices(x, axis, is_max):
     return xp.moveaxis(_scan_arg(_moveaxis_last(x, axis), is_max), -1, axis)
 
 
+# the running extremum's gradient goes to the element it was taken from (the index output)
+@op("cummax", saves=(), uses_out=True, grad=lambda M, x, out, gv, gi, axis, is_max, idx_dtype: (
+    M.op(_scatter_along, gv, idx=M.value(out[1]), axis=axis, n=M.value(x).shape[axis]),))
 def _cumext_k(x, axis, is_max, idx_dtype):
-    xp = _xp(x)
     idx = _cumext_indices(x, axis, is_max)
-    vals = xp.take_along_axis(x, idx, axis=axis)
-    n = x.shape[axis]
-
-    def bw(gv, gi):
-        return (_scatter_along(gv, idx, axis, n)[0],)
-
-    return (vals, idx.astype(idx_dtype, copy=False)), bw
-
-
-def _cumext_hi(i, g, axis, is_max, idx_dtype):
-    idx = _cumext_indices(i[0]._data, axis, is_max)
-    return (apply(_scatter_along, g[0], idx=idx, axis=axis, n=i[0]._data.shape[axis]),)
-
-
-_cumext_k.op_name = "cummax"
-_cumext_k.hi = _cumext_hi
+    vals = _xp(x).take_along_axis(x, idx, axis=axis)
+    return (vals, idx.astype(idx_dtype, copy=False)), GRAD
 
 
 def _cumext(x, axis, dtype, op, is_max):
@@ -1961,6 +1808,20 @@ def _lcse_arr(a, axis, reverse=False):
         return (xp.log(xp.cumsum(xp.exp(a - m), axis=axis)) + m).astype(a.dtype)
 
 
+def _logcumsumexp_hi(i, g, axis):
+    x = i[0]
+    xa = x._data
+    xp = _xp(xa)
+    c = xp.max(xp.where(xp.isfinite(xa), xa, -np.inf), axis=axis, keepdims=True)
+    c = _const(xp.where(xp.isfinite(c), c, 0).astype(xa.dtype))
+    out = apply(_logcumsumexp_k, x, axis=axis)
+    return (exp(x - c) * _rcumsum(g[0] * exp(c - out), axis),)
+
+
+# fused: the first-order backward sums g's positive and negative parts in log space, which
+# cannot overflow; that form has no usable derivative in g (log 0), so create_graph uses the
+# shifted-exponential form above
+@op("logcumsumexp", hi=_logcumsumexp_hi)
 def _logcumsumexp_k(x, axis):
     xp = _xp(x)
     out = _lcse_arr(x, axis)
@@ -1974,20 +1835,6 @@ def _logcumsumexp_k(x, axis):
         return (gx.astype(g.dtype, copy=False),)
 
     return out, bw
-
-
-def _logcumsumexp_hi(i, g, axis):
-    x = i[0]
-    xa = x._data
-    xp = _xp(xa)
-    c = xp.max(xp.where(xp.isfinite(xa), xa, -np.inf), axis=axis, keepdims=True)
-    c = _const(xp.where(xp.isfinite(c), c, 0).astype(xa.dtype))
-    out = apply(_logcumsumexp_k, x, axis=axis)
-    return (exp(x - c) * _rcumsum(g[0] * exp(c - out), axis),)
-
-
-_logcumsumexp_k.op_name = "logcumsumexp"
-_logcumsumexp_k.hi = _logcumsumexp_hi
 
 
 def logcumsumexp(x, axis=None, dtype=None, name=None):
@@ -2008,41 +1855,25 @@ def logcumsumexp(x, axis=None, dtype=None, name=None):
 
 # ---------------------------------------------------------------- diff, trapezoid
 
+# the forward difference and its adjoint are linear: each one's gradient is the other
+@op("diff", saves=(), grad=lambda M, x, out, g, axis: (
+    M.op(_diff_adj_k, g, axis=axis, n=M.value(x).shape[axis]),))
 def _diff_k(x, axis):
-    xp = _xp(x)
-    n = x.shape[axis]
     hi_sl = (slice(None),) * axis + (slice(1, None),)
     lo_sl = (slice(None),) * axis + (slice(None, -1),)
     if x.dtype.kind == "b":
-        return xp.not_equal(x[hi_sl], x[lo_sl]), None
-    out = x[hi_sl] - x[lo_sl]
-
-    def bw(g):
-        return (_diff_adj(g, axis, n),)
-
-    return out, bw
+        return _xp(x).not_equal(x[hi_sl], x[lo_sl]), None
+    return x[hi_sl] - x[lo_sl], GRAD
 
 
-def _diff_adj(g, axis, n):
+@op("diff_grad", saves=(), grad=lambda M, g, out, gg, axis, n: (M.op(_diff_k, gg, axis=axis),))
+def _diff_adj_k(g, axis, n):
     """Adjoint of the forward difference: gx[k] = g[k-1] - g[k]."""
     xp = _xp(g)
     gx = xp.zeros(g.shape[:axis] + (n,) + g.shape[axis + 1:], dtype=g.dtype)
     gx[(slice(None),) * axis + (slice(1, None),)] += g
     gx[(slice(None),) * axis + (slice(None, -1),)] -= g
-    return gx
-
-
-def _diff_adj_k(g, axis, n):
-    return _diff_adj(g, axis, n), lambda gg: (apply(_diff_k, _wrap(gg), axis=axis)._data,)
-
-
-_diff_adj_k.op_name = "diff_grad"
-_diff_adj_k.saves = ()
-_diff_adj_k.hi = lambda i, g, axis, n: (apply(_diff_k, g[0], axis=axis),)
-_diff_k.op_name = "diff"
-_diff_k.saves = ()
-_diff_k.hi = lambda i, g, axis: (apply(_diff_adj_k, g[0], axis=axis,
-                                       n=i[0]._data.shape[axis]),)
+    return gx, GRAD
 
 
 def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
@@ -2199,27 +2030,10 @@ def add_n(inputs, name=None):
     return apply(_add_n_k, *ts)
 
 
+@op("addmm", saves=(1, 2), broadcast=True, grad=lambda M, inp, x, y, out, g, beta, alpha: (
+    g * beta, alpha * (g @ y.T), alpha * (x.T @ g)))
 def _addmm_k(inp, x, y, beta, alpha):
-    out = beta * inp + alpha * (x @ y)
-    out = out.astype(x.dtype, copy=False)
-
-    def bw(g):
-        return g * beta, alpha * (g @ y.T), alpha * (x.T @ g)
-
-    return out, bw
-
-
-def _addmm_hi(i, g, beta, alpha):
-    matmul = tensor_ops().matmul
-
-    inp, x, y = i
-    return (g[0] * beta, matmul(g[0], y, transpose_y=True) * alpha,
-            matmul(x, g[0], transpose_x=True) * alpha)
-
-
-_addmm_k.op_name = "addmm"
-_addmm_k.broadcast = True
-_addmm_k.hi = _addmm_hi
+    return (beta * inp + alpha * (x @ y)).astype(x.dtype, copy=False), GRAD
 
 
 def _addmm_args(input, x, y, op):  # noqa: A002
@@ -2358,29 +2172,17 @@ def increment(x, value=1.0, name=None):
     return apply_(_increment_k, x, value=v)
 
 
+def _multiplex_grad(M, *args, index):
+    # input k gets the rows of g that were picked from it
+    g = args[-1]
+    col = index.reshape((-1,) + (1,) * (len(M.value(g).shape) - 1))
+    return tuple(M.select(col == k, g) for k in range(len(args) - 2))
+
+
+@op("multiplex", saves=(), grad=_multiplex_grad)
 def _multiplex_k(*arrs, index):
     xp = _xp(arrs[0])
-    stacked = xp.stack(arrs)
-    rows = xp.arange(arrs[0].shape[0])
-    out = stacked[index, rows]
-
-    def bw(g):
-        return tuple(xp.where((index == k).reshape((-1,) + (1,) * (g.ndim - 1)), g, 0)
-                     .astype(g.dtype, copy=False) for k in range(len(arrs)))
-
-    return out, bw
-
-
-def _multiplex_hi(i, g, index):
-    nd = g[0].ndim
-    dt = g[0]._data.dtype
-    return tuple(g[0] * _const((index == k).reshape((-1,) + (1,) * (nd - 1)).astype(dt))
-                 for k in range(len(i)))
-
-
-_multiplex_k.op_name = "multiplex"
-_multiplex_k.saves = ()
-_multiplex_k.hi = _multiplex_hi
+    return xp.stack(arrs)[index, xp.arange(arrs[0].shape[0])], GRAD
 
 
 def multiplex(inputs, index, name=None):
@@ -2439,24 +2241,21 @@ def _renorm_factor(x, p, axis, max_norm):
     return big * (max_norm / safe) + (1 - big)
 
 
+def _rowmax_abs_grad(M, x, out, g):
+    # the gradient goes to the (first) element of largest magnitude in each row
+    xv = M.value(x)
+    xp = _xp(xv)
+    hot = xp.arange(xv.shape[1]) == xp.argmax(xp.abs(xv), axis=1)[:, None]
+    return (M.select(hot, M.reshape(g, (-1, 1)) * M.sign(x)),)
+
+
+@op("renorm_max", grad=_rowmax_abs_grad)
 def _rowmax_abs(x):
     xp = _xp(x)
     a = xp.abs(x)
     if x.shape[1] == 0:
         return xp.zeros(x.shape[0], dtype=a.dtype), None
-    j = xp.argmax(a, axis=1)
-    rows = xp.arange(x.shape[0])
-    out = a[rows, j]
-
-    def bw(g):
-        gx = xp.zeros_like(x)
-        gx[rows, j] = g * xp.sign(x[rows, j])
-        return (gx,)
-
-    return out, bw
-
-
-_rowmax_abs.op_name = "renorm_max"
+    return a.max(axis=1), GRAD
 
 
 def _renorm_args(x, p, axis, max_norm, op):
@@ -2505,11 +2304,13 @@ def renorm_(x, p, axis, max_norm):
     return _inplace_via(x, "renorm_", lambda t: t * _renorm_factor(t, p, ax, mn))
 
 
+# trace and its adjoint (g placed on the diagonal) are linear: each one's gradient is the other
+@op("trace", saves=(), grad=lambda M, x, out, g, offset, axis1, axis2: (
+    M.op(_trace_adj_k, g, shape=tuple(M.value(x).shape), offset=offset, axis1=axis1,
+         axis2=axis2),))
 def _trace_k(x, offset, axis1, axis2):
     xp = _xp(x)
-    out = xp.asarray(xp.trace(x, offset=offset, axis1=axis1, axis2=axis2, dtype=x.dtype))
-    shape = x.shape
-    return out, lambda g: (_trace_adj(g, shape, offset, axis1, axis2),)
+    return xp.asarray(xp.trace(x, offset=offset, axis1=axis1, axis2=axis2, dtype=x.dtype)), GRAD
 
 
 def _diag_index(shape, offset, axis1, axis2, xp):
@@ -2519,30 +2320,16 @@ def _diag_index(shape, offset, axis1, axis2, xp):
     return xp.arange(k) + r0, xp.arange(k) + c0
 
 
-def _trace_adj(g, shape, offset, axis1, axis2):
+@op("trace_grad", saves=(), grad=lambda M, g, out, gg, shape, offset, axis1, axis2: (
+    M.op(_trace_k, gg, offset=offset, axis1=axis1, axis2=axis2),))
+def _trace_adj_k(g, shape, offset, axis1, axis2):
     """Gradient of trace: g on the selected diagonal, zero elsewhere."""
     xp = _xp(g)
     gx = xp.zeros(shape, dtype=g.dtype)
     view = xp.moveaxis(gx, (axis1, axis2), (-2, -1))
     r, c = _diag_index(shape, offset, axis1, axis2, xp)
     view[..., r, c] = g[..., None]
-    return gx
-
-
-def _trace_adj_k(g, shape, offset, axis1, axis2):
-    out = _trace_adj(g, shape, offset, axis1, axis2)
-    return out, lambda gg: (_trace_k(gg, offset, axis1, axis2)[0],)
-
-
-_trace_adj_k.op_name = "trace_grad"
-_trace_adj_k.saves = ()
-_trace_adj_k.hi = lambda i, g, shape, offset, axis1, axis2: (
-    apply(_trace_k, g[0], offset=offset, axis1=axis1, axis2=axis2),)
-_trace_k.op_name = "trace"
-_trace_k.saves = ()
-_trace_k.hi = lambda i, g, offset, axis1, axis2: (
-    apply(_trace_adj_k, g[0], shape=tuple(i[0]._data.shape), offset=offset, axis1=axis1,
-          axis2=axis2),)
+    return gx, GRAD
 
 
 def trace(x, offset=0, axis1=0, axis2=1, name=None):
