@@ -17,7 +17,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import place as _pl
-from ..framework.op import apply, apply_, check_inplace
+from ..framework.op import GRAD, apply, apply_, check_inplace, op
 from ..framework.tensor import Tensor, _wrap, to_array
 from ._helpers import int_arg, norm_axis, shape_arg, tensor_arg
 
@@ -96,17 +96,13 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     return _wrap(to_array(data, dtype, place, "to_tensor"), bool(stop_gradient))
 
 
-def _identity_kernel(x):
-    return x.copy(), _identity_bw
-
-
 def _identity_bw(g):
     return (g,)
 
 
-_identity_kernel.op_name = "assign"
-_identity_kernel.saves = ()
-_identity_kernel.hi = lambda i, g: (g[0],)
+@op("assign", saves=(), const_grad=_identity_bw)
+def _identity_kernel(x):
+    return x.copy(), GRAD
 
 
 def _assign_array(x):
@@ -166,13 +162,9 @@ def assign(x, output=None) -> Tensor:
     return output
 
 
+@op("clone", saves=(), const_grad=_identity_bw)
 def _clone_kernel(x):
-    return x.copy(), _identity_bw
-
-
-_clone_kernel.op_name = "clone"
-_clone_kernel.saves = ()
-_clone_kernel.hi = lambda i, g: (g[0],)
+    return x.copy(), GRAD
 
 
 def clone(x, name=None) -> Tensor:
@@ -500,41 +492,25 @@ def _diag_index(xp, rows, cols, offset):
     return i + r0, i + c0
 
 
+# reading a diagonal and writing one into zeros are each other's adjoint
+@op("diagonal", saves=(), grad=lambda M, x, out, g, offset: (
+    M.op(_diag_put, g, offset=offset, shape=tuple(x.shape), pad=0),))
 def _diag_take(x, offset):
     """Diagonal ``offset`` of the last two dims: [..., r, c] -> [..., L]."""
-    xp = _xp(x)
     shape = x.shape
-    ri, ci = _diag_index(xp, shape[-2], shape[-1], offset)
-    out = x[..., ri, ci]
-
-    def bw(g):
-        res = xp.zeros(shape, dtype=g.dtype)
-        res[..., ri, ci] = g
-        return (res,)
-
-    return out, bw
+    ri, ci = _diag_index(_xp(x), shape[-2], shape[-1], offset)
+    return x[..., ri, ci], GRAD
 
 
+@op("diag", saves=(), grad=lambda M, v, out, g, offset, shape, pad: (
+    M.op(_diag_take, g, offset=offset),))
 def _diag_put(v, offset, shape, pad):
     """A [..., r, c] array equal to ``pad`` except diagonal ``offset``, which holds ``v``."""
     xp = _xp(v)
     ri, ci = _diag_index(xp, shape[-2], shape[-1], offset)
     out = xp.full(shape, pad, dtype=v.dtype)
     out[..., ri, ci] = v
-
-    def bw(g):
-        return (g[..., ri, ci],)
-
-    return out, bw
-
-
-_diag_take.op_name = "diagonal"
-_diag_take.saves = ()
-_diag_take.hi = lambda i, g, offset: (
-    apply(_diag_put, g[0], offset=offset, shape=tuple(i[0]._data.shape), pad=0),)
-_diag_put.op_name = "diag"
-_diag_put.saves = ()
-_diag_put.hi = lambda i, g, offset, shape, pad: (apply(_diag_take, g[0], offset=offset),)
+    return out, GRAD
 
 
 def _offset_arg(offset, op):
@@ -626,22 +602,15 @@ def diagflat(x, offset=0, name=None) -> Tensor:
     return apply(_diag_put, v, offset=k, shape=(m, m), pad=0)
 
 
+# masking a triangle is its own adjoint
+@op("tril_triu", saves=(), grad=lambda M, x, out, g, diagonal, lower: (
+    M.op(_tri_kernel, g, diagonal=diagonal, lower=lower),))
 def _tri_kernel(x, diagonal, lower):
     xp = _xp(x)
     r, c = x.shape[-2:]
     mask = xp.tri(r, c, diagonal, dtype=bool) if lower else \
         ~xp.tri(r, c, diagonal - 1, dtype=bool)
-
-    def bw(g):
-        return (xp.where(mask, g, xp.zeros((), dtype=g.dtype)),)
-
-    return xp.where(mask, x, xp.zeros((), dtype=x.dtype)), bw
-
-
-_tri_kernel.op_name = "tril_triu"
-_tri_kernel.saves = ()
-_tri_kernel.hi = lambda i, g, diagonal, lower: (apply(_tri_kernel, g[0], diagonal=diagonal,
-                                                      lower=lower),)
+    return xp.where(mask, x, xp.zeros((), dtype=x.dtype)), GRAD
 
 
 def _tri_args(x, diagonal, op):
@@ -748,42 +717,27 @@ def _complex_of(npd):
     return np.dtype(np.complex128) if npd == np.float64 else np.dtype(np.complex64)
 
 
+# building a complex number from parts and taking its parts are each other's adjoint (a part
+# given as the Python scalar 0 is a constant)
+@op("complex", saves=(), broadcast=True, grad=lambda M, re, im, out, g: (
+    M.op(_real_kernel, g), M.op(_imag_kernel, g)))
 def _complex_kernel(re, im):
-    xp = _xp(re)
-    out = xp.empty(np.broadcast_shapes(re.shape, im.shape), dtype=_complex_of(re.dtype))
+    a = re if hasattr(re, "dtype") else im
+    out = _xp(a).empty(np.broadcast_shapes(np.shape(re), np.shape(im)),
+                       dtype=_complex_of(a.dtype))
     out.real = re
     out.imag = im
-    return out, _complex_bw
+    return out, GRAD
 
 
-def _complex_bw(g):
-    return g.real.copy(), g.imag.copy()
-
-
+@op("real", saves=(), grad=lambda M, z, out, g: (M.op(_complex_kernel, g, 0),))
 def _real_kernel(z):
-    return z.real.copy(), lambda g: (g.astype(z.dtype),)
+    return z.real.copy(), GRAD
 
 
+@op("imag", saves=(), grad=lambda M, z, out, g: (M.op(_complex_kernel, 0, g),))
 def _imag_kernel(z):
-    return z.imag.copy(), lambda g: (g.astype(z.dtype) * 1j,)
-
-
-_complex_kernel.op_name = "complex"
-_complex_kernel.saves = ()
-_complex_kernel.broadcast = True
-_complex_kernel.hi = lambda i, g: (apply(_real_kernel, g[0]), apply(_imag_kernel, g[0]))
-_real_kernel.op_name = "real"
-_real_kernel.saves = ()
-_real_kernel.hi = lambda i, g: (_complex_from(g[0], None),)
-_imag_kernel.op_name = "imag"
-_imag_kernel.saves = ()
-_imag_kernel.hi = lambda i, g: (_complex_from(None, g[0]),)
-
-
-def _complex_from(re, im):
-    t = re if re is not None else im
-    zero = _wrap(_xp(t._data).zeros(t._data.shape, dtype=t._data.dtype))
-    return apply(_complex_kernel, re if re is not None else zero, im if im is not None else zero)
+    return z.imag.copy(), GRAD
 
 
 def _float_pair(a, b, op, names):
@@ -818,6 +772,13 @@ def complex(real, imag, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     return apply(_complex_kernel, re, im)
 
 
+def _polar_grad(M, r, theta, out, g):
+    gr, gi = M.op(_real_kernel, g), M.op(_imag_kernel, g)
+    c, s = M.cos(theta), M.sin(theta)
+    return gr * c + gi * s, r * (gi * c - gr * s)
+
+
+@op("polar", broadcast=True, grad=_polar_grad)
 def _polar_kernel(r, theta):
     xp = _xp(r)
     c, s = xp.cos(theta), xp.sin(theta)
@@ -825,16 +786,7 @@ def _polar_kernel(r, theta):
     out = xp.empty(shape, dtype=_complex_of(r.dtype))
     out.real = r * c
     out.imag = r * s
-
-    def bw(g):
-        gr, gi = g.real, g.imag
-        return gr * c + gi * s, r * (gi * c - gr * s)
-
-    return out, bw
-
-
-_polar_kernel.op_name = "polar"
-_polar_kernel.broadcast = True
+    return out, GRAD
 
 
 def polar(abs, angle, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
@@ -853,23 +805,25 @@ def polar(abs, angle, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
 
 # ---------------------------------------------------------------- vander
 
-def _vander_kernel(x, n, increasing):
-    xp = _xp(x)
+def _vander_powers(xp, n, increasing):
     p = xp.arange(n, dtype=np.int64)
-    if not increasing:
-        p = p[::-1]
+    return p if increasing else p[::-1]
+
+
+def _vander_grad(M, x, out, g, n, increasing):
+    # d x**p / dx = p * x**(p - 1), with the p = 0 column contributing nothing
+    xv = M.value(x)
+    p = _vander_powers(_xp(xv), n, increasing)
+    pm1 = M.const(_xp(xv).maximum(p - 1, 0).astype(xv.dtype))
+    d = M.const(p.astype(xv.dtype)) * M.reshape(x, [-1, 1]) ** pm1
+    return (M.sum(g * d, axis=1),)
+
+
+@op("vander", grad=_vander_grad)
+def _vander_kernel(x, n, increasing):
+    p = _vander_powers(_xp(x), n, increasing)
     out = x[:, None] ** p.astype(x.dtype) if x.dtype.kind in "fc" else x[:, None] ** p
-    out = out.astype(x.dtype, copy=False)
-
-    def bw(g):
-        pm1 = xp.maximum(p - 1, 0).astype(x.dtype)
-        d = p.astype(x.dtype) * x[:, None] ** pm1
-        return ((g * d).sum(axis=1),)
-
-    return out, bw
-
-
-_vander_kernel.op_name = "vander"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def vander(x, n=None, increasing=False, name=None) -> Tensor:
@@ -898,13 +852,9 @@ def vander(x, n=None, increasing=False, name=None) -> Tensor:
 
 # ---------------------------------------------------------------- inplace fills
 
+@op("fill", saves=(), grad=lambda M, x, out, g, value: (M.zeros_like(g),))
 def _fill_kernel(x, value):
-    xp = _xp(x)
-    return xp.full(x.shape, value, dtype=x.dtype), lambda g: (xp.zeros_like(g),)
-
-
-_fill_kernel.op_name = "fill"
-_fill_kernel.saves = ()
+    return _xp(x).full(x.shape, value, dtype=x.dtype), GRAD
 
 
 def fill_(x, value) -> Tensor:

@@ -8,6 +8,10 @@ as in Paddle 2.6. Gathers (advanced indexing, gather, index_select, take, ...) r
 Most gathers and scatters are written with two kernel pairs on a NumPy index tuple: ``x[idx]``
 (:func:`_gather_kernel`) and the write ``x[idx] = v`` / ``x[idx] += v`` (:func:`_put_kernel`).
 Their gradients are each other, so every op built on them gets a higher-order rule for free.
+
+Every kernel here is linear in its differentiable inputs, so its gradient rule is an adjoint op
+written once over the rule namespace ``M`` (``M.op(kernel, ...)`` or M's functions): the same
+formula serves first-order gradients on arrays and create_graph gradients on Tensors.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import _unbroadcast, apply, apply_, check_inplace, inplace, tensor_ops
+from ..framework.op import GRAD, apply, apply_, check_inplace, inplace, op, tensor_ops
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     cast_to,
@@ -106,61 +110,79 @@ def _same_value_dtype(v, x: Tensor, op, arg="value"):
 
 # ---------------------------------------------------------------- gather / put kernels
 
-def _gather_kernel(x, idx):
-    """``x[idx]`` for an index tuple; backward scatters the gradient back (adding repeats)."""
-    xp = _xp(x)
-    out = x[idx]
-    if not isinstance(out, xp.ndarray):
-        out = xp.asarray(out)
-    src, dt = x.shape, x.dtype
+def _shape(a):
+    """The shape of an array or a Tensor, as a tuple."""
+    return tuple(a.shape)
 
-    def bw(g):
-        full = xp.zeros(src, dtype=dt)
-        if _is_basic(idx):
-            full[idx] = g
-        else:
-            _add_at(full, idx, g)
-        return (full,)
 
-    return out, bw
+def _sum_to(M, g, shape):
+    """Sum ``g`` down to ``shape`` (the adjoint of broadcasting), over either namespace."""
+    gs = _shape(g)
+    if gs == shape:
+        return g
+    nd = len(gs) - len(shape)
+    if nd < 0:
+        return M.reshape(g, shape)
+    if nd:
+        g = M.sum(g, axis=tuple(range(nd)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and gs[nd + i] != 1)
+    if axes:
+        g = M.sum(g, axis=axes, keepdim=True)
+    return g if _shape(g) == shape else M.reshape(g, shape)
 
 
 def _is_basic(idx):
     return all(i is None or i is Ellipsis or isinstance(i, (_pyslice, int)) for i in idx)
 
 
-_gather_kernel.op_name = "gather"
-_gather_kernel.saves = ()
-_gather_kernel.hi = lambda i, g, idx: (apply(_scatter_grad_kernel, g[0], idx=idx,
-                                             shape=tuple(i[0].shape)),)
+# a gather and the scatter of its gradient are each other's adjoint
+@op("gather", saves=(), grad=lambda M, x, out, g, idx: (
+    M.op(_scatter_grad_kernel, g, idx=idx, shape=_shape(x)),))
+def _gather_kernel(x, idx):
+    """``x[idx]`` for an index tuple; backward scatters the gradient back (adding repeats)."""
+    xp = _xp(x)
+    out = x[idx]
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+    return out, GRAD
 
 
+@op("gather_grad", saves=(), grad=lambda M, g, out, gg, idx, shape: (
+    M.op(_gather_kernel, gg, idx=idx),))
 def _scatter_grad_kernel(g, idx, shape):
     """The gradient of a gather as an op of its own, so that it can be differentiated again."""
-    xp = _xp(g)
-    full = xp.zeros(shape, dtype=g.dtype)
+    full = _xp(g).zeros(shape, dtype=g.dtype)
     if _is_basic(idx):
         full[idx] = g
     else:
         _add_at(full, idx, g)
-    return full, lambda gg: (gg[idx],)
+    return full, GRAD
 
 
-_scatter_grad_kernel.op_name = "gather_grad"
-_scatter_grad_kernel.saves = ()
-_scatter_grad_kernel.hi = lambda i, g, idx, shape: (apply(_gather_kernel, g[0], idx=idx),)
+def _value_grad(M, g, v):
+    """Reduce the gradient of ``x[idx]`` to the shape of the value ``v`` written there (None
+    for a Python scalar)."""
+    if not hasattr(v, "shape"):
+        return None
+    shape = _shape(v)
+    gs = _shape(g)
+    if len(gs) < len(shape):
+        if int(np.prod(gs)) == int(np.prod(shape)):
+            return M.reshape(g, shape)
+        return M.reshape(M.sum(g), shape)
+    return _sum_to(M, g, shape)
 
 
-def _unbroadcast_to(g, shape):
-    """Reduce the gradient of ``x[idx]`` to the shape of the value written there."""
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    if g.ndim < len(shape):
-        return g.reshape(shape) if g.size == int(np.prod(shape)) else g.sum().reshape(shape)
-    return _unbroadcast(g, shape)
+def _put_grad(M, x, v, out, g, idx, mode, gmask=None):
+    # the written positions take v's gradient; the others keep x's (all of it for 'add')
+    gx = g if mode == "add" else M.op(_put_kernel, g, 0, idx=idx, mode="set")
+    gv = M.op(_gather_kernel, g, idx=idx)
+    if gmask is not None:
+        gv = gv * M.mask(gmask, gv)
+    return gx, _value_grad(M, gv, v)
 
 
+@op("scatter", saves=(), grad=_put_grad)
 def _put_kernel(x, v, idx, mode, gmask=None):
     """Out-of-place ``x[idx] = v`` (mode 'set'), ``x[idx] += v`` ('add', repeats add up) or
     ``x[idx] = 0; x[idx] += v`` ('zero_add'). ``gmask`` (optional) keeps only some of the
@@ -173,44 +195,7 @@ def _put_kernel(x, v, idx, mode, gmask=None):
         if mode == "zero_add":
             out[idx] = 0
         _add_at(out, idx, xp.broadcast_to(v, out[idx].shape) if not _is_basic(idx) else v)
-    vshape = v.shape if hasattr(v, "shape") else ()
-
-    def bw(g):
-        gx = g
-        if mode != "add":
-            gx = g.copy()
-            gx[idx] = 0
-        gv = g[idx]
-        if not hasattr(gv, "shape"):
-            gv = xp.asarray(gv)
-        if gmask is not None:
-            gv = gv * gmask
-        return gx, _unbroadcast_to(gv, vshape)
-
-    return out, bw
-
-
-def _put_hi(i, g, idx, mode, gmask=None):
-    unbroadcast_tensor = tensor_ops().unbroadcast_tensor
-
-    g = g[0]
-    gx = g if mode == "add" else apply(_put_kernel, g, 0, idx=idx, mode="set")
-    gv = apply(_gather_kernel, g, idx=idx)
-    if gmask is not None:
-        gv = gv * _wrap(gmask.astype(gv._data.dtype))
-    v = i[1]
-    if isinstance(v, Tensor):
-        if gv.ndim < v.ndim:
-            gv = _reshape_to(gv, v.shape) if gv.size == v.size else _reshape_to(gv.sum(),
-                                                                                v.shape)
-        else:
-            gv = unbroadcast_tensor(gv, v.shape)
-    return gx, gv
-
-
-_put_kernel.op_name = "scatter"
-_put_kernel.saves = ()
-_put_kernel.hi = _put_hi
+    return out, GRAD
 
 
 def _put(x, v, idx, mode, op, gmask=None):
@@ -233,10 +218,10 @@ def _named(kernel, name):
         def k(*a, **kw):
             return kernel(*a, **kw)
 
+        for a in ("saves", "broadcast", "grad", "grad_uses_out", "hi"):
+            if hasattr(kernel, a):
+                setattr(k, a, getattr(kernel, a))
         k.op_name = name
-        k.saves = getattr(kernel, "saves", None)
-        if getattr(kernel, "hi", None) is not None:
-            k.hi = kernel.hi
         _NAMED[key] = k
     return k
 
@@ -267,14 +252,9 @@ def _grid_idx(shape, axis, index):
 
 # ---------------------------------------------------------------- reshape family
 
+@op("reshape", saves=(), grad=lambda M, x, out, g, shape: (M.reshape(g, x.shape),))
 def _reshape_kernel(x, shape):
-    src = x.shape
-    return x.reshape(shape), lambda g: (g.reshape(src),)
-
-
-_reshape_kernel.op_name = "reshape"
-_reshape_kernel.saves = ()
-_reshape_kernel.hi = lambda i, g, shape: (_reshape_to(g[0], i[0].shape),)
+    return x.reshape(shape), GRAD
 
 
 def _infer_shape(shape, size, op, src):
@@ -398,20 +378,22 @@ def view_as(x, other, name=None):
     return _reshape_to(x, other.shape)
 
 
+def _as_strided_grad(M, x, out, g, shape, stride, offset):
+    # every read position takes its gradient back, overlapping windows adding up
+    pos = _strided_positions(_xp(M.value(g)), shape, stride, offset)
+    full = M.op(_scatter_grad_kernel, M.reshape(g, [-1]), idx=(pos.reshape(-1),),
+                shape=(int(np.prod(_shape(x))),))
+    return (M.reshape(full, _shape(x)),)
+
+
+@op("as_strided", saves=(), grad=_as_strided_grad)
 def _as_strided_kernel(x, shape, stride, offset):
     xp = _xp(x)
     flat = x.reshape(-1)
     isz = x.dtype.itemsize
     out = xp.lib.stride_tricks.as_strided(flat[offset:], shape,
                                           tuple(s * isz for s in stride))
-    src = x.shape
-
-    def bw(g):
-        full = xp.zeros(x.size, dtype=g.dtype)
-        _add_at(full, _strided_positions(xp, shape, stride, offset), g)
-        return (full.reshape(src),)
-
-    return out, bw
+    return out, GRAD
 
 
 def _strided_positions(xp, shape, stride, offset):
@@ -421,19 +403,6 @@ def _strided_positions(xp, shape, stride, offset):
         r[d] = n
         pos = pos + (xp.arange(n, dtype=np.int64) * s).reshape(r)
     return pos
-
-
-def _as_strided_hi(i, g, shape, stride, offset):
-    x = i[0]
-    pos = _strided_positions(_xp(g[0]._data), shape, stride, offset)
-    full = apply(_scatter_grad_kernel, reshape(g[0], [-1]), idx=(pos.reshape(-1),),
-                 shape=(x.size,))
-    return (_reshape_to(full, x.shape),)
-
-
-_as_strided_kernel.op_name = "as_strided"
-_as_strided_kernel.saves = ()
-_as_strided_kernel.hi = _as_strided_hi
 
 
 def as_strided(x, shape, stride, offset=0, name=None):
@@ -619,13 +588,10 @@ def _inverse_perm(perm):
     return inv
 
 
+@op("transpose", saves=(), grad=lambda M, x, out, g, perm: (
+    M.transpose(g, _inverse_perm(perm)),))
 def _transpose_kernel(x, perm):
-    return x.transpose(perm), lambda g: (g.transpose(_inverse_perm(perm)),)
-
-
-_transpose_kernel.op_name = "transpose"
-_transpose_kernel.saves = ()
-_transpose_kernel.hi = lambda i, g, perm: (transpose(g[0], _inverse_perm(perm)),)
+    return x.transpose(perm), GRAD
 
 
 def transpose(x, perm, name=None):
@@ -691,16 +657,13 @@ def moveaxis(x, source, destination, name=None):
     return transpose(x, perm)
 
 
+# flipping is its own adjoint; no axes is the identity
+@op("flip", saves=(), grad=lambda M, x, out, g, axes: (M.flip(g, axes) if axes else g,))
 def _flip_kernel(x, axes):
     xp = _xp(x)
     if not axes:
-        return x.copy(), lambda g: (g,)
-    return xp.ascontiguousarray(xp.flip(x, axes)), lambda g: (xp.flip(g, axes),)
-
-
-_flip_kernel.op_name = "flip"
-_flip_kernel.saves = ()
-_flip_kernel.hi = lambda i, g, axes: (flip(g[0], list(axes)),)
+        return x.copy(), GRAD
+    return xp.ascontiguousarray(xp.flip(x, axes)), GRAD
 
 
 def flip(x, axis, name=None):
@@ -747,24 +710,15 @@ def rot90(x, k=1, axes=[0, 1], name=None):  # noqa: B006  (Paddle's default)
     return flip(transpose(x, perm), [a1])
 
 
+# the adjoint of a cyclic shift is the opposite shift (over the flattened tensor for axes=None)
+@op("roll", saves=(), grad=lambda M, x, out, g, shifts, axes: (M.op(
+    _roll_kernel, g, shifts=-shifts if axes is None else tuple(-s for s in shifts),
+    axes=axes),))
 def _roll_kernel(x, shifts, axes):
     xp = _xp(x)
     if axes is None:
-        out = xp.roll(x.reshape(-1), shifts).reshape(x.shape)
-        return out, lambda g: (xp.roll(g.reshape(-1), -shifts).reshape(g.shape),)
-    neg = tuple(-s for s in shifts)
-    return xp.roll(x, shifts, axes), lambda g: (xp.roll(g, neg, axes),)
-
-
-def _roll_hi(i, g, shifts, axes):
-    if axes is None:
-        return (roll(g[0], -shifts),)
-    return (roll(g[0], [-s for s in shifts], list(axes)),)
-
-
-_roll_kernel.op_name = "roll"
-_roll_kernel.saves = ()
-_roll_kernel.hi = _roll_hi
+        return xp.roll(x.reshape(-1), shifts).reshape(x.shape), GRAD
+    return xp.roll(x, shifts, axes), GRAD
 
 
 def roll(x, shifts, axis=None, name=None):
@@ -835,25 +789,15 @@ def diagonal(x, offset=0, axis1=0, axis2=1, name=None):
 
 # ---------------------------------------------------------------- broadcasting
 
+# the adjoint of broadcasting sums over the broadcast dims
+@op("expand", saves=(), grad=lambda M, x, out, g, shape: (_sum_to(M, g, _shape(x)),))
 def _expand_kernel(x, shape):
     xp = _xp(x)
-    src = x.shape
     # the shape was checked by the caller: a C-ordered copy broadcast into a fresh array is
     # what ascontiguousarray(broadcast_to(...)) gives, without broadcast_to's Python layer
     out = xp.empty(shape, dtype=x.dtype)
     out[...] = x
-    return out, lambda g: (_unbroadcast(g, src),)
-
-
-def _expand_hi(i, g, shape):
-    unbroadcast_tensor = tensor_ops().unbroadcast_tensor
-
-    return (unbroadcast_tensor(g[0], i[0].shape),)
-
-
-_expand_kernel.op_name = "expand"
-_expand_kernel.saves = ()
-_expand_kernel.hi = _expand_hi
+    return out, GRAD
 
 
 def _expand(x, shape, op):
@@ -926,32 +870,17 @@ def broadcast_tensors(input, name=None):  # noqa: A002
     return [v if v.shape == shp else _expand(v, shp, "broadcast_tensors") for v in ts]
 
 
-def _tile_kernel(x, reps):
-    xp = _xp(x)
-    src = x.shape
-    out = xp.tile(x, reps)
-
-    def bw(g):
-        inter = []
-        for r, s in zip(reps, src):
-            inter += [r, s]
-        return (g.reshape(inter).sum(axis=tuple(range(0, 2 * len(reps), 2))),)
-
-    return out, bw
-
-
-def _tile_hi(i, g, reps):
-    _sum = tensor_ops().sum
-
+def _tile_grad(M, x, out, g, reps):
+    # each output dim is (repeat, source) interleaved: sum the repeats away
     inter = []
-    for r, s in zip(reps, i[0].shape):
+    for r, s in zip(reps, _shape(x)):
         inter += [r, s]
-    return (_sum(_reshape_to(g[0], inter), axis=list(range(0, 2 * len(reps), 2))),)
+    return (M.sum(M.reshape(g, inter), axis=tuple(range(0, 2 * len(reps), 2))),)
 
 
-_tile_kernel.op_name = "tile"
-_tile_kernel.saves = ()
-_tile_kernel.hi = _tile_hi
+@op("tile", saves=(), grad=_tile_grad)
+def _tile_kernel(x, reps):
+    return _xp(x).tile(x, reps), GRAD
 
 
 def tile(x, repeat_times, name=None):
@@ -1008,25 +937,22 @@ def repeat_interleave(x, repeats, axis=None, name=None):
 
 # ---------------------------------------------------------------- joining and splitting
 
+def _concat_grad(M, *args, axis):
+    # each input takes back its slice of the gradient along the axis
+    xs, g = args[:-2], args[-1]
+    pre = (_pyslice(None),) * axis
+    grads = []
+    start = 0
+    for x in xs:
+        n = _shape(x)[axis]
+        grads.append(g[pre + (_pyslice(start, start + n),)])
+        start += n
+    return tuple(grads)
+
+
+@op("concat", saves=(), grad=_concat_grad)
 def _concat_kernel(*xs, axis):
-    xp = _xp(xs[0])
-    sizes = [a.shape[axis] for a in xs]
-    out = xp.concatenate(xs, axis=axis)
-
-    def bw(g):
-        idx = np.cumsum(sizes)[:-1].tolist()
-        return tuple(xp.split(g, idx, axis=axis))
-
-    return out, bw
-
-
-def _concat_hi(i, g, axis):
-    return tuple(split(g[0], [v.shape[axis] for v in i], axis=axis))
-
-
-_concat_kernel.op_name = "concat"
-_concat_kernel.saves = ()
-_concat_kernel.hi = _concat_hi
+    return _xp(xs[0]).concatenate(xs, axis=axis), GRAD
 
 
 def _tensor_list(xs, op):
@@ -1091,30 +1017,24 @@ def stack(x, axis=0, name=None):
     return apply(_stack_kernel, *ts, axis=axis % nd)
 
 
+# input i takes back the slice i of the gradient along the new axis
+@op("stack", saves=(), grad=lambda M, *args, axis: tuple(
+    args[-1][(_pyslice(None),) * axis + (i,)] for i in range(len(args) - 2)))
 def _stack_kernel(*xs, axis):
-    xp = _xp(xs[0])
-    return xp.stack(xs, axis=axis), lambda g: tuple(xp.moveaxis(g, axis, 0))
+    return _xp(xs[0]).stack(xs, axis=axis), GRAD
 
 
-_stack_kernel.op_name = "stack"
-_stack_kernel.saves = ()
-_stack_kernel.hi = lambda i, g, axis: tuple(unbind(g[0], axis))
-
-
+# the adjoint of splitting (or unbinding) joins the output gradients back
+@op("split", saves=(), grad=lambda M, x, out, *gs, sections, axis: (
+    M.concat(list(gs), axis=axis),))
 def _split_kernel(x, sections, axis):
-    xp = _xp(x)
     pre = (_pyslice(None),) * axis
     outs = []
     start = 0
     for n in sections:
         outs.append(x[pre + (_pyslice(start, start + n),)].copy())
         start += n
-    return tuple(outs), lambda *gs: (xp.concatenate(gs, axis=axis),)
-
-
-_split_kernel.op_name = "split"
-_split_kernel.saves = ()
-_split_kernel.hi = lambda i, g, sections, axis: (concat(list(g), axis=axis),)
+    return tuple(outs), GRAD
 
 
 def _split(x, num_or_sections, axis, op):
@@ -1173,17 +1093,11 @@ def vsplit(x, num_or_sections, name=None):
     return _split(x, num_or_sections, 0, "vsplit")
 
 
+@op("unbind", saves=(), grad=lambda M, x, out, *gs, axis: (M.stack(list(gs), axis=axis),))
 def _unbind_kernel(x, axis):
-    xp = _xp(x)
     n = x.shape[axis]
     pre = (_pyslice(None),) * axis
-    outs = tuple(x[pre + (i, Ellipsis)] for i in range(n))
-    return outs, lambda *gs: (xp.stack(gs, axis=axis),)
-
-
-_unbind_kernel.op_name = "unbind"
-_unbind_kernel.saves = ()
-_unbind_kernel.hi = lambda i, g, axis: (stack(list(g), axis=axis),)
+    return tuple(x[pre + (i, Ellipsis)] for i in range(n)), GRAD
 
 
 def _unbind(x, axis, op, num=None):
@@ -1213,6 +1127,17 @@ def unstack(x, axis=0, num=None):
     return _unbind(x, axis, "unstack", num)
 
 
+def _unfold_grad(M, x, out, g, axis, size, step):
+    # window element (w, k) read position w * step + k: scatter back, overlaps adding up
+    shape = _shape(x)
+    count = (shape[axis] - size) // step + 1
+    xp = _xp(M.value(g))
+    win = xp.arange(count)[:, None] * step + xp.arange(size)[None, :]
+    return (M.op(_scatter_grad_kernel, M.moveaxis(g, -1, axis + 1), idx=_axis_idx(axis, win),
+                 shape=shape),)
+
+
+@op("unfold", saves=(), grad=_unfold_grad)
 def _unfold_kernel(x, axis, size, step):
     xp = _xp(x)
     n = x.shape[axis]
@@ -1220,31 +1145,7 @@ def _unfold_kernel(x, axis, size, step):
     st = x.strides
     shape = x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,)
     strides = st[:axis] + (st[axis] * step,) + st[axis + 1:] + (st[axis],)
-    out = xp.lib.stride_tricks.as_strided(x, shape, strides)
-    win = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :])
-
-    def bw(g):
-        full = xp.zeros(x.shape, dtype=g.dtype)
-        _add_at(full, _axis_idx(axis, win), xp.moveaxis(g, -1, axis + 1))
-        return (full,)
-
-    return out, bw
-
-
-def _unfold_hi(i, g, axis, size, step):
-    x = i[0]
-    n = x.shape[axis]
-    count = (n - size) // step + 1
-    win = np.arange(count)[:, None] * step + np.arange(size)[None, :]
-    xp = _xp(g[0]._data)
-    gm = moveaxis(g[0], -1, axis + 1)
-    return (apply(_scatter_grad_kernel, gm, idx=_axis_idx(axis, xp.asarray(win)),
-                  shape=tuple(x.shape)),)
-
-
-_unfold_kernel.op_name = "unfold"
-_unfold_kernel.saves = ()
-_unfold_kernel.hi = _unfold_hi
+    return xp.lib.stride_tricks.as_strided(x, shape, strides), GRAD
 
 
 def unfold(x, axis, size, step, name=None):
@@ -1770,40 +1671,18 @@ def index_put_(x, indices, value, accumulate=False, name=None):
     return _put_inplace(x, v, tup, "add" if accumulate else "set", "index_put")
 
 
+def _masked_fill_grad(M, x, mask, value, out, g):
+    # x keeps the gradient where the mask is off, the fill value takes the rest
+    m = M.value(mask)
+    gx = M.op(_masked_fill_kernel, g, m, 0)
+    if not hasattr(value, "shape"):
+        return gx, None, None
+    return gx, None, M.op(_masked_fill_kernel, g, _xp(m).logical_not(m), 0)
+
+
+@op("masked_fill", saves=(1,), broadcast=True, grad=_masked_fill_grad)
 def _masked_fill_kernel(x, mask, value):
-    xp = _xp(x)
-    out = xp.where(mask, value, x)
-    vshape = value.shape if hasattr(value, "shape") else None
-
-    def bw(g):
-        gx = xp.where(mask, xp.zeros((), g.dtype), g)
-        gv = None
-        if vshape is not None:
-            gv = _unbroadcast(xp.where(mask, g, xp.zeros((), g.dtype)), vshape) \
-                if len(vshape) else xp.where(mask, g, 0).sum().astype(g.dtype)
-        return gx, None, gv
-
-    return out, bw
-
-
-def _masked_fill_hi(i, g, **_):
-    _sum = tensor_ops().sum
-
-    x, mask, v = i
-    m = mask._data if isinstance(mask, Tensor) else mask
-    zero = 0
-    gx = apply(_masked_fill_kernel, g[0], m, zero)
-    gv = None
-    if isinstance(v, Tensor):
-        inv = _xp(m).logical_not(m)
-        gv = _sum(apply(_masked_fill_kernel, g[0], inv, zero))
-    return gx, None, gv
-
-
-_masked_fill_kernel.op_name = "masked_fill"
-_masked_fill_kernel.saves = ()
-_masked_fill_kernel.broadcast = True
-_masked_fill_kernel.hi = _masked_fill_hi
+    return _xp(x).where(mask, value, x), GRAD
 
 
 def _masked_fill_args(x, mask, value, op):
@@ -1967,6 +1846,9 @@ def _last_writer_mask(idx, shape):
     return (last[lin] == order).reshape(np.broadcast_shapes(*[tuple(i.shape) for i in idx]))
 
 
+# fused: the reductions' backward needs the forward's touched and tie counts, and has no
+# higher-order rule
+@op("put_along_axis")
 def _reduce_kernel(x, v, idx, reduce, include_self):
     """put_along_axis with reduce 'mul', 'mean', 'amax' or 'amin' (no higher-order rule)."""
     xp = _xp(x)
@@ -2037,7 +1919,6 @@ def _extreme(dt, for_max):
     return info.min if for_max else info.max
 
 
-_reduce_kernel.op_name = "put_along_axis"
 
 
 _REDUCES = ("assign", "add", "mul", "multiply", "mean", "amax", "amin")

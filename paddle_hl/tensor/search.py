@@ -14,7 +14,7 @@ import numpy as np
 
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
-from ..framework.op import apply, apply_, check_inplace
+from ..framework.op import GRAD, apply, apply_, check_inplace, op
 from ..framework.random import generator, local_generator
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import cast_to, check_kinds, norm_axis, result_type, tensor_arg
@@ -51,17 +51,12 @@ def _index_dtype(dtype, op):
 
 # ---------------------------------------------------------------- gather / scatter pair
 
+# gathering along an axis and scattering into zeros are each other's adjoint
+@op("take_along_axis", saves=(), grad=lambda M, x, out, g, idx, axis: (
+    M.op(_scatter_along, g, idx=idx, axis=axis, shape=tuple(x.shape)),))
 def _take_along(x, idx, axis):
     """``take_along_axis(x, idx, axis)``; idx holds distinct positions along ``axis``."""
-    xp = _xp(x)
-    shape = x.shape
-
-    def bw(g):
-        res = xp.zeros(shape, dtype=g.dtype)
-        xp.put_along_axis(res, idx, g, axis) if xp is np else _put_along(res, idx, g, axis)
-        return (res,)
-
-    return xp.take_along_axis(x, idx, axis), bw
+    return _xp(x).take_along_axis(x, idx, axis), GRAD
 
 
 def _put_along(res, idx, g, axis):
@@ -74,6 +69,8 @@ def _put_along(res, idx, g, axis):
     res[tuple(grids)] = g
 
 
+@op("scatter_along_axis", saves=(), grad=lambda M, g, out, gg, idx, axis, shape: (
+    M.op(_take_along, gg, idx=idx, axis=axis),))
 def _scatter_along(g, idx, axis, shape):
     """Zeros of ``shape`` with ``g`` written at ``idx`` along ``axis`` (the gather's adjoint)."""
     xp = _xp(g)
@@ -82,21 +79,7 @@ def _scatter_along(g, idx, axis, shape):
         np.put_along_axis(res, idx, g, axis)
     else:
         _put_along(res, idx, g, axis)
-
-    def bw(gg):
-        return (xp.take_along_axis(gg, idx, axis),)
-
-    return res, bw
-
-
-_take_along.op_name = "take_along_axis"
-_take_along.saves = ()
-_take_along.hi = lambda i, g, idx, axis: (
-    apply(_scatter_along, g[0], idx=idx, axis=axis, shape=tuple(i[0]._data.shape)),)
-_scatter_along.op_name = "scatter_along_axis"
-_scatter_along.saves = ()
-_scatter_along.hi = lambda i, g, idx, axis, shape: (apply(_take_along, g[0], idx=idx,
-                                                          axis=axis),)
+    return res, GRAD
 
 
 def _gather(x: Tensor, idx, axis: int) -> Tensor:
@@ -427,35 +410,25 @@ def masked_select(x, mask, name=None) -> Tensor:
     return _gather(reshape(x, [-1]), xp.flatnonzero(m), 0)
 
 
+def _routed(M, c, g):
+    """The gradients of ``where(c, x, y)``: g where c holds for x, g elsewhere for y."""
+    return M.where(c, g, 0), M.where(c, 0, g)
+
+
+@op("where", saves=(0,), broadcast=True, grad=lambda M, c, x, y, out, g: (
+    None, *_routed(M, c, g)))
 def _where_kernel(c, x, y):
-    xp = _xp(x)
-
-    def bw(g):
-        zero = xp.zeros((), dtype=g.dtype)
-        return None, xp.where(c, g, zero), xp.where(c, zero, g)
-
-    return xp.where(c, x, y), bw
+    return _xp(x).where(c, x, y), GRAD
 
 
-def _where_hi(i, g, **_):
-    return None, where(i[0], g[0], 0), where(i[0], 0, g[0])
+def _where_inplace_grad(M, x, c, y, out, g):
+    gx, gy = _routed(M, c, g)
+    return gx, None, gy
 
 
-_where_kernel.op_name = "where"
-_where_kernel.saves = (0,)
-_where_kernel.broadcast = True
-_where_kernel.hi = _where_hi
-
-
+@op("where", saves=(1,), broadcast=True, grad=_where_inplace_grad)
 def _where_inplace_kernel(x, c, y):
-    out, bw = _where_kernel(c, x, y)
-    return out, lambda g: (lambda r: (r[1], r[0], r[2]))(bw(g))
-
-
-_where_inplace_kernel.op_name = "where"
-_where_inplace_kernel.saves = (1,)
-_where_inplace_kernel.broadcast = True
-_where_inplace_kernel.hi = lambda i, g: (where(i[1], g[0], 0), None, where(i[1], 0, g[0]))
+    return _xp(x).where(c, x, y), GRAD
 
 
 def _where_operands(condition, x, y, op):
