@@ -9,7 +9,7 @@ import pytest
 
 import paddle_hl
 from paddle_hl.framework.op import apply
-from paddle_hl.nn.layer.rnn import _cell_kernel, _seq_kernel
+from paddle_hl.nn.functional.rnn import _cell_kernel, _seq_kernel
 from tests.op_check import gradcheck
 
 nn = paddle_hl.nn

@@ -1,0 +1,242 @@
+"""Recurrent kernels: the fused SimpleRNN / LSTM / GRU cell step and whole-sequence kernels
+with their backward, used by the layers of ``paddle_hl.nn.layer.rnn``.
+
+Speed: a built-in cell run over a sequence is one fused kernel. Its forward projects the inputs
+of all time steps in one GEMM, then loops over time doing one GEMM per step on the whole batch;
+its backward runs the loop in reverse (BPTT) and forms every weight gradient with one GEMM over
+all steps.
+
+Math, as Paddle documents it (gates in this order in the stacked weights):
+
+- SimpleRNN: ``h = act(x W_ihᵀ + b_ih + h₀ W_hhᵀ + b_hh)``
+- LSTM (i, f, g, o): ``c = σ(f)·c₀ + σ(i)·tanh(g)``, ``h = σ(o)·tanh(c)``
+- GRU (r, z, c): ``r = σ(x_r + h_r)``, ``z = σ(x_z + h_z)``, ``c = tanh(x_c + r·h_c)``,
+  ``h = z·h₀ + (1 - z)·c`` where ``h_* = h₀ W_hhᵀ + b_hh`` split in three.
+
+The kernels have no higher-order rule: ``create_graph=True`` through them raises a clear error.
+"""
+
+from __future__ import annotations
+
+from ... import backend
+
+__all__ = []
+
+API = []
+
+# ============================================================================ step math
+def _sigmoid(xp, a):
+    # tanh form: no overflow warning for large |a|, and one transcendental call
+    return 0.5 * (xp.tanh(0.5 * a) + 1.0)
+
+
+def _step(xp, mode, xw, h, c, w_hh, b_hh):
+    """One recurrence step on raw arrays.
+
+    ``xw`` is the input projection ``x W_ihᵀ + b_ih`` of this step. Returns ``(h_new, c_new,
+    cache)``; ``cache`` holds what :func:`_step_back` needs.
+    """
+    hh = h @ w_hh.T
+    hh += b_hh
+    if mode == "LSTM":
+        a = xw + hh
+        n = a.shape[-1] // 4
+        i = _sigmoid(xp, a[:, :n])
+        f = _sigmoid(xp, a[:, n:2 * n])
+        g = xp.tanh(a[:, 2 * n:3 * n])
+        o = _sigmoid(xp, a[:, 3 * n:])
+        c_new = f * c
+        c_new += i * g
+        tc = xp.tanh(c_new)
+        return o * tc, c_new, (i, f, g, o, tc)
+    if mode == "GRU":
+        n = hh.shape[-1] // 3
+        r = _sigmoid(xp, xw[:, :n] + hh[:, :n])
+        z = _sigmoid(xp, xw[:, n:2 * n] + hh[:, n:2 * n])
+        hc = hh[:, 2 * n:]
+        cand = xp.tanh(xw[:, 2 * n:] + r * hc)
+        h_new = z * (h - cand)
+        h_new += cand
+        return h_new, None, (r, z, cand, hc)
+    a = xw + hh
+    h_new = xp.tanh(a) if mode == "RNN_TANH" else xp.maximum(a, 0)
+    return h_new, None, (h_new,)
+
+
+def _step_back(xp, mode, cache, g_h, g_c, h, c, w_hh):
+    """Backward of :func:`_step`.
+
+    ``g_h`` / ``g_c`` are the gradients reaching the step's new h / c. Returns ``(d_xw, d_hh,
+    dh, dc)``: the gradients of the input projection, of the hidden projection ``h W_hhᵀ +
+    b_hh``, and of the previous h and c (the part that does not go through ``W_hh``; the caller
+    adds ``d_hh @ W_hh``).
+    """
+    if mode == "LSTM":
+        i, f, g, o, tc = cache
+        do = g_h * tc
+        dct = g_h * o
+        dct *= 1.0 - tc * tc
+        if g_c is not None:
+            dct += g_c
+        d = xp.concatenate([dct * g * i * (1.0 - i), dct * c * f * (1.0 - f),
+                            dct * i * (1.0 - g * g), do * o * (1.0 - o)], axis=-1)
+        return d, d, None, dct * f
+    if mode == "GRU":
+        r, z, cand, hc = cache
+        dcand = g_h * (1.0 - z)
+        dcand *= 1.0 - cand * cand
+        dz = g_h * (h - cand)
+        dz *= z * (1.0 - z)
+        dr = dcand * hc
+        dr *= r * (1.0 - r)
+        d_xw = xp.concatenate([dr, dz, dcand], axis=-1)
+        d_hh = xp.concatenate([dr, dz, dcand * r], axis=-1)
+        return d_xw, d_hh, g_h * z, None
+    (h_new,) = cache
+    d = g_h * (1.0 - h_new * h_new) if mode == "RNN_TANH" else g_h * (h_new > 0)
+    return d, d, None, None
+
+
+# ============================================================================ kernels
+def _cell_kernel(x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
+    """One step of a built-in cell on ``[batch, input_size]`` inputs.
+
+    Returns ``(h_new, c_new)`` for LSTM and ``h_new`` otherwise.
+    """
+    xp = backend.get_array_module(x)
+    xw = x @ w_ih.T
+    xw += b_ih
+    h_new, c_new, cache = _step(xp, mode, xw, h, c, w_hh, b_hh)
+
+    def backward(g_h, g_c=None):
+        if g_h is None:
+            g_h = xp.zeros_like(h_new)
+        d_xw, d_hh, dh, dc = _step_back(xp, mode, cache, g_h, g_c, h, c, w_hh)
+        dh_total = d_hh @ w_hh
+        if dh is not None:
+            dh_total += dh
+        return (d_xw @ w_ih, dh_total, dc, d_xw.T @ x, d_hh.T @ h, d_xw.sum(0), d_hh.sum(0))
+
+    if mode == "LSTM":
+        return (h_new, c_new), backward
+    return h_new, backward
+
+
+_cell_kernel.op_name = "rnn_cell"
+
+
+def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_major, zero_pad):
+    """A built-in cell run over a whole sequence (one direction of one layer).
+
+    Args:
+        x: ``[batch, time, in]`` (``[time, batch, in]`` when ``time_major``).
+        h0, c0: ``[batch, hidden]`` initial states (``c0`` None unless LSTM).
+        mask: bool ``[batch, time]`` (True inside each sequence) or None.
+        reverse: run from the last step to the first.
+        zero_pad: outputs at padded steps are zeros (the fused multi-layer networks) rather than
+            the cell's output computed from the held state (the RNN wrapper).
+
+    Returns ``(outputs, h_last[, c_last])``; outputs in the layout of ``x``. Steps past a
+    sequence's length keep the previous state, so the last state is the one at the last valid
+    step (and a reversed run starts at each sequence's last valid step).
+    """
+    xp = backend.get_array_module(x)
+    lstm = mode == "LSTM"
+    xt = x if time_major else xp.swapaxes(x, 0, 1)
+    m = None if mask is None else mask.T[:, :, None]
+    if reverse:
+        xt = xt[::-1]
+        m = None if m is None else m[::-1]
+    steps, batch, isz = xt.shape
+    hsz = w_hh.shape[1]
+    gh = w_hh.shape[0]
+    # all input projections in one GEMM
+    x2 = xt.reshape(steps * batch, isz)
+    xw = (x2 @ w_ih.T).reshape(steps, batch, gh)
+    xw += b_ih
+    hs = xp.empty((steps + 1, batch, hsz), dtype=h0.dtype)  # hs[s] = state before step s
+    hs[0] = h0
+    cs = None
+    if lstm:
+        cs = xp.empty((steps + 1, batch, hsz), dtype=c0.dtype)
+        cs[0] = c0
+    outs = xp.empty((steps, batch, hsz), dtype=h0.dtype)
+    caches = []
+    for s in range(steps):
+        h_new, c_new, cache = _step(xp, mode, xw[s], hs[s], cs[s] if lstm else None, w_hh,
+                                    b_hh)
+        caches.append(cache)
+        outs[s] = h_new
+        if m is None:
+            hs[s + 1] = h_new
+            if lstm:
+                cs[s + 1] = c_new
+        else:
+            hs[s + 1] = xp.where(m[s], h_new, hs[s])
+            if lstm:
+                cs[s + 1] = xp.where(m[s], c_new, cs[s])
+    y = outs if m is None or not zero_pad else xp.where(m, outs, 0).astype(outs.dtype)
+    if reverse:
+        y = y[::-1]
+    if not time_major:
+        y = xp.swapaxes(y, 0, 1)
+    y = xp.ascontiguousarray(y)
+    h_last = hs[steps].copy()
+    res = (y, h_last, cs[steps].copy()) if lstm else (y, h_last)
+
+    def backward(g_y, g_h, g_c=None):
+        dh = xp.zeros_like(h_last) if g_h is None else g_h.copy()
+        dc = None
+        if lstm:
+            dc = xp.zeros_like(h_last) if g_c is None else g_c.copy()
+        gy = None
+        if g_y is not None:
+            gy = g_y if time_major else xp.swapaxes(g_y, 0, 1)
+            if reverse:
+                gy = gy[::-1]
+            if m is not None and zero_pad:
+                gy = gy * m
+        d_xw = xp.empty((steps, batch, gh), dtype=xw.dtype)
+        d_hh = d_xw if mode != "GRU" else xp.empty_like(d_xw)
+        for s in range(steps - 1, -1, -1):
+            if m is None:
+                g_hn, carry_h = dh, None
+                g_cn, carry_c = dc, None
+            else:
+                ms = m[s]
+                g_hn = xp.where(ms, dh, 0)
+                carry_h = dh - g_hn
+                g_cn = carry_c = None
+                if lstm:
+                    g_cn = xp.where(ms, dc, 0)
+                    carry_c = dc - g_cn
+            if gy is not None:
+                g_hn = g_hn + gy[s]
+            dxs, dhs, dh_direct, dc_prev = _step_back(
+                xp, mode, caches[s], g_hn, g_cn, hs[s], cs[s] if lstm else None, w_hh)
+            d_xw[s] = dxs
+            if d_hh is not d_xw:
+                d_hh[s] = dhs
+            dh = dhs @ w_hh
+            if dh_direct is not None:
+                dh += dh_direct
+            if carry_h is not None:
+                dh += carry_h
+            if lstm:
+                dc = dc_prev if carry_c is None else dc_prev + carry_c
+        dxw2 = d_xw.reshape(steps * batch, gh)
+        dhh2 = d_hh.reshape(steps * batch, gh)
+        dw_ih = dxw2.T @ x2
+        dw_hh = dhh2.T @ hs[:steps].reshape(steps * batch, hsz)
+        dx = (dxw2 @ w_ih).reshape(steps, batch, isz)
+        if reverse:
+            dx = dx[::-1]
+        if not time_major:
+            dx = xp.swapaxes(dx, 0, 1)
+        return (xp.ascontiguousarray(dx), dh, dc, dw_ih, dw_hh, dxw2.sum(0), dhh2.sum(0), None)
+
+    return res, backward
+
+
+_seq_kernel.op_name = "rnn"
+_seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
