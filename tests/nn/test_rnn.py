@@ -154,7 +154,7 @@ def test_network_state_dict_keys_and_unique_params():
     assert keys[:16] == flat
     assert keys[16:20] == ["0.cell_fw.weight_ih", "0.cell_fw.weight_hh", "0.cell_fw.bias_ih",
                            "0.cell_fw.bias_hh"]
-    # B81: each parameter is created once with a unique name (the flat keys alias the cells')
+    # each parameter is created once with a unique name (the flat keys alias the cells')
     params = m.parameters()
     assert len(params) == 16
     assert len({p.name for p in params}) == 16
@@ -433,7 +433,7 @@ def test_cell_kernel_gradcheck(mode):
 
 @pytest.mark.parametrize("name", ["SimpleRNN", "LSTM", "GRU"])
 def test_multilayer_parameter_grads_match_numeric(name):
-    """B81: multi-layer (bidirectional) networks with dropout=0 get numerically right grads
+    """Multi-layer (bidirectional) networks with dropout=0 get numerically right grads
     for every parameter."""
     paddle_hl.seed(11)
     m = getattr(nn, name)(2, 3, num_layers=2, direction="bidirect", dropout=0.0)
