@@ -141,7 +141,10 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
     step (and a reversed run starts at each sequence's last valid step).
     """
     xp = backend.get_array_module(x)
-    lstm = mode == "LSTM"
+    if mode == "LSTM":
+        return _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major,
+                         zero_pad)
+    lstm = False
     xt = x if time_major else xp.swapaxes(x, 0, 1)
     m = None if mask is None else mask.T[:, :, None]
     if reverse:
@@ -240,3 +243,157 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
 
 _seq_kernel.op_name = "rnn"
 _seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
+
+
+# ============================================================================ fused LSTM
+def _lstm_gate_order(xp, n):
+    """Row order that turns Paddle's gate blocks (i, f, g, o) into (i, f, o, g)."""
+    return xp.concatenate([xp.arange(0, 2 * n), xp.arange(3 * n, 4 * n),
+                           xp.arange(2 * n, 3 * n)])
+
+
+def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, zero_pad):
+    """The LSTM case of :func:`_seq_kernel` (same arguments and results).
+
+    Layout and speed, for a step loop that is mostly per-step overhead around one small GEMM:
+
+    - Every buffer keeps the layout of ``x`` (``[batch, time, ...]`` or ``[time, batch,
+      ...]``) and the loop walks a time-major *view* of it, so neither the inputs, the outputs
+      nor the input gradient are ever transposed or copied; a step's slice is a strided
+      ``[batch, n]`` matrix that BLAS and the ufuncs take as it is.
+    - The gate rows are reordered to (i, f, o, g) and the rows of the three sigmoid gates are
+      halved, so ``σ(a) = (1 + tanh(a/2)) / 2`` makes the activations of a step one in-place
+      ``tanh`` over all four gates, then one multiply-add over the three contiguous sigmoid
+      gates. Halving is exact in binary floating point.
+    - The pre-activations of all steps live in one buffer: the input projection of all steps
+      (both biases folded in) is one GEMM, each step adds its recurrent GEMM in place and the
+      activations overwrite it, which is what the backward reads. The backward writes the
+      gate gradients of every step into one buffer of the same layout, so the input gradient
+      and both weight gradients are one GEMM each after the loop.
+    """
+    lead = x.shape[:2]
+    steps = lead[0] if time_major else lead[1]
+    n = w_hh.shape[1]
+    isz = x.shape[2]
+    dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
+    order = _lstm_gate_order(xp, n)
+    w_ih_p = w_ih[order]
+    w_hh_p = w_hh[order]
+    # forward copies with the sigmoid rows halved (tanh form of the sigmoid)
+    wf_ih = w_ih_p.copy()
+    wf_ih[:3 * n] *= 0.5
+    wf_hh = w_hh_p.astype(dt)
+    wf_hh[:3 * n] *= 0.5
+    bias = (b_ih + b_hh)[order]
+    bias[:3 * n] *= 0.5
+
+    def tm(a):  # time-major view of a buffer in x's layout
+        return a if time_major else xp.swapaxes(a, 0, 1)
+
+    x2 = x.reshape(-1, isz)
+    gates = (x2 @ wf_ih.T).astype(dt, copy=False)
+    gates += bias
+    gates = gates.reshape(lead + (4 * n,))
+    h_in = xp.empty(lead + (n,), dtype=dt)   # the state each step starts from
+    c_in = xp.empty(lead + (n,), dtype=dt)
+    tanh_c = xp.empty(lead + (n,), dtype=dt)
+    y = xp.empty(lead + (n,), dtype=dt)
+    g_t, hin_t, cin_t, tc_t, y_t = tm(gates), tm(h_in), tm(c_in), tm(tanh_c), tm(y)
+    m_t = None if mask is None else mask.T[:, :, None]
+    rec = xp.empty((h0.shape[0], 4 * n), dtype=dt)
+    ig = xp.empty(h0.shape, dtype=dt)
+    h = h0.astype(dt, copy=False)
+    c = c0.astype(dt, copy=False)
+    seq = range(steps - 1, -1, -1) if reverse else range(steps)
+    for s in seq:
+        hin_t[s] = h
+        cin_t[s] = c
+        a = g_t[s]
+        xp.matmul(h, wf_hh.T, out=rec)
+        a += rec
+        xp.tanh(a, out=a)
+        sig = a[:, :3 * n]
+        sig *= 0.5
+        sig += 0.5
+        c_new = a[:, n:2 * n] * c
+        xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
+        c_new += ig
+        tc = tc_t[s]
+        xp.tanh(c_new, out=tc)
+        out = y_t[s]
+        xp.multiply(a[:, 2 * n:3 * n], tc, out=out)
+        if m_t is None:
+            h, c = out, c_new
+        else:
+            ms = m_t[s]
+            h = xp.where(ms, out, h)
+            c = xp.where(ms, c_new, c)
+            if zero_pad:
+                out *= ms
+    h_last = h.copy()
+    c_last = c.copy()
+
+    def backward(g_y, g_h, g_c=None):
+        dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
+        dc = xp.zeros_like(c_last) if g_c is None else g_c.astype(dt)
+        gy_t = None
+        if g_y is not None:
+            gy_t = tm(g_y)
+        d_gates = xp.empty_like(gates)
+        d_t = tm(d_gates)
+        one_minus = xp.empty((h0.shape[0], 3 * n), dtype=dt)
+        tmp = xp.empty(h0.shape, dtype=dt)
+        for s in reversed(seq):
+            a = g_t[s]
+            i, f, o, g = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
+            tc = tc_t[s]
+            if m_t is None:
+                g_hn, g_cn = dh, dc
+            else:
+                ms = m_t[s]
+                g_hn = dh * ms
+                g_cn = dc * ms
+                dh -= g_hn   # the part that passes the held state straight through
+                dc -= g_cn
+            if gy_t is not None:
+                gys = gy_t[s]
+                if m_t is not None and zero_pad:
+                    gys = gys * ms
+                g_hn = g_hn + gys
+            d = d_t[s]
+            d_i, d_f, d_o, d_g = d[:, :n], d[:, n:2 * n], d[:, 2 * n:3 * n], d[:, 3 * n:]
+            xp.multiply(g_hn, tc, out=d_o)
+            dct = g_hn * o
+            xp.multiply(tc, tc, out=tmp)
+            xp.subtract(1.0, tmp, out=tmp)
+            dct *= tmp
+            dct += g_cn
+            xp.multiply(dct, g, out=d_i)
+            xp.multiply(dct, cin_t[s], out=d_f)
+            sig = a[:, :3 * n]
+            xp.subtract(1.0, sig, out=one_minus)
+            one_minus *= sig
+            d[:, :3 * n] *= one_minus
+            xp.multiply(g, g, out=tmp)
+            xp.subtract(1.0, tmp, out=tmp)
+            xp.multiply(dct, i, out=d_g)
+            d_g *= tmp
+            dc_prev = dct * f
+            dh_prev = d @ w_hh_p
+            if m_t is None:
+                dh, dc = dh_prev, dc_prev
+            else:
+                dh += dh_prev
+                dc += dc_prev
+        d2 = d_gates.reshape(-1, 4 * n)
+        dw_ih = d2.T @ x2
+        dw_hh = d2.T @ h_in.reshape(-1, n)
+        db = d2.sum(0)
+        dx = (d2 @ w_ih_p).reshape(lead + (isz,))
+        back = xp.empty_like(order)
+        back[order] = xp.arange(order.shape[0])
+        return (dx.astype(x.dtype, copy=False), dh, dc, dw_ih[back].astype(w_ih.dtype, copy=False),
+                dw_hh[back].astype(w_hh.dtype, copy=False), db[back].astype(b_ih.dtype, copy=False),
+                db[back].astype(b_hh.dtype, copy=False), None)
+
+    return (y, h_last, c_last), backward
