@@ -511,6 +511,25 @@ def test_lstm_seq_kernel_leaves_inputs_and_outputs_independent():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_lstm_backward_twice_with_retain_graph(masked):
+    """The first backward overwrites the saved activations with gate gradients; a second
+    backward through the same graph recomputes them and gets the same gradients."""
+    paddle_hl.seed(25)
+    net = nn.LSTM(3, 4, direction="bidirect")
+    x = paddle_hl.to_tensor(np.random.default_rng(26).standard_normal((2, 5, 3)),
+                            dtype="float32", stop_gradient=False)
+    kw = {"sequence_length": paddle_hl.to_tensor([5, 2])} if masked else {}
+    y, (h, c) = net(x, **kw)
+    loss = (y * y).sum() + h.sum() + (c * 0.5).sum()
+    loss.backward(retain_graph=True)
+    first = [p.grad.numpy().copy() for p in net.parameters()] + [x.grad.numpy().copy()]
+    loss.backward()
+    second = [p.grad.numpy() for p in net.parameters()] + [x.grad.numpy()]
+    for a, b in zip(first, second):
+        np.testing.assert_allclose(b, 2 * a, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["RNN_TANH", "LSTM", "GRU"])
 def test_cell_kernel_gradcheck(mode):
     rng = np.random.default_rng(10)

@@ -259,92 +259,109 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
 
     - Every buffer keeps the layout of ``x`` (``[batch, time, ...]`` or ``[time, batch,
       ...]``) and the loop walks a time-major *view* of it, so neither the inputs, the outputs
-      nor the input gradient are ever transposed or copied; a step's slice is a strided
-      ``[batch, n]`` matrix that BLAS and the ufuncs take as it is.
+      nor the input gradient are ever transposed; a step's slice is a strided ``[batch, n]``
+      matrix that BLAS and the ufuncs take as it is.
+    - One buffer holds ``[x | 1 | h_prev]`` for every step: the input projection of all steps
+      with both biases is one GEMM on its first columns, each step writes the state it starts
+      from into the last columns and multiplies them by ``W_hh``, and after the backward loop
+      one GEMM of the gate gradients with the whole buffer gives ``dW_ih``, the bias gradient
+      and ``dW_hh`` together (no separate bias pass, no reduction over the gates).
     - The gate rows are reordered to (i, f, o, g) and the rows of the three sigmoid gates are
       halved, so ``σ(a) = (1 + tanh(a/2)) / 2`` makes the activations of a step one in-place
       ``tanh`` over all four gates, then one multiply-add over the three contiguous sigmoid
       gates. Halving is exact in binary floating point.
-    - The pre-activations of all steps live in one buffer: the input projection of all steps
-      (both biases folded in) is one GEMM, each step adds its recurrent GEMM in place and the
-      activations overwrite it, which is what the backward reads. The backward writes the
-      gate gradients of every step into one buffer of the same layout, so the input gradient
-      and both weight gradients are one GEMM each after the loop.
+    - The pre-activations of all steps live in one buffer that the activations overwrite; the
+      backward overwrites a step's activations with that step's gate gradients once it has
+      read them, so the whole backward allocates no buffer of that size. A second backward
+      (``retain_graph=True``) first recomputes the activations.
     """
     lead = x.shape[:2]
     steps = lead[0] if time_major else lead[1]
+    batch = h0.shape[0]
     n = w_hh.shape[1]
     isz = x.shape[2]
     dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
     order = _lstm_gate_order(xp, n)
     w_ih_p = w_ih[order]
     w_hh_p = w_hh[order]
-    # forward copies with the sigmoid rows halved (tanh form of the sigmoid)
-    wf_ih = w_ih_p.copy()
-    wf_ih[:3 * n] *= 0.5
-    wf_hh = w_hh_p.astype(dt)
-    wf_hh[:3 * n] *= 0.5
-    bias = (b_ih + b_hh)[order]
-    bias[:3 * n] *= 0.5
+    # forward copies with the sigmoid rows halved (tanh form of the sigmoid); the input
+    # weights carry both biases in an extra column, matched by the ones column of ``xh``
+    w_in = xp.empty((4 * n, isz + 1), dtype=dt)
+    w_in[:, :isz] = w_ih_p
+    w_in[:, isz] = (b_ih + b_hh)[order]
+    w_in[:3 * n] *= 0.5
+    w_rec = w_hh_p.astype(dt)
+    w_rec[:3 * n] *= 0.5
 
     def tm(a):  # time-major view of a buffer in x's layout
         return a if time_major else xp.swapaxes(a, 0, 1)
 
-    x2 = x.reshape(-1, isz)
-    gates = (x2 @ wf_ih.T).astype(dt, copy=False)
-    gates += bias
-    gates = gates.reshape(lead + (4 * n,))
-    h_in = xp.empty(lead + (n,), dtype=dt)   # the state each step starts from
+    xh = xp.empty(lead + (isz + 1 + n,), dtype=dt)
+    xh[..., :isz] = x
+    xh[..., isz] = 1
+    gates = xp.empty(lead + (4 * n,), dtype=dt)
     c_in = xp.empty(lead + (n,), dtype=dt)
     tanh_c = xp.empty(lead + (n,), dtype=dt)
-    y = xp.empty(lead + (n,), dtype=dt)
-    g_t, hin_t, cin_t, tc_t, y_t = tm(gates), tm(h_in), tm(c_in), tm(tanh_c), tm(y)
+    hin_t, g_t, cin_t, tc_t = tm(xh[..., isz + 1:]), tm(gates), tm(c_in), tm(tanh_c)
     m_t = None if mask is None else mask.T[:, :, None]
-    rec = xp.empty((h0.shape[0], 4 * n), dtype=dt)
-    ig = xp.empty(h0.shape, dtype=dt)
-    h = h0.astype(dt, copy=False)
-    c = c0.astype(dt, copy=False)
     seq = range(steps - 1, -1, -1) if reverse else range(steps)
-    for s in seq:
-        hin_t[s] = h
-        cin_t[s] = c
-        a = g_t[s]
-        xp.matmul(h, wf_hh.T, out=rec)
-        a += rec
-        xp.tanh(a, out=a)
-        sig = a[:, :3 * n]
-        sig *= 0.5
-        sig += 0.5
-        c_new = a[:, n:2 * n] * c
-        xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
-        c_new += ig
-        tc = tc_t[s]
-        xp.tanh(c_new, out=tc)
-        out = y_t[s]
-        xp.multiply(a[:, 2 * n:3 * n], tc, out=out)
-        if m_t is None:
-            h, c = out, c_new
-        else:
-            ms = m_t[s]
-            h = xp.where(ms, out, h)
-            c = xp.where(ms, c_new, c)
-            if zero_pad:
-                out *= ms
-    h_last = h.copy()
-    c_last = c.copy()
+
+    def run(h, c, y_t):
+        """The forward loop: fills the activations and what the backward reads, writes the
+        outputs into ``y_t`` (time-major view), returns the final ``(h, c)``."""
+        xp.matmul(xh[..., :isz + 1].reshape(-1, isz + 1), w_in.T,
+                  out=gates.reshape(-1, 4 * n))
+        rec = xp.empty((batch, 4 * n), dtype=dt)
+        ig = xp.empty((batch, n), dtype=dt)
+        for s in seq:
+            h_prev = hin_t[s]
+            h_prev[...] = h
+            cin_t[s] = c
+            a = g_t[s]
+            xp.matmul(h_prev, w_rec.T, out=rec)
+            a += rec
+            xp.tanh(a, out=a)
+            sig = a[:, :3 * n]
+            sig *= 0.5
+            sig += 0.5
+            c_new = a[:, n:2 * n] * c
+            xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
+            c_new += ig
+            tc = tc_t[s]
+            xp.tanh(c_new, out=tc)
+            out = y_t[s]
+            xp.multiply(a[:, 2 * n:3 * n], tc, out=out)
+            if m_t is None:
+                h, c = out, c_new
+            else:
+                ms = m_t[s]
+                h = xp.where(ms, out, h)
+                c = xp.where(ms, c_new, c)
+                if zero_pad:
+                    out *= ms
+        return h, c
+
+    y = xp.empty(lead + (n,), dtype=dt)
+    h_last, c_last = run(h0.astype(dt, copy=False), c0.astype(dt, copy=False), tm(y))
+    h_last = h_last.copy()  # without a mask it is a view of y, which the caller owns
+    c_last = c_last.copy()
+    spent = [False]
 
     def backward(g_y, g_h, g_c=None):
+        if spent[0] and steps:
+            # a second backward: the first one overwrote the activations with gradients
+            first = seq[0]
+            run(hin_t[first].copy(), cin_t[first].copy(),
+                xp.empty((steps, batch, n), dtype=dt))
+        spent[0] = True
         dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
         dc = xp.zeros_like(c_last) if g_c is None else g_c.astype(dt)
-        gy_t = None
-        if g_y is not None:
-            gy_t = tm(g_y)
-        d_gates = xp.empty_like(gates)
-        d_t = tm(d_gates)
-        one_minus = xp.empty((h0.shape[0], 3 * n), dtype=dt)
-        tmp = xp.empty(h0.shape, dtype=dt)
+        gy_t = None if g_y is None else tm(g_y)
+        sig_d = xp.empty((batch, 3 * n), dtype=dt)
+        tmp = xp.empty((batch, n), dtype=dt)
+        d_i = xp.empty((batch, n), dtype=dt)
         for s in reversed(seq):
-            a = g_t[s]
+            a = g_t[s]  # activations in, gate gradients out
             i, f, o, g = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
             tc = tc_t[s]
             if m_t is None:
@@ -353,47 +370,49 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
                 ms = m_t[s]
                 g_hn = dh * ms
                 g_cn = dc * ms
-                dh -= g_hn   # the part that passes the held state straight through
+                dh -= g_hn  # the part that passes the held state straight through
                 dc -= g_cn
             if gy_t is not None:
                 gys = gy_t[s]
                 if m_t is not None and zero_pad:
                     gys = gys * ms
                 g_hn = g_hn + gys
-            d = d_t[s]
-            d_i, d_f, d_o, d_g = d[:, :n], d[:, n:2 * n], d[:, 2 * n:3 * n], d[:, 3 * n:]
-            xp.multiply(g_hn, tc, out=d_o)
+            # gradient of the cell state: through h = o·tanh(c), plus what reaches c itself
             dct = g_hn * o
             xp.multiply(tc, tc, out=tmp)
             xp.subtract(1.0, tmp, out=tmp)
             dct *= tmp
             dct += g_cn
-            xp.multiply(dct, g, out=d_i)
-            xp.multiply(dct, cin_t[s], out=d_f)
+            dc_prev = dct * f
+            # σ' = σ(1 - σ) of i, f, o, read before the slots are overwritten
             sig = a[:, :3 * n]
-            xp.subtract(1.0, sig, out=one_minus)
-            one_minus *= sig
-            d[:, :3 * n] *= one_minus
+            xp.subtract(1.0, sig, out=sig_d)
+            sig_d *= sig
+            xp.multiply(dct, g, out=d_i)
             xp.multiply(g, g, out=tmp)
             xp.subtract(1.0, tmp, out=tmp)
-            xp.multiply(dct, i, out=d_g)
-            d_g *= tmp
-            dc_prev = dct * f
-            dh_prev = d @ w_hh_p
+            xp.multiply(dct, i, out=g)      # g slot: dct·i·(1 - g²)
+            g *= tmp
+            xp.multiply(d_i, sig_d[:, :n], out=i)
+            xp.multiply(dct, cin_t[s], out=f)
+            f *= sig_d[:, n:2 * n]
+            xp.multiply(g_hn, tc, out=o)
+            o *= sig_d[:, 2 * n:]
+            dh_prev = a @ w_hh_p
             if m_t is None:
                 dh, dc = dh_prev, dc_prev
             else:
                 dh += dh_prev
                 dc += dc_prev
-        d2 = d_gates.reshape(-1, 4 * n)
-        dw_ih = d2.T @ x2
-        dw_hh = d2.T @ h_in.reshape(-1, n)
-        db = d2.sum(0)
+        d2 = gates.reshape(-1, 4 * n)
+        dw = d2.T @ xh.reshape(-1, isz + 1 + n)
         dx = (d2 @ w_ih_p).reshape(lead + (isz,))
         back = xp.empty_like(order)
         back[order] = xp.arange(order.shape[0])
-        return (dx.astype(x.dtype, copy=False), dh, dc, dw_ih[back].astype(w_ih.dtype, copy=False),
-                dw_hh[back].astype(w_hh.dtype, copy=False), db[back].astype(b_ih.dtype, copy=False),
-                db[back].astype(b_hh.dtype, copy=False), None)
+        dw = dw[back]
+        db = dw[:, isz]
+        return (dx.astype(x.dtype, copy=False), dh, dc,
+                dw[:, :isz].astype(w_ih.dtype), dw[:, isz + 1:].astype(w_hh.dtype),
+                db.astype(b_ih.dtype), db.astype(b_hh.dtype), None)
 
     return (y, h_last, c_last), backward
