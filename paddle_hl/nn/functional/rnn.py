@@ -139,109 +139,89 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
     Returns ``(outputs, h_last[, c_last])``; outputs in the layout of ``x``. Steps past a
     sequence's length keep the previous state, so the last state is the one at the last valid
     step (and a reversed run starts at each sequence's last valid step).
+
+    Every buffer keeps the layout of ``x`` and the loops walk time-major views of them, so
+    the inputs, outputs and input gradient are never transposed (see :func:`_lstm_seq`).
     """
     xp = backend.get_array_module(x)
     if mode == "LSTM":
         return _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major,
                          zero_pad)
-    lstm = False
-    xt = x if time_major else xp.swapaxes(x, 0, 1)
-    m = None if mask is None else mask.T[:, :, None]
-    if reverse:
-        xt = xt[::-1]
-        m = None if m is None else m[::-1]
-    steps, batch, isz = xt.shape
-    hsz = w_hh.shape[1]
+    lead = x.shape[:2]
+    steps = lead[0] if time_major else lead[1]
+    isz = x.shape[2]
+    n = w_hh.shape[1]
     gh = w_hh.shape[0]
+    dt = xp.result_type(x.dtype, h0.dtype)
+
+    def tm(a):  # time-major view of a buffer in x's layout
+        return a if time_major else xp.swapaxes(a, 0, 1)
+
     # all input projections in one GEMM
-    x2 = xt.reshape(steps * batch, isz)
-    xw = (x2 @ w_ih.T).reshape(steps, batch, gh)
+    x2 = x.reshape(-1, isz)
+    xw = (x2 @ w_ih.T).astype(dt, copy=False)
     xw += b_ih
-    hs = xp.empty((steps + 1, batch, hsz), dtype=h0.dtype)  # hs[s] = state before step s
-    hs[0] = h0
-    cs = None
-    if lstm:
-        cs = xp.empty((steps + 1, batch, hsz), dtype=c0.dtype)
-        cs[0] = c0
-    outs = xp.empty((steps, batch, hsz), dtype=h0.dtype)
-    caches = []
-    for s in range(steps):
-        h_new, c_new, cache = _step(xp, mode, xw[s], hs[s], cs[s] if lstm else None, w_hh,
-                                    b_hh)
-        caches.append(cache)
-        outs[s] = h_new
-        if m is None:
-            hs[s + 1] = h_new
-            if lstm:
-                cs[s + 1] = c_new
+    xw = xw.reshape(lead + (gh,))
+    h_in = xp.empty(lead + (n,), dtype=dt)  # the state each step starts from
+    y = xp.empty(lead + (n,), dtype=dt)
+    xw_t, hin_t, y_t = tm(xw), tm(h_in), tm(y)
+    m_t = None if mask is None else mask.T[:, :, None]
+    seq = range(steps - 1, -1, -1) if reverse else range(steps)
+    caches = [None] * steps
+    h = h0.astype(dt, copy=False)
+    for s in seq:
+        hin_t[s] = h
+        h_new, _, caches[s] = _step(xp, mode, xw_t[s], h, None, w_hh, b_hh)
+        out = y_t[s]
+        out[...] = h_new
+        if m_t is None:
+            h = h_new
         else:
-            hs[s + 1] = xp.where(m[s], h_new, hs[s])
-            if lstm:
-                cs[s + 1] = xp.where(m[s], c_new, cs[s])
-    y = outs if m is None or not zero_pad else xp.where(m, outs, 0).astype(outs.dtype)
-    if reverse:
-        y = y[::-1]
-    if not time_major:
-        y = xp.swapaxes(y, 0, 1)
-    y = xp.ascontiguousarray(y)
-    h_last = hs[steps].copy()
-    res = (y, h_last, cs[steps].copy()) if lstm else (y, h_last)
+            ms = m_t[s]
+            h = xp.where(ms, h_new, h)
+            if zero_pad:
+                out *= ms
+    h_last = h.copy()
 
     def backward(g_y, g_h, g_c=None):
-        dh = xp.zeros_like(h_last) if g_h is None else g_h.copy()
-        dc = None
-        if lstm:
-            dc = xp.zeros_like(h_last) if g_c is None else g_c.copy()
-        gy = None
-        if g_y is not None:
-            gy = g_y if time_major else xp.swapaxes(g_y, 0, 1)
-            if reverse:
-                gy = gy[::-1]
-            if m is not None and zero_pad:
-                gy = gy * m
-        d_xw = xp.empty((steps, batch, gh), dtype=xw.dtype)
+        dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
+        gy_t = None if g_y is None else tm(g_y)
+        d_xw = xp.empty(lead + (gh,), dtype=dt)
         d_hh = d_xw if mode != "GRU" else xp.empty_like(d_xw)
-        for s in range(steps - 1, -1, -1):
-            if m is None:
-                g_hn, carry_h = dh, None
-                g_cn, carry_c = dc, None
+        dxw_t, dhh_t = tm(d_xw), tm(d_hh)
+        for s in reversed(seq):
+            if m_t is None:
+                g_hn, carry = dh, None
             else:
-                ms = m[s]
-                g_hn = xp.where(ms, dh, 0)
-                carry_h = dh - g_hn
-                g_cn = carry_c = None
-                if lstm:
-                    g_cn = xp.where(ms, dc, 0)
-                    carry_c = dc - g_cn
-            if gy is not None:
-                g_hn = g_hn + gy[s]
-            dxs, dhs, dh_direct, dc_prev = _step_back(
-                xp, mode, caches[s], g_hn, g_cn, hs[s], cs[s] if lstm else None, w_hh)
-            d_xw[s] = dxs
+                ms = m_t[s]
+                g_hn = dh * ms
+                carry = dh - g_hn  # the part that passes the held state straight through
+            if gy_t is not None:
+                gys = gy_t[s]
+                if m_t is not None and zero_pad:
+                    gys = gys * ms
+                g_hn = g_hn + gys
+            dxs, dhs, dh_direct, _ = _step_back(xp, mode, caches[s], g_hn, None, hin_t[s],
+                                                None, w_hh)
+            dxw_t[s] = dxs
             if d_hh is not d_xw:
-                d_hh[s] = dhs
+                dhh_t[s] = dhs
             dh = dhs @ w_hh
             if dh_direct is not None:
                 dh += dh_direct
-            if carry_h is not None:
-                dh += carry_h
-            if lstm:
-                dc = dc_prev if carry_c is None else dc_prev + carry_c
-        dxw2 = d_xw.reshape(steps * batch, gh)
-        dhh2 = d_hh.reshape(steps * batch, gh)
-        dw_ih = dxw2.T @ x2
-        dw_hh = dhh2.T @ hs[:steps].reshape(steps * batch, hsz)
-        dx = (dxw2 @ w_ih).reshape(steps, batch, isz)
-        if reverse:
-            dx = dx[::-1]
-        if not time_major:
-            dx = xp.swapaxes(dx, 0, 1)
-        return (xp.ascontiguousarray(dx), dh, dc, dw_ih, dw_hh, dxw2.sum(0), dhh2.sum(0), None)
+            if carry is not None:
+                dh += carry
+        dxw2 = d_xw.reshape(-1, gh)
+        dhh2 = d_hh.reshape(-1, gh)
+        dw_ih = (dxw2.T @ x2).astype(w_ih.dtype, copy=False)
+        dw_hh = (dhh2.T @ h_in.reshape(-1, n)).astype(w_hh.dtype, copy=False)
+        dx = (dxw2 @ w_ih).reshape(lead + (isz,)).astype(x.dtype, copy=False)
+        return (dx, dh, None, dw_ih, dw_hh, dxw2.sum(0).astype(b_ih.dtype, copy=False),
+                dhh2.sum(0).astype(b_hh.dtype, copy=False), None)
 
-    return res, backward
+    return (y, h_last), backward
 
 
-_seq_kernel.op_name = "rnn"
 _seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
 
 
