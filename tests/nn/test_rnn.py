@@ -9,6 +9,7 @@ import pytest
 
 import paddle_hl
 from paddle_hl.framework.op import apply
+from paddle_hl.nn.functional import rnn as rnn_kernels
 from paddle_hl.nn.functional.rnn import _cell_kernel, _seq_kernel
 from tests.op_check import gradcheck
 
@@ -529,6 +530,84 @@ def test_lstm_backward_twice_with_retain_graph(masked):
     second = [p.grad.numpy() for p in net.parameters()] + [x.grad.numpy()]
     for a, b in zip(first, second):
         np.testing.assert_allclose(b, 2 * a, rtol=1e-5, atol=1e-6)
+
+
+def _forced_shards(bounds):
+    return lambda xp, batch, hidden, steps: [slice(a, b) for a, b in zip(bounds[:-1],
+                                                                        bounds[1:])]
+
+
+@pytest.mark.parametrize("reverse,time_major,masked", [(False, False, False),
+                                                       (True, True, True), (False, True, True)])
+def test_lstm_row_shards_gradcheck(monkeypatch, reverse, time_major, masked):
+    """The LSTM loops split over row shards run on threads: finite-difference gradients hold
+    for every input with uneven shards."""
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 3, 5]))
+    rng = np.random.default_rng(27)
+    batch, steps, hid = 5, 4, 2
+    xshape = (steps, batch, 3) if time_major else (batch, steps, 3)
+    mask = (np.arange(steps)[None, :] < np.array([4, 1, 3, 2, 4])[:, None]) if masked else None
+    arrays = [rng.standard_normal(xshape), rng.standard_normal((batch, hid)),
+              rng.standard_normal((batch, hid)), rng.standard_normal((4 * hid, 3)),
+              rng.standard_normal((4 * hid, hid)), rng.standard_normal(4 * hid),
+              rng.standard_normal(4 * hid)]
+
+    def fn(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return apply(_seq_kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode="LSTM",
+                     reverse=reverse, time_major=time_major, zero_pad=True)
+
+    gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+
+
+def test_lstm_row_shards_match_one_shard(monkeypatch):
+    """Sharded and unsharded runs of a bidirectional network agree, backward twice included."""
+    def grads():
+        paddle_hl.seed(28)
+        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
+        net.to(dtype="float64")
+        x = paddle_hl.to_tensor(np.random.default_rng(29).standard_normal((7, 5, 4)),
+                                stop_gradient=False)
+        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
+        loss = (y * y).sum() + (h * c).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
+            p.grad.numpy() for p in net.parameters()]
+
+    one = grads()
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
+    for a, b in zip(one, grads()):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+def test_blas_one_thread_restores_the_thread_count():
+    ctl = rnn_kernels._openblas()
+    if not ctl:
+        pytest.skip("NumPy does not run on an OpenBLAS found in the process")
+    before = ctl[1]()
+    with rnn_kernels._blas_one_thread():
+        with rnn_kernels._blas_one_thread():
+            assert ctl[1]() == 1
+        assert ctl[1]() == 1
+    assert ctl[1]() == before
+
+
+def test_row_shards_only_for_big_loops_on_several_threads():
+    assert rnn_kernels._row_shards(np, 64, 4, 10) == [slice(0, 64)]
+    assert rnn_kernels._row_shards(np, 4, 512, 200) == [slice(0, 4)]
+    assert rnn_kernels._row_shards(np, 16, 32, 100000) == [slice(0, 16)]
+    shards = rnn_kernels._row_shards(np, 64, 256, 200)
+    assert shards[0].start == 0 and shards[-1].stop == 64
+    assert all(a.stop == b.start for a, b in zip(shards[:-1], shards[1:]))
+    ctl = rnn_kernels._openblas()
+    if ctl and ctl[1]() >= 2 and rnn_kernels._cpus() >= 2:
+        assert len(shards) >= 2
+        before = ctl[1]()
+        ctl[0](1)  # BLAS held to one thread by the user: the loop stays on one thread too
+        try:
+            assert rnn_kernels._row_shards(np, 64, 256, 200) == [slice(0, 64)]
+        finally:
+            ctl[0](before)
 
 
 @pytest.mark.parametrize("mode", ["RNN_TANH", "LSTM", "GRU"])

@@ -18,11 +18,20 @@ The kernels have no higher-order rule: ``create_graph=True`` through them raises
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+
+import numpy as np
+
 from ... import backend
 
 __all__ = []
 
 API = []
+
 
 # ============================================================================ step math
 def _sigmoid(xp, a):
@@ -225,6 +234,130 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
 _seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
 
 
+# ============================================================================ row shards
+# The step loops are a chain of small GEMMs and elementwise passes; the elementwise half runs
+# on one core while BLAS threads only the GEMMs. The rows of a batch are independent, so on
+# NumPy with several cores the loop runs as a few row shards, each on its own thread with
+# single-threaded BLAS: every core does the whole chain (GEMM, activations, copies) for its
+# rows, with no synchronisation inside the loop. NumPy releases the GIL inside BLAS and inside
+# ufunc loops over arrays of this size, so the shards run in parallel.
+_SHARD_MIN_ROWS = 8  # rows per shard below which a shard's GEMM loses its efficiency
+_SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is as fast
+_SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
+_POOL = None
+_POOL_LOCK = threading.Lock()
+_BLAS = None  # (set_num_threads, get_num_threads) of NumPy's OpenBLAS, or False
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS = 0
+_BLAS_SAVED = 1
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _openblas():
+    """``(set_num_threads, get_num_threads)`` of the OpenBLAS NumPy runs on, else False.
+
+    Found among the libraries the process has loaded (Linux); any other BLAS, or another
+    platform, gives False and the loops stay on one thread.
+    """
+    global _BLAS
+    if _BLAS is None:
+        _BLAS = False
+        try:
+            with open("/proc/self/maps") as f:
+                paths = sorted({ln.split()[-1] for ln in f
+                                if "openblas" in ln.rsplit("/", 1)[-1].lower()})
+        except OSError:
+            paths = []
+        for path in paths:
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for pre, suf in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
+                             ("openblas_", "64_"), ("openblas_", "")):
+                set_n = getattr(lib, f"{pre}set_num_threads{suf}", None)
+                get_n = getattr(lib, f"{pre}get_num_threads{suf}", None)
+                if set_n is not None and get_n is not None:
+                    set_n.argtypes, set_n.restype = (ctypes.c_int,), None
+                    get_n.argtypes, get_n.restype = (), ctypes.c_int
+                    _BLAS = (set_n, get_n)
+                    return _BLAS
+    return _BLAS
+
+
+@contextlib.contextmanager
+def _blas_one_thread():
+    """Hold NumPy's OpenBLAS to one thread while any shard loop runs (nesting-safe)."""
+    global _BLAS_USERS, _BLAS_SAVED
+    ctl = _openblas()
+    if not ctl:
+        yield
+        return
+    set_n, get_n = ctl
+    with _BLAS_LOCK:
+        if _BLAS_USERS == 0:
+            _BLAS_SAVED = get_n()
+            set_n(1)
+        _BLAS_USERS += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS -= 1
+            if _BLAS_USERS == 0:
+                set_n(_BLAS_SAVED)
+
+
+def _drop_pool():
+    global _POOL
+    _POOL = None  # a forked child has none of the parent's threads
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_pool)
+
+
+def _row_shards(xp, batch, hidden, steps):
+    """Row slices to run a step loop on: one (the whole batch) unless the loop is big enough,
+    runs on NumPy's OpenBLAS and more than one core and BLAS thread are available."""
+    whole = [slice(0, batch)]
+    if xp is not np or batch * hidden * hidden * steps < _SHARD_MIN_WORK:
+        return whole
+    k = min(_cpus(), 8, batch // _SHARD_MIN_ROWS)
+    while k >= 2 and (batch // k) * hidden * hidden < _SHARD_MIN_STEP:
+        k -= 1  # each shard's step must be big enough for NumPy to drop the GIL in it
+    if k < 2 or not _openblas() or _BLAS_USERS == 0 and _openblas()[1]() < 2:
+        return whole
+    bounds = [batch * i // k for i in range(k + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _in_shards(fn, shards):
+    """``[fn(rows) for rows in shards]``: the first shard on this thread, the others on a
+    small pool, with BLAS single-threaded meanwhile."""
+    global _POOL
+    if len(shards) == 1:
+        return [fn(shards[0])]
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max(1, min(_cpus(), 8) - 1),
+                                       thread_name_prefix="paddle_hl_rnn")
+        pool = _POOL
+    with _blas_one_thread():
+        futs = [pool.submit(fn, rows) for rows in shards[1:]]
+        try:
+            first = fn(shards[0])
+        finally:
+            wait(futs)
+    return [first] + [f.result() for f in futs]
+
+
 # ============================================================================ fused LSTM
 def _lstm_gate_order(xp, n):
     """Row order that turns Paddle's gate blocks (i, f, g, o) into (i, f, o, g)."""
@@ -254,6 +387,8 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
       backward overwrites a step's activations with that step's gate gradients once it has
       read them, so the whole backward allocates no buffer of that size. A second backward
       (``retain_graph=True``) first recomputes the activations.
+    - On NumPy with several cores both step loops run as row shards on threads (see
+      :func:`_row_shards`); the GEMMs before and after the loops keep BLAS's own threads.
     """
     lead = x.shape[:2]
     steps = lead[0] if time_major else lead[1]
@@ -286,18 +421,29 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     m_t = None if mask is None else mask.T[:, :, None]
     seq = range(steps - 1, -1, -1) if reverse else range(steps)
 
+    shards = _row_shards(xp, batch, n, steps)
+
     def run(h, c, y_t):
-        """The forward loop: fills the activations and what the backward reads, writes the
-        outputs into ``y_t`` (time-major view), returns the final ``(h, c)``."""
+        """The forward: fills the activations and what the backward reads, writes the outputs
+        into ``y_t`` (time-major view), returns the final ``(h, c)``."""
         xp.matmul(xh[..., :isz + 1].reshape(-1, isz + 1), w_in.T,
                   out=gates.reshape(-1, 4 * n))
-        rec = xp.empty((batch, 4 * n), dtype=dt)
-        ig = xp.empty((batch, n), dtype=dt)
+        res = _in_shards(lambda rows: loop(rows, h[rows], c[rows], y_t), shards)
+        if len(res) == 1:
+            return res[0]
+        return (xp.concatenate([r[0] for r in res]), xp.concatenate([r[1] for r in res]))
+
+    def loop(rows, h, c, y_t):
+        """The forward steps of batch rows ``rows``, starting from their ``(h, c)``."""
+        hin_r, g_r, cin_r, tc_r, y_r = (v[:, rows] for v in (hin_t, g_t, cin_t, tc_t, y_t))
+        m_r = None if m_t is None else m_t[:, rows]
+        rec = xp.empty((h.shape[0], 4 * n), dtype=dt)
+        ig = xp.empty(h.shape, dtype=dt)
         for s in seq:
-            h_prev = hin_t[s]
+            h_prev = hin_r[s]
             h_prev[...] = h
-            cin_t[s] = c
-            a = g_t[s]
+            cin_r[s] = c
+            a = g_r[s]
             xp.matmul(h_prev, w_rec.T, out=rec)
             a += rec
             xp.tanh(a, out=a)
@@ -307,14 +453,14 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
             c_new = a[:, n:2 * n] * c
             xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
             c_new += ig
-            tc = tc_t[s]
+            tc = tc_r[s]
             xp.tanh(c_new, out=tc)
-            out = y_t[s]
+            out = y_r[s]
             xp.multiply(a[:, 2 * n:3 * n], tc, out=out)
-            if m_t is None:
+            if m_r is None:
                 h, c = out, c_new
             else:
-                ms = m_t[s]
+                ms = m_r[s]
                 h = xp.where(ms, out, h)
                 c = xp.where(ms, c_new, c)
                 if zero_pad:
@@ -327,34 +473,31 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     c_last = c_last.copy()
     spent = [False]
 
-    def backward(g_y, g_h, g_c=None):
-        if spent[0] and steps:
-            # a second backward: the first one overwrote the activations with gradients
-            first = seq[0]
-            run(hin_t[first].copy(), cin_t[first].copy(),
-                xp.empty((steps, batch, n), dtype=dt))
-        spent[0] = True
-        dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
-        dc = xp.zeros_like(c_last) if g_c is None else g_c.astype(dt)
-        gy_t = None if g_y is None else tm(g_y)
-        sig_d = xp.empty((batch, 3 * n), dtype=dt)
-        tmp = xp.empty((batch, n), dtype=dt)
-        d_i = xp.empty((batch, n), dtype=dt)
+    def back_loop(rows, dh, dc, gy_t):
+        """The backward steps of batch rows ``rows``: overwrites their activations with the
+        gate gradients, returns the gradients of their initial ``(h, c)``."""
+        g_r, cin_r, tc_r = (v[:, rows] for v in (g_t, cin_t, tc_t))
+        m_r = None if m_t is None else m_t[:, rows]
+        gy_r = None if gy_t is None else gy_t[:, rows]
+        rn = dh.shape[0]
+        sig_d = xp.empty((rn, 3 * n), dtype=dt)
+        tmp = xp.empty((rn, n), dtype=dt)
+        d_i = xp.empty((rn, n), dtype=dt)
         for s in reversed(seq):
-            a = g_t[s]  # activations in, gate gradients out
+            a = g_r[s]  # activations in, gate gradients out
             i, f, o, g = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
-            tc = tc_t[s]
-            if m_t is None:
+            tc = tc_r[s]
+            if m_r is None:
                 g_hn, g_cn = dh, dc
             else:
-                ms = m_t[s]
+                ms = m_r[s]
                 g_hn = dh * ms
                 g_cn = dc * ms
                 dh -= g_hn  # the part that passes the held state straight through
                 dc -= g_cn
-            if gy_t is not None:
-                gys = gy_t[s]
-                if m_t is not None and zero_pad:
+            if gy_r is not None:
+                gys = gy_r[s]
+                if m_r is not None and zero_pad:
                     gys = gys * ms
                 g_hn = g_hn + gys
             # gradient of the cell state: through h = o·tanh(c), plus what reaches c itself
@@ -371,19 +514,37 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
             xp.multiply(dct, g, out=d_i)
             xp.multiply(g, g, out=tmp)
             xp.subtract(1.0, tmp, out=tmp)
-            xp.multiply(dct, i, out=g)      # g slot: dct·i·(1 - g²)
+            xp.multiply(dct, i, out=g)  # g slot: dct·i·(1 - g²)
             g *= tmp
             xp.multiply(d_i, sig_d[:, :n], out=i)
-            xp.multiply(dct, cin_t[s], out=f)
+            xp.multiply(dct, cin_r[s], out=f)
             f *= sig_d[:, n:2 * n]
             xp.multiply(g_hn, tc, out=o)
             o *= sig_d[:, 2 * n:]
             dh_prev = a @ w_hh_p
-            if m_t is None:
+            if m_r is None:
                 dh, dc = dh_prev, dc_prev
             else:
                 dh += dh_prev
                 dc += dc_prev
+        return dh, dc
+
+    def backward(g_y, g_h, g_c=None):
+        if spent[0] and steps:
+            # a second backward: the first one overwrote the activations with gradients
+            first = seq[0]
+            run(hin_t[first].copy(), cin_t[first].copy(),
+                xp.empty((steps, batch, n), dtype=dt))
+        spent[0] = True
+        dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
+        dc = xp.zeros_like(c_last) if g_c is None else g_c.astype(dt)
+        gy_t = None if g_y is None else tm(g_y)
+        res = _in_shards(lambda rows: back_loop(rows, dh[rows], dc[rows], gy_t), shards)
+        if len(res) == 1:
+            dh, dc = res[0]
+        else:
+            dh = xp.concatenate([r[0] for r in res])
+            dc = xp.concatenate([r[1] for r in res])
         d2 = gates.reshape(-1, 4 * n)
         dw = d2.T @ xh.reshape(-1, isz + 1 + n)
         dx = (d2 @ w_ih_p).reshape(lead + (isz,))
