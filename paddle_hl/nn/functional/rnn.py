@@ -241,7 +241,10 @@ _seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
 # NumPy with several cores the loop runs as a few row shards, each on its own thread with
 # single-threaded BLAS: every core does the whole chain (GEMM, activations, copies) for its
 # rows, with no synchronisation inside the loop. NumPy releases the GIL inside BLAS and inside
-# ufunc loops over arrays of this size, so the shards run in parallel.
+# ufunc loops over arrays of this size, so the shards run in parallel. OpenBLAS's thread count
+# is process-wide: while a shard loop runs, other NumPy GEMMs of the process are single-threaded
+# too (the count is restored when the last loop ends). Threads that wait here block instead of
+# spinning, which also keeps the step fast when the cores are shared with other processes.
 _SHARD_MIN_ROWS = 8  # rows per shard below which a shard's GEMM loses its efficiency
 _SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is as fast
 _SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
