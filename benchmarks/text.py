@@ -9,17 +9,24 @@
 
 The LSTM section also times paddle_hl with NumPy's BLAS held to one thread (threadpoolctl,
 when installed), which shows how much of its time goes to BLAS threading on the machine.
+``--single-thread`` runs the whole benchmark again in a fresh process with every library held
+to one thread (OMP / OpenBLAS / MKL thread variables set before NumPy loads, torch's intra-op
+threads set to 1).
 
 Each round runs every library once, in turn, so a slow spell of a shared machine hits them
-alike; the median, the range and the ratios of the medians are printed. Next to the wall-clock
-times the CPU time (``time.process_time``) is printed: on a busy machine it is the steadier one.
+alike. Per library the median and the range (min-max) of the wall-clock times are printed, the
+ratio of the medians, and the median and range of the per-round ratios (paddle_hl's time over
+the other library's in the same round: the steadiest figure on a shared machine). Next to the
+wall-clock times the CPU time (``time.process_time``) is printed.
 
-Run: python benchmarks/text.py [--rounds 15] [--lstm-rounds 7] [--threads N] [--profile]
+Run: python benchmarks/text.py [--rounds 15] [--lstm-rounds 7] [--threads N] [--lstm-only]
+     [--single-thread] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import statistics
 import sys
@@ -122,6 +129,29 @@ def _torch_classifier(torch):
     return step
 
 
+def _blas_kernels():
+    """The kernel set OpenBLAS picked for this CPU (best effort, Linux only): the GEMMs of
+    the LSTM step run about 1.8x faster on AVX-512 kernels than on AVX2 ones, so the name
+    matters when comparing machines (OPENBLAS_CORETYPE, set before NumPy loads, overrides
+    it)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if "openblas" in ln.rsplit("/", 1)[-1]}
+    except OSError:
+        return "-"
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return f"OpenBLAS {fn().decode()}"
+    return "-"
+
+
 def _batch():
     rng = np.random.default_rng(1)
     return (rng.integers(0, VOCAB, (BATCH, LENGTH)).astype("int64"),
@@ -150,16 +180,19 @@ def _interleaved(cases, rounds, warmup=1):
 
 def _report(title, wall, cpu, base="paddle_hl"):
     print(f"\n{title}")
-    print(f"  {'library':<24}{'median ms':>11}{'range ms':>20}{'cpu ms':>10}"
-          f"{'hl/lib wall':>13}{'hl/lib cpu':>12}")
+    print(f"  {'library':<26}{'median ms':>10}{'range ms':>18}{'cpu ms':>9}"
+          f"{'hl/lib (medians)':>18}{'hl/lib per round: median, range':>34}")
     hl_wall = statistics.median(wall[base])
-    hl_cpu = statistics.median(cpu[base])
     for name in wall:
         med, med_cpu = statistics.median(wall[name]), statistics.median(cpu[name])
         rng = f"{min(wall[name]) * 1e3:.1f}-{max(wall[name]) * 1e3:.1f}"
-        ratios = ("", "") if name == base else (f"{hl_wall / med:.2f}x", f"{hl_cpu / med_cpu:.2f}x")
-        print(f"  {name:<24}{med * 1e3:>11.2f}{rng:>20}{med_cpu * 1e3:>10.1f}{ratios[0]:>13}"
-              f"{ratios[1]:>12}")
+        ratio = paired = ""
+        if name != base:
+            ratio = f"{hl_wall / med:.2f}x"
+            per = [a / b for a, b in zip(wall[base], wall[name])]
+            paired = f"{statistics.median(per):.2f}x, {min(per):.2f}-{max(per):.2f}"
+        print(f"  {name:<26}{med * 1e3:>10.1f}{rng:>18}{med_cpu * 1e3:>9.1f}{ratio:>18}"
+              f"{paired:>34}")
 
 
 def main(argv=None):
@@ -169,9 +202,19 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=0,
                     help="torch intra-op threads (0: its default); set OMP_NUM_THREADS / "
                          "OPENBLAS_NUM_THREADS in the environment for the others")
+    ap.add_argument("--lstm-only", action="store_true", help="skip the Viterbi benchmark")
+    ap.add_argument("--single-thread", action="store_true",
+                    help="run in a fresh process with every library held to one thread")
     ap.add_argument("--profile", action="store_true",
                     help="also print where paddle_hl's LSTM step spends its time (cProfile)")
     args = ap.parse_args(argv)
+    if args.single_thread and os.environ.get("_PADDLE_HL_BENCH_ONE_THREAD") != "1":
+        # thread pools are sized when the libraries load: start over with the variables set
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1", _PADDLE_HL_BENCH_ONE_THREAD="1")
+        rest = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--single-thread"]
+        cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--threads", "1"] + rest
+        os.execve(sys.executable, cmd, env)
 
     sys.path.insert(0, str(ROOT))
     import zlib  # noqa: F401
@@ -196,8 +239,16 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     print(f"paddle_hl {paddle_hl.__file__}; paddle {getattr(paddle, '__version__', '-')}; torch "
           f"{getattr(torch, '__version__', '-')} (threads "
-          f"{torch.get_num_threads() if torch else '-'})")
+          f"{torch.get_num_threads() if torch else '-'}); CPUs {os.cpu_count()}; "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')} "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}; NumPy BLAS "
+          f"kernels: {_blas_kernels()}")
+    if not args.lstm_only:
+        _viterbi_section(paddle_hl, paddle, torch, args.rounds)
+    _lstm_section(paddle_hl, paddle, torch, args)
 
+
+def _viterbi_section(paddle_hl, paddle, torch, rounds):
     pot, trans, lens = _viterbi_inputs()
     hl_args = [paddle_hl.to_tensor(a) for a in (pot, trans, lens)]
     cases = {"paddle_hl": lambda: paddle_hl.text.viterbi_decode(*hl_args)}
@@ -211,18 +262,20 @@ def main(argv=None):
         th_args = [torch.from_numpy(a) for a in (pot, trans, lens)]
         cases["torch (same algorithm)"] = lambda: _torch_viterbi(torch, *th_args)
         with torch.no_grad():
-            wall, cpu = _interleaved(cases, args.rounds, warmup=2)
+            wall, cpu = _interleaved(cases, rounds, warmup=2)
     else:
-        wall, cpu = _interleaved(cases, args.rounds, warmup=2)
+        wall, cpu = _interleaved(cases, rounds, warmup=2)
     _report("viterbi_decode, batch 64 x length 128 x 32 tags (target: hl <= 1.5x paddle)",
             wall, cpu)
 
+
+def _lstm_section(paddle_hl, paddle, torch, args):
     cases = {"paddle_hl": _paddle_like_classifier(paddle_hl)}
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
         threadpool_limits = None
-    if threadpool_limits is not None:
+    if threadpool_limits is not None and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         # the same step with NumPy's BLAS held to one thread: the 2 x 200 small recurrent GEMMs
         # of a step gain little from threads, and lose much when the cores are oversubscribed
         one_thread_step = _paddle_like_classifier(paddle_hl)

@@ -596,6 +596,7 @@ HANDLERS = {
     "paddle_hl.tensor.stat:_mean_kernel": _reduce("ReduceMean"),
     "paddle_hl.tensor.stat:_sum_kernel": _reduce("ReduceSum"),
     "paddle_hl.nn.functional.input:_embedding_kernel": _embedding,
+    "paddle_hl.nn.functional.rnn:_seq_kernel": _rnn,
     "paddle_hl.nn.layer.rnn:_seq_kernel": _rnn,
 }
 

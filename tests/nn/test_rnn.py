@@ -9,7 +9,8 @@ import pytest
 
 import paddle_hl
 from paddle_hl.framework.op import apply
-from paddle_hl.nn.layer.rnn import _cell_kernel, _seq_kernel
+from paddle_hl.nn.functional import rnn as rnn_kernels
+from paddle_hl.nn.functional.rnn import _cell_kernel, _seq_kernel
 from tests.op_check import gradcheck
 
 nn = paddle_hl.nn
@@ -154,7 +155,7 @@ def test_network_state_dict_keys_and_unique_params():
     assert keys[:16] == flat
     assert keys[16:20] == ["0.cell_fw.weight_ih", "0.cell_fw.weight_hh", "0.cell_fw.bias_ih",
                            "0.cell_fw.bias_hh"]
-    # Each parameter is created once with a unique name (the flat keys alias the cells')
+    # each parameter is created once with a unique name (the flat keys alias the cells')
     params = m.parameters()
     assert len(params) == 16
     assert len({p.name for p in params}) == 16
@@ -394,9 +395,10 @@ def test_birnn_errors():
 
 # ---------------------------------------------------------------------------- gradients
 @pytest.mark.parametrize("mode", ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"])
-@pytest.mark.parametrize("reverse,time_major,zero_pad,masked", [
-    (False, False, True, False), (True, False, True, True), (False, True, False, True),
-    (True, True, False, False)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("zero_pad,masked", [(True, False), (True, True), (False, True),
+                                             (False, False)])
 def test_seq_kernel_gradcheck(mode, reverse, time_major, zero_pad, masked):
     rng = np.random.default_rng(9)
     g = {"LSTM": 4, "GRU": 3}.get(mode, 1) * 3
@@ -414,6 +416,198 @@ def test_seq_kernel_gradcheck(mode, reverse, time_major, zero_pad, masked):
                      reverse=reverse, time_major=time_major, zero_pad=zero_pad)
 
     gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("zero_pad,masked", [(True, False), (True, True), (False, True)])
+def test_lstm_seq_kernel_gradcheck_every_layout(reverse, time_major, zero_pad, masked):
+    """The fused LSTM (gates reordered and halved inside, buffers in the layout of x) has
+    finite-difference gradients for every input, initial states included, in each layout."""
+    rng = np.random.default_rng(21)
+    batch, steps, hid = 3, 5, 2
+    xshape = (steps, batch, 3) if time_major else (batch, steps, 3)
+    mask = (np.arange(steps)[None, :] < np.array([5, 3, 1])[:, None]) if masked else None
+    arrays = [rng.standard_normal(xshape), rng.standard_normal((batch, hid)),
+              rng.standard_normal((batch, hid)), rng.standard_normal((4 * hid, 3)),
+              rng.standard_normal((4 * hid, hid)), rng.standard_normal(4 * hid),
+              rng.standard_normal(4 * hid)]
+
+    def fn(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return apply(_seq_kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode="LSTM",
+                     reverse=reverse, time_major=time_major, zero_pad=zero_pad)
+
+    gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+
+
+def _lstm_reference(x, h, c, w_ih, w_hh, b_ih, b_hh, lengths, reverse):
+    """Plain NumPy LSTM over batch-major ``x`` (Paddle's gate order i, f, g, o), holding
+    the state past each length and zeroing those outputs."""
+    steps = x.shape[1]
+    ys = np.zeros(x.shape[:2] + (h.shape[1],), dtype=x.dtype)
+    sig = lambda a: 1.0 / (1.0 + np.exp(-a))  # noqa: E731
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        a = x[:, t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+        i, f, g, o = np.split(a, 4, axis=1)
+        c_new = sig(f) * c + sig(i) * np.tanh(g)
+        h_new = sig(o) * np.tanh(c_new)
+        live = (t < lengths)[:, None]
+        h, c = np.where(live, h_new, h), np.where(live, c_new, c)
+        ys[:, t] = np.where(live, h_new, 0)
+    return ys, h, c
+
+
+@pytest.mark.parametrize("direction", ["forward", "bidirect"])
+def test_lstm_network_matches_numpy_reference(direction):
+    """Two layers, float32, sequence lengths and initial states: the outputs and final states
+    of the fused stack match a plain NumPy LSTM run layer by layer."""
+    rng = np.random.default_rng(22)
+    paddle_hl.seed(23)
+    net = nn.LSTM(6, 5, num_layers=2, direction=direction)
+    nd = 2 if direction == "bidirect" else 1
+    x = rng.standard_normal((4, 7, 6)).astype("float32")
+    lengths = np.array([7, 4, 1, 6])
+    h0 = rng.standard_normal((2 * nd, 4, 5)).astype("float32")
+    c0 = rng.standard_normal((2 * nd, 4, 5)).astype("float32")
+    y, (h, c) = net(paddle_hl.to_tensor(x), (paddle_hl.to_tensor(h0), paddle_hl.to_tensor(c0)),
+                    sequence_length=paddle_hl.to_tensor(lengths))
+    sd = {k: v.numpy() for k, v in net.state_dict().items()}
+    inp = x
+    hs, cs = [], []
+    for layer in range(2):
+        outs = []
+        for d in range(nd):
+            suf = f"_l{layer}" + ("_reverse" if d else "")
+            k = layer * nd + d
+            ys, hl, cl = _lstm_reference(inp, h0[k], c0[k], sd["weight_ih" + suf],
+                                         sd["weight_hh" + suf], sd["bias_ih" + suf],
+                                         sd["bias_hh" + suf], lengths, d == 1)
+            outs.append(ys)
+            hs.append(hl)
+            cs.append(cl)
+        inp = np.concatenate(outs, axis=-1)
+    np.testing.assert_allclose(y.numpy(), inp, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), np.stack(hs), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), np.stack(cs), rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_seq_kernel_leaves_inputs_and_outputs_independent():
+    """The fused LSTM keeps private copies of what its backward reads: changing the returned
+    outputs in place does not change the gradients."""
+    rng = np.random.default_rng(24)
+    arrays = [rng.standard_normal(s).astype("float32") for s in
+              [(2, 4, 3), (2, 2), (2, 2), (8, 3), (8, 2), (8,), (8,)]]
+
+    def grads(scribble):
+        ts = [paddle_hl.to_tensor(a, stop_gradient=False) for a in arrays]
+        y, h, c = apply(_seq_kernel, *ts, None, mode="LSTM", reverse=False, time_major=False,
+                        zero_pad=True)
+        loss = (h * 2.0).sum() + c.sum()
+        if scribble:
+            y._data[...] = 7.0
+            h._data[...] = 7.0
+        loss.backward()
+        return [t.grad.numpy() for t in ts]
+
+    for a, b in zip(grads(False), grads(True)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_lstm_backward_twice_with_retain_graph(masked):
+    """The first backward overwrites the saved activations with gate gradients; a second
+    backward through the same graph recomputes them and gets the same gradients."""
+    paddle_hl.seed(25)
+    net = nn.LSTM(3, 4, direction="bidirect")
+    x = paddle_hl.to_tensor(np.random.default_rng(26).standard_normal((2, 5, 3)),
+                            dtype="float32", stop_gradient=False)
+    kw = {"sequence_length": paddle_hl.to_tensor([5, 2])} if masked else {}
+    y, (h, c) = net(x, **kw)
+    loss = (y * y).sum() + h.sum() + (c * 0.5).sum()
+    loss.backward(retain_graph=True)
+    first = [p.grad.numpy().copy() for p in net.parameters()] + [x.grad.numpy().copy()]
+    loss.backward()
+    second = [p.grad.numpy() for p in net.parameters()] + [x.grad.numpy()]
+    for a, b in zip(first, second):
+        np.testing.assert_allclose(b, 2 * a, rtol=1e-5, atol=1e-6)
+
+
+def _forced_shards(bounds):
+    return lambda xp, batch, hidden, steps: [slice(a, b) for a, b in zip(bounds[:-1],
+                                                                        bounds[1:])]
+
+
+@pytest.mark.parametrize("reverse,time_major,masked", [(False, False, False),
+                                                       (True, True, True), (False, True, True)])
+def test_lstm_row_shards_gradcheck(monkeypatch, reverse, time_major, masked):
+    """The LSTM loops split over row shards run on threads: finite-difference gradients hold
+    for every input with uneven shards."""
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 3, 5]))
+    rng = np.random.default_rng(27)
+    batch, steps, hid = 5, 4, 2
+    xshape = (steps, batch, 3) if time_major else (batch, steps, 3)
+    mask = (np.arange(steps)[None, :] < np.array([4, 1, 3, 2, 4])[:, None]) if masked else None
+    arrays = [rng.standard_normal(xshape), rng.standard_normal((batch, hid)),
+              rng.standard_normal((batch, hid)), rng.standard_normal((4 * hid, 3)),
+              rng.standard_normal((4 * hid, hid)), rng.standard_normal(4 * hid),
+              rng.standard_normal(4 * hid)]
+
+    def fn(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return apply(_seq_kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode="LSTM",
+                     reverse=reverse, time_major=time_major, zero_pad=True)
+
+    gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+
+
+def test_lstm_row_shards_match_one_shard(monkeypatch):
+    """Sharded and unsharded runs of a bidirectional network agree, backward twice included."""
+    def grads():
+        paddle_hl.seed(28)
+        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
+        net.to(dtype="float64")
+        x = paddle_hl.to_tensor(np.random.default_rng(29).standard_normal((7, 5, 4)),
+                                stop_gradient=False)
+        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
+        loss = (y * y).sum() + (h * c).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
+            p.grad.numpy() for p in net.parameters()]
+
+    one = grads()
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
+    for a, b in zip(one, grads()):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+def test_blas_one_thread_restores_the_thread_count():
+    ctl = rnn_kernels._openblas()
+    if not ctl:
+        pytest.skip("NumPy does not run on an OpenBLAS found in the process")
+    before = ctl[1]()
+    with rnn_kernels._blas_one_thread():
+        with rnn_kernels._blas_one_thread():
+            assert ctl[1]() == 1
+        assert ctl[1]() == 1
+    assert ctl[1]() == before
+
+
+def test_row_shards_only_for_big_loops_on_several_threads():
+    assert rnn_kernels._row_shards(np, 64, 4, 10) == [slice(0, 64)]
+    assert rnn_kernels._row_shards(np, 4, 512, 200) == [slice(0, 4)]
+    assert rnn_kernels._row_shards(np, 16, 32, 100000) == [slice(0, 16)]
+    shards = rnn_kernels._row_shards(np, 64, 256, 200)
+    assert shards[0].start == 0 and shards[-1].stop == 64
+    assert all(a.stop == b.start for a, b in zip(shards[:-1], shards[1:]))
+    ctl = rnn_kernels._openblas()
+    if ctl and ctl[1]() >= 2 and rnn_kernels._cpus() >= 2:
+        assert len(shards) >= 2
+        before = ctl[1]()
+        ctl[0](1)  # BLAS held to one thread by the user: the loop stays on one thread too
+        try:
+            assert rnn_kernels._row_shards(np, 64, 256, 200) == [slice(0, 64)]
+        finally:
+            ctl[0](before)
 
 
 @pytest.mark.parametrize("mode", ["RNN_TANH", "LSTM", "GRU"])
