@@ -2,10 +2,17 @@
 Paddle 2.6.2: an MLP (784-512-512-10, batch 128), LeNet (batch 64, 1x28x28) and ResNet-18 with
 10 classes (batch 32, 3x32x32). Prints ms per step, the ratios, and each run's peak memory.
 
-Each (library, model) pair runs in its own process, so peak RSS is that run's alone.
+Each (library, model) pair runs in its own process, so peak RSS is that run's alone. The
+libraries' runs are interleaved over ``--rounds`` rounds (each round runs every library once per
+model); the table prints the median over rounds of each run's median step time, with the
+range, so one busy moment on a shared machine shows as a wide range rather than a wrong ratio.
 
-Run: python benchmarks/train_step.py [--steps 20] [--models mlp,lenet,resnet18] [--threads N]
-      [--libs paddle_hl,torch,paddle]
+Below the table a roofline line per model says how much of paddle_hl's step is GEMM: the step's
+matrix products (Linear and im2col convolution, forward and backward) timed as plain NumPy
+SGEMM on this machine, their GFLOP/s, and the time the step spends outside them.
+
+Run: python benchmarks/train_step.py [--steps 20] [--rounds 5] [--models mlp,lenet,resnet18]
+      [--threads N] [--libs paddle_hl,torch,paddle]
 
 ``--threads N`` limits BLAS/OpenMP (and torch's intra-op pool) to N threads in every worker, for
 comparisons that are not distorted by thread oversubscription on a busy machine. Next to the
@@ -59,6 +66,7 @@ def _paddle_like(lib, model):
         opt.clear_grad()
         return loss
 
+    step.net, step.x = net, x
     return step
 
 
@@ -120,7 +128,7 @@ def _torch(model):
     return step
 
 
-def _worker(lib, model, steps, threads):
+def _worker(lib, model, steps, threads, roofline=False):
     if lib == "torch":
         if threads:
             import torch
@@ -148,56 +156,96 @@ def _worker(lib, model, steps, threads):
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
-                      "cpu_ms": statistics.median(cpu) * 1e3, "peak_mb": peak_mb}))
+    res = {"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
+           "cpu_ms": statistics.median(cpu) * 1e3, "peak_mb": peak_mb}
+    if lib == "paddle_hl" and roofline:
+        import paddle_hl
+
+        from _roofline import gemm_floor, gemm_plan
+
+        res["gflop"], res["gemm_s"] = gemm_floor(gemm_plan(paddle_hl, step.net, step.x))
+    print(json.dumps(res))
+
+
+def _spread(values):
+    """``median (min-max)`` of a list of numbers."""
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--models", default="mlp,lenet,resnet18")
     ap.add_argument("--threads", type=int, default=0,
                     help="BLAS/OpenMP/torch threads per worker (0: the libraries' default)")
     ap.add_argument("--libs", default="paddle_hl,torch,paddle")
     ap.add_argument("--worker", nargs=2, metavar=("LIB", "MODEL"), help=argparse.SUPPRESS)
+    ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        _worker(args.worker[0], args.worker[1], args.steps, args.threads)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        _worker(args.worker[0], args.worker[1], args.steps, args.threads, args.roofline)
         return
     env = dict(os.environ)
     if args.threads:
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(args.threads)
-    rows = []
-    for model in args.models.split(","):
-        res = {}
-        for lib in args.libs.split(","):
-            r = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--threads",
-                                str(args.threads), "--worker", lib, model],
-                               capture_output=True, text=True, env=env)
-            line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-            try:
-                res[lib] = json.loads(line)
-            except json.JSONDecodeError:
-                res[lib] = None
-                print(f"{lib}/{model} did not run: {r.stderr.strip().splitlines()[-1:]}")
-        rows.append((model, res))
-    print(f"{'model':<10}{'paddle_hl ms':>14}{'torch ms':>10}{'paddle ms':>11}"
-          f"{'hl/torch':>10}{'hl/paddle':>11}{'cpu ms hl/torch/paddle':>26}"
-          f"{'peak MB hl/torch/paddle':>26}")
-    for model, res in rows:
-        hl, th, pd = (res.get(k) for k in ("paddle_hl", "torch", "paddle"))
+    models, libs = args.models.split(","), args.libs.split(",")
+    runs = {(m, lib): [] for m in models for lib in libs}
+    for rnd in range(args.rounds):
+        for model in models:
+            for lib in libs:
+                cmd = [sys.executable, __file__, "--steps", str(args.steps), "--threads",
+                       str(args.threads), "--worker", lib, model]
+                if rnd == 0 and lib == "paddle_hl":
+                    cmd.append("--roofline")
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+                try:
+                    runs[model, lib].append(json.loads(line))
+                except json.JSONDecodeError:
+                    print(f"{lib}/{model} did not run: {r.stderr.strip().splitlines()[-1:]}")
+    print(f"ms per training step, median (range) of {args.rounds} interleaved rounds of "
+          f"{args.steps} steps; threads: {args.threads or 'default'}")
+    print(f"{'model':<10}{'paddle_hl':>24}{'torch':>24}{'paddle':>24}{'hl/torch':>22}"
+          f"{'hl/paddle':>11}{'cpu ms hl/torch/paddle':>26}{'peak MB hl/torch/paddle':>26}")
+    for model in models:
+        res = {lib: runs[model, lib] for lib in libs}
 
-        def ms(r):
-            return f"{r['ms']:.1f}" if r else "-"
+        def col(lib):
+            rs = res.get(lib)
+            return _spread([r["ms"] for r in rs]) if rs else "-"
+
+        def med(lib, key="ms"):
+            rs = res.get(lib)
+            return statistics.median(r[key] for r in rs) if rs else None
 
         def ratio(a, b):
-            return f"{a['ms'] / b['ms']:.2f}x" if a and b else "-"
+            ra, rb = res.get(a), res.get(b)
+            if not ra or not rb:
+                return "-"
+            # ratios of the runs of the same round: the range says how steady the ratio is
+            qs = [x["ms"] / y["ms"] for x, y in zip(ra, rb)]
+            return f"{statistics.median(qs):.2f}x ({min(qs):.2f}-{max(qs):.2f})"
 
-        cpus = "/".join(f"{r['cpu_ms']:.1f}" if r else "-" for r in (hl, th, pd))
-        peaks = "/".join(f"{r['peak_mb']:.0f}" if r else "-" for r in (hl, th, pd))
-        print(f"{model:<10}{ms(hl):>14}{ms(th):>10}{ms(pd):>11}{ratio(hl, th):>10}"
-              f"{ratio(hl, pd):>11}{cpus:>26}{peaks:>26}")
+        cpus = "/".join(f"{med(k, 'cpu_ms'):.1f}" if res.get(k) else "-"
+                        for k in ("paddle_hl", "torch", "paddle"))
+        peaks = "/".join(f"{med(k, 'peak_mb'):.0f}" if res.get(k) else "-"
+                         for k in ("paddle_hl", "torch", "paddle"))
+        print(f"{model:<10}{col('paddle_hl'):>24}{col('torch'):>24}{col('paddle'):>24}"
+              f"{ratio('paddle_hl', 'torch'):>22}{ratio('paddle_hl', 'paddle'):>11}"
+              f"{cpus:>26}{peaks:>26}")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _roofline import line as roofline_line
+
+    print("roofline (paddle_hl):")
+    for model in models:
+        rs = runs.get((model, "paddle_hl")) or []
+        first = next((r for r in rs if "gflop" in r), None)
+        if first:
+            step_ms = statistics.median(r["ms"] for r in rs)
+            print("  " + roofline_line(model, step_ms, first["gflop"], first["gemm_s"]))
 
 
 if __name__ == "__main__":

@@ -145,16 +145,6 @@ def _load_into_torch(torch_model, hl_state):
 # --------------------------------------------------------------------------- timing
 
 
-def _time(fn, repeat):
-    fn()  # warm up (allocations, caches)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def _randomize_bn(hl_model, seed=0):
     """Non-trivial BN statistics so the cross-library check means something."""
     rng = np.random.default_rng(seed)
@@ -169,6 +159,7 @@ def _randomize_bn(hl_model, seed=0):
 
 
 def bench(name, batch, repeat):
+    """images/s of each library per round (runs interleaved) and paddle_hl's GEMM floor."""
     from paddle_hl.vision import models
 
     import paddle_hl
@@ -178,14 +169,13 @@ def bench(name, batch, repeat):
     state = _randomize_bn(hl_model)
     hl_model.eval()
     hl_x = paddle_hl.to_tensor(x)
-    results, outputs = {}, {}
+    runners = {}
 
     def run_hl():
         with paddle_hl.no_grad():
             return hl_model(hl_x)
 
-    outputs["paddle_hl"] = run_hl().numpy()
-    results["paddle_hl"] = _time(run_hl, repeat)
+    runners["paddle_hl"] = run_hl
 
     try:
         import torch
@@ -200,8 +190,7 @@ def bench(name, batch, repeat):
             with torch.inference_mode():
                 return t_model(t_x)
 
-        outputs["torch"] = run_torch().numpy()
-        results["torch"] = _time(run_torch, repeat)
+        runners["torch"] = run_torch
 
     try:
         import zlib  # noqa: F401  (paddle 2.6.2 under NumPy 2 needs these first)
@@ -220,15 +209,29 @@ def bench(name, batch, repeat):
             with paddle.no_grad():
                 return pd_model(pd_x)
 
-        outputs["paddle"] = run_pd().numpy()
-        results["paddle"] = _time(run_pd, repeat)
+        runners["paddle"] = run_pd
 
+    # the first call of each library is its warm-up and the cross-library check
+    outputs = {lib: fn().numpy() for lib, fn in runners.items()}
     ref = outputs["paddle_hl"]
     for lib, out in outputs.items():
         err = float(np.abs(out - ref).max() / (np.abs(ref).max() + 1e-12))
         if err > 1e-3:
             raise AssertionError(f"{name}: {lib} output differs from paddle_hl (rel {err:.2e})")
-    return {lib: batch / t for lib, t in results.items()}
+    rates = {lib: [] for lib in runners}
+    for _ in range(repeat):
+        for lib, fn in runners.items():
+            t0 = time.perf_counter()
+            fn()
+            rates[lib].append(batch / (time.perf_counter() - t0))
+    from _roofline import gemm_floor, gemm_plan
+
+    floor = gemm_floor(gemm_plan(paddle_hl, hl_model, hl_x, train=False))
+    return rates, floor
+
+
+def _spread(values):
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 def main(argv=None):
@@ -237,16 +240,31 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--models", default="resnet50,mobilenet_v2")
     args = ap.parse_args(argv)
-    print(f"eval-mode inference, batch {args.batch}, 3x224x224, median of {args.repeat} runs "
-          f"(images/s; higher is better)")
-    print(f"{'model':<14}{'paddle_hl':>11}{'torch':>9}{'paddle':>9}"
-          f"{'hl/torch':>10}{'hl/paddle':>11}")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from _roofline import line as roofline_line
+
+    print(f"eval-mode inference, batch {args.batch}, 3x224x224: images/s, median (range) of "
+          f"{args.repeat} interleaved rounds (higher is better); time ratios hl/other")
+    print(f"{'model':<14}{'paddle_hl':>22}{'torch':>22}{'paddle':>22}"
+          f"{'time hl/torch':>24}{'time hl/paddle':>24}")
+    floors = []
     for name in args.models.split(","):
-        r = bench(name, args.batch, args.repeat)
+        r, floor = bench(name, args.batch, args.repeat)
         hl = r["paddle_hl"]
-        cols = [f"{r[k]:9.1f}" if k in r else f"{'-':>9}" for k in ("torch", "paddle")]
-        ratios = [f"{hl / r[k]:10.2f}" if k in r else f"{'-':>10}" for k in ("torch", "paddle")]
-        print(f"{name:<14}{hl:11.1f}{cols[0]}{cols[1]}{ratios[0]}{ratios[1]:>11}")
+        cols = [_spread(r[k]) if k in r else "-" for k in ("paddle_hl", "torch", "paddle")]
+        ratios = []
+        for k in ("torch", "paddle"):
+            if k not in r:
+                ratios.append("-")
+                continue
+            qs = [b / a for a, b in zip(hl, r[k])]  # time ratio = other's rate / ours
+            ratios.append(f"{statistics.median(qs):.2f}x ({min(qs):.2f}-{max(qs):.2f})")
+        print(f"{name:<14}{cols[0]:>22}{cols[1]:>22}{cols[2]:>22}{ratios[0]:>24}"
+              f"{ratios[1]:>24}")
+        floors.append((name, args.batch / statistics.median(hl) * 1e3, *floor))
+    print("roofline (paddle_hl, one forward pass):")
+    for name, ms, gflop, gemm_s in floors:
+        print("  " + roofline_line(name, ms, gflop, gemm_s).replace("step", "pass"))
 
 
 if __name__ == "__main__":

@@ -54,10 +54,7 @@ RNN = [
     *case("SimpleRNNCell-no-state", lambda L: L.nn.SimpleRNNCell(3, 4), [x(2, 3)],
           frozen=("weight_hh",)),
     *case("LSTMCell", lambda L: L.nn.LSTMCell(3, 4), [x(2, 3), x(2, 4), x(2, 4)],
-          call=lambda layer, v, h, c: layer(v, (h, c)),
-          known={"int_input": "an int64 c state: Paddle's LSTMCell computes with it and returns "
-                              "float32; paddle_hl refuses an integer state (as Paddle's LSTM "
-                              "layer does)"}),
+          call=lambda layer, v, h, c: layer(v, (h, c))),
     *case("GRUCell", lambda L: L.nn.GRUCell(3, 4), [x(2, 3), x(2, 4)]),
     *case("RNN-LSTMCell", lambda L: L.nn.RNN(L.nn.LSTMCell(3, 4)), [x(2, 4, 3)]),
     *case("RNN-GRUCell-reverse", lambda L: L.nn.RNN(L.nn.GRUCell(3, 4), is_reverse=True),
@@ -113,3 +110,21 @@ TRANSFORMER = [
 @pytest.mark.parametrize("make, inputs, kw", RNN + TRANSFORMER)
 def test_layer(oracle, make, inputs, kw):
     run_case(oracle, make, inputs, kw)
+
+
+def test_lstm_cell_takes_an_integer_c_as_floats():
+    """An integer c state is computed as the float values it holds (as Paddle's cell does);
+    an integer h is refused."""
+    import paddle_hl
+
+    cell = paddle_hl.nn.LSTMCell(3, 4)
+    v = paddle_hl.to_tensor(x(2, 3))
+    h = paddle_hl.to_tensor(x(2, 4))
+    c = np.array([[1, -2, 0, 3], [2, 1, -1, 0]])
+    out_i, (_, ci) = cell(v, (h, paddle_hl.to_tensor(c)))
+    out_f, (_, cf) = cell(v, (h, paddle_hl.to_tensor(c.astype(np.float32))))
+    assert out_i.dtype == paddle_hl.float32 and ci.dtype == paddle_hl.float32
+    np.testing.assert_array_equal(out_i.numpy(), out_f.numpy())
+    np.testing.assert_array_equal(ci.numpy(), cf.numpy())
+    with pytest.raises(ValueError, match=r"LSTMCell: states\[0\] \(h\)"):
+        cell(v, (paddle_hl.to_tensor(c), h))

@@ -1,6 +1,7 @@
 """Losses: parity with Paddle 2.6.2 (values and input gradients, every reduction and option),
-float64 finite-difference gradients, 0-D reductions (B1), cross-entropy behaviours (B9, B70,
-B71), kl_div reductions (B72), reference formulas (B90), errors, and the loss layers."""
+float64 finite-difference gradients, 0-D reductions, cross-entropy behaviours (integer label
+dtypes, out-of-range and ignored labels, soft labels, probabilities), kl_div reductions,
+reference formulas, errors, and the loss layers."""
 
 from __future__ import annotations
 
@@ -290,7 +291,7 @@ def test_gradcheck(fn, build, opts):
     ("kl_div", lambda: [paddle_hl.randn([3, 4]), paddle_hl.rand([3, 4])]),
 ])
 def test_reductions_are_0d(name, args, reduction):
-    """B1: mean/sum losses are 0-D; float() / item() / numpy() work."""
+    """mean/sum losses are 0-D; float() / item() / numpy() work."""
     loss = getattr(F, name)(*args(), reduction=reduction)
     assert loss.shape == []
     assert loss.numpy().shape == ()
@@ -299,7 +300,7 @@ def test_reductions_are_0d(name, args, reduction):
 
 @pytest.mark.parametrize("ldtype", ["int16", "int32", "int64", "uint8"])
 def test_cross_entropy_integer_label_dtypes(ldtype):
-    """B9: int16 (and the other integer) labels work and agree with int64."""
+    """int16 (and the other integer) labels work and agree with int64."""
     x = paddle_hl.to_tensor(_randn(5, 4, dtype="float32"), stop_gradient=False)
     lab = _ints(4, 5, seed=3)
     ref = F.cross_entropy(x, paddle_hl.to_tensor(lab))
@@ -311,7 +312,7 @@ def test_cross_entropy_integer_label_dtypes(ldtype):
 
 @pytest.mark.parametrize("bad", [5, 7, -1])
 def test_cross_entropy_label_out_of_range(bad):
-    """B70: an out-of-range label (other than ignore_index) raises a clear IndexError."""
+    """an out-of-range label (other than ignore_index) raises a clear IndexError."""
     x = paddle_hl.randn([3, 5])
     with pytest.raises(IndexError, match="cross_entropy.*label"):
         F.cross_entropy(x, paddle_hl.to_tensor([0, bad, 1]))
@@ -320,7 +321,7 @@ def test_cross_entropy_label_out_of_range(bad):
 
 
 def test_cross_entropy_ignore_index_mean_not_nan():
-    """B70: 'mean' averages over the non-ignored items only and is never NaN."""
+    """'mean' averages over the non-ignored items only and is never NaN."""
     xn = _randn(4, 5, dtype="float32")
     x = paddle_hl.to_tensor(xn)
     lab = np.array([0, -100, 3, -100])
@@ -356,7 +357,7 @@ def test_nll_loss_ignore_index_numpy(reduction):
 
 @pytest.mark.parametrize("reduction", REDS)
 def test_cross_entropy_soft_label_weight_numpy(reduction):
-    """B71: soft_label=True with weight matches a NumPy reference."""
+    """soft_label=True with weight matches a NumPy reference."""
     x, y, w = _randn(5, 4), _soft(5, 4, seed=1), _unif(4, seed=2)
     per = -(y * _np_log_softmax(x)).sum(-1) * (y @ w)
     ref = {"none": per[:, None], "sum": per.sum(), "mean": per.sum() / (y @ w).sum()}
@@ -386,7 +387,7 @@ def test_cross_entropy_weight_gradient(kind, reduction):
 
 
 def test_cross_entropy_use_softmax_false_is_probabilities():
-    """B71: use_softmax=False treats the input as probabilities."""
+    """use_softmax=False treats the input as probabilities."""
     p = _soft(4, 6)
     lab = np.array([1, 0, 5, 2])
     out = F.cross_entropy(paddle_hl.to_tensor(p), paddle_hl.to_tensor(lab), use_softmax=False,
@@ -403,13 +404,17 @@ def test_cross_entropy_matches_hard_onehot_soft():
                          soft_label=True)
     np.testing.assert_allclose(hard.numpy(), sl.numpy(), rtol=1e-12)
     # label smoothing on a non-last class axis equals the smoothed one-hot soft label (Paddle
-    # 2.6.2 takes the class count from the last dim here and fails)
+    # 2.6.2 takes the class count from the last dim here and fails); the smoothed target is
+    # built in float32, as Paddle builds it, also for float64 logits
     w = _unif(7, seed=6)
+    off = np.float32(0.3) / np.float32(7)
+    smoothed = np.where(soft == 1, (np.float32(1) - np.float32(0.3)) + off, off)
     for red in REDS:
         smooth = F.cross_entropy(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab), axis=1,
                                  weight=paddle_hl.to_tensor(w), label_smoothing=0.3,
                                  reduction=red)
-        ref = F.cross_entropy(paddle_hl.to_tensor(x), paddle_hl.to_tensor(soft * 0.7 + 0.3 / 7),
+        ref = F.cross_entropy(paddle_hl.to_tensor(x),
+                              paddle_hl.to_tensor(smoothed.astype(np.float64)),
                               axis=1, weight=paddle_hl.to_tensor(w), soft_label=True,
                               reduction=red)
         np.testing.assert_allclose(smooth.numpy(), ref.numpy(), rtol=1e-12)
@@ -458,7 +463,7 @@ def test_softmax_with_cross_entropy_gradcheck_both_outputs():
 # ------------------------------------------------------------------ other behaviours
 @pytest.mark.parametrize("reduction", ["none", "batchmean", "mean", "sum"])
 def test_kl_div_reductions_numpy(reduction):
-    """B72: kl_div is correct for every reduction."""
+    """kl_div is correct for every reduction."""
     x, y = _np_log_softmax(_randn(3, 4)), _soft(3, 4, seed=1)
     y[0, 0] = 0.0
     per = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1)) - x), 0)
@@ -468,8 +473,8 @@ def test_kl_div_reductions_numpy(reduction):
     assert out.shape == ([3, 4] if reduction == "none" else [])
 
 
-def test_b90_reference_formulas():
-    """B90: SoftMarginLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss and
+def test_margin_and_embedding_losses_match_reference_formulas():
+    """SoftMarginLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss and
     MultiLabelSoftMarginLoss match their formulas."""
     nn = paddle_hl.nn
     t = paddle_hl.to_tensor
@@ -522,13 +527,15 @@ def test_bce_clamps_log_at_minus_100():
 
 
 def test_multi_margin_weight_numpy():
-    """weight[label] scales each sample's loss (Paddle 2.6.2 broadcasts [N] against [N, 1] into
-    an [N, N] result here, an obvious bug; the documented [N] result is kept)."""
+    """weight[label] scales the margins inside the power, as Paddle documents:
+    sum_{j != y} max(0, w[y] * (margin - x[y] + x[j]))**p / C (Paddle 2.6.2 broadcasts [N]
+    against [N, 1] into an [N, N] result here, an obvious bug; the documented [N] result is
+    kept)."""
     x, lab, w = _randn(4, 5), _ints(5, 4, seed=1), _unif(5, seed=2)
     for p in (1, 2):
-        hinge = np.maximum(0, 1.0 - x[np.arange(4), lab][:, None] + x) ** p
+        hinge = np.maximum(0, w[lab][:, None] * (1.0 - x[np.arange(4), lab][:, None] + x)) ** p
         hinge[np.arange(4), lab] = 0
-        ref = hinge.sum(1) / 5 * w[lab]
+        ref = hinge.sum(1) / 5
         out = F.multi_margin_loss(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab), p=p,
                                   weight=paddle_hl.to_tensor(w), reduction="none")
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
@@ -881,7 +888,7 @@ def test_layer_errors_name_the_layer():
 
 
 def test_implementation_modules_export_nothing():
-    """B17: implementation modules have an empty __all__."""
+    """implementation modules have an empty __all__."""
     import paddle_hl.nn.functional.distance as fd
     import paddle_hl.nn.functional.extension as fe
     import paddle_hl.nn.functional.loss as fl
@@ -996,3 +1003,70 @@ def test_losses_on_device(device):
         paddle_hl.set_device(prev)
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-9)
         np.testing.assert_allclose(t.grad.numpy(), tc.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ integer inputs and targets
+_F32 = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
+_I64 = np.array([[1, 0, 2], [0, 1, 1]], np.int64)
+
+
+@pytest.mark.parametrize("fn, args, arg", [
+    (F.mse_loss, (_F32, _I64), "label"),
+    (F.l1_loss, (_F32, _I64), "label"),
+    (F.smooth_l1_loss, (_F32, _I64), "label"),
+    (F.binary_cross_entropy_with_logits, (_F32, _I64), "label"),
+    (F.kl_div, (_F32, _I64), "label"),
+    (F.margin_ranking_loss, (_F32, _I64, _F32), "other"),
+    (F.margin_ranking_loss, (_F32, _F32, _I64), "label"),
+    (F.triplet_margin_loss, (_F32, _I64, _F32), "positive"),
+    (F.triplet_margin_loss, (_F32, _F32, _I64), "negative"),
+    (F.triplet_margin_with_distance_loss, (_F32, _F32, _I64), "negative"),
+    (F.gaussian_nll_loss, (_F32, _I64, np.ones((2, 3), np.float32)), "label"),
+    (F.gaussian_nll_loss, (_F32, _F32, _I64), "variance"),
+    (F.multi_label_soft_margin_loss, (_F32, _I64), "label"),
+    (lambda x, y: F.cross_entropy(x, y, soft_label=True), (_F32, _I64), "label"),
+])
+def test_integer_float_targets_are_refused(fn, args, arg):
+    """Targets Paddle documents (and its kernels require) as floating point: an integer one
+    raises TypeError naming the loss, the argument and the dtype, as Paddle refuses it."""
+    ts = [paddle_hl.to_tensor(a) for a in args]
+    with pytest.raises(TypeError, match=rf"'{arg}' must be a floating point tensor.*int64"):
+        fn(*ts)
+
+
+def test_integer_inputs_soft_and_multi_margin_compute_in_float32():
+    """soft_margin_loss and multi_margin_loss compute an integer input in the default float
+    dtype, as Paddle does; the values are those of the same input given as floats."""
+    lab = paddle_hl.to_tensor(np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]], np.float32))
+    got = F.soft_margin_loss(paddle_hl.to_tensor(_I64), lab)
+    assert got.dtype == paddle_hl.float32
+    ref = F.soft_margin_loss(paddle_hl.to_tensor(_I64.astype(np.float32)), lab)
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-7)
+    cls = paddle_hl.to_tensor(np.array([2, 0]))
+    got = F.multi_margin_loss(paddle_hl.to_tensor(_I64), cls, reduction="none")
+    assert got.dtype == paddle_hl.float32
+    ref = F.multi_margin_loss(paddle_hl.to_tensor(_I64.astype(np.float32)), cls,
+                              reduction="none")
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-7)
+    with pytest.raises(TypeError, match="soft_margin_loss: 'input'.*bool"):
+        F.soft_margin_loss(paddle_hl.to_tensor(_I64 > 0), lab)
+
+
+def test_poisson_nll_refuses_an_integer_input():
+    """Paddle documents float inputs only (its dynamic mode truncates the label to the
+    integer input's dtype, a bug not copied)."""
+    with pytest.raises(TypeError, match="poisson_nll_loss: 'input'.*int64"):
+        F.poisson_nll_loss(paddle_hl.to_tensor(_I64), paddle_hl.to_tensor(_F32))
+
+
+def test_multi_margin_float64_takes_off_paddles_float32_target_term():
+    """Without weight, the target class's share margin**p / C is taken off as a float32
+    constant, as Paddle does: float64 losses differ from the exact formula by that rounding
+    only (and so agree with Paddle's)."""
+    x, lab = _randn(4, 3), _ints(3, 4, seed=1)
+    hinge = np.maximum(0, 1.0 - x[np.arange(4), lab][:, None] + x)
+    exact = hinge.sum(1) / 3 - 1.0 / 3
+    got = F.multi_margin_loss(paddle_hl.to_tensor(x), paddle_hl.to_tensor(lab),
+                              reduction="none").numpy()
+    np.testing.assert_allclose(got, exact + (1.0 / 3 - float(np.float32(1) / np.float32(3))),
+                               rtol=0, atol=1e-15)

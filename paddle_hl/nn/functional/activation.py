@@ -777,16 +777,30 @@ def sigmoid(x, name=None):
     """Sigmoid: ``1 / (1 + exp(-x))``.
 
     Args:
-        x (Tensor): input.
+        x (Tensor): floating input; an integer or bool x raises TypeError, as in Paddle 2.6
+            (which has no integer kernel for it).
         name (str, optional): unused.
 
     Returns:
         Tensor: same shape and dtype as x.
     """
-    return _math.sigmoid(x)
+    return _math.sigmoid(_float_arg(x, "sigmoid"))
 
 
-tanh = _math.tanh
+def tanh(x, name=None):
+    """Hyperbolic tangent.
+
+    Args:
+        x (Tensor): floating input; an integer or bool x raises TypeError, as in Paddle 2.6
+            (which has no integer kernel for it).
+        name (str, optional): unused.
+
+    Returns:
+        Tensor: same shape and dtype as x.
+    """
+    return _math.tanh(_float_arg(x, "tanh"))
+
+
 tanh_ = _math.tanh_
 
 

@@ -2,7 +2,7 @@
 label_smooth.
 
 linear and bilinear are single kernels with fused backward passes; dropout draws one mask and
-multiplies once (the mask shared along the dims not listed in ``axis``, B77); pad handles every
+multiplies once (the mask shared along the dims not listed in ``axis``); pad handles every
 mode with slicing for the interior and a small scatter for the borders.
 """
 
@@ -268,7 +268,7 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
         x (Tensor): floating point input.
         p (float): the drop probability, in [0, 1].
         axis (int|list[int], optional): the dims the mask varies along; the same mask is
-            shared along every other dim (B77). None: every element independently.
+            shared along every other dim. None: every element independently.
         training (bool): apply dropout (True) or the inference rule (False).
         mode (str): 'upscale_in_train' (kept values scaled by 1/(1-p) while training, identity
             at inference) or 'downscale_in_infer' (no scaling while training, x*(1-p) at
@@ -301,7 +301,10 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     if not training:
         if mode == "upscale_in_train" or p == 0.0:
             return x
-        return _math.scale(x, 1.0 - p)
+        # Paddle keeps p as a float32 attribute and scales by 1 - p computed in float32, also
+        # for a float64 x (0.7000000029802322 for p = 0.3): the same factor gives the same
+        # numbers
+        return _math.scale(x, float(np.float32(1.0) - np.float32(p)))
     if p == 0.0 and mode == "upscale_in_train":
         return x
     dt = x._data.dtype
@@ -323,6 +326,10 @@ def _channel_dropout(x, p, training, data_format, op, ndim, formats):
     if data_format not in formats:
         raise ValueError(f"{op}: data_format must be {formats[0]!r} or {formats[1]!r}, got "
                          f"{data_format!r}")
+    p = _check_p(p, op)
+    if not training or p == 0.0:
+        return x  # the identity, for any dtype (an integer x included), as in Paddle
+    _float_tensor(x, op)
     axis = [0, 1] if data_format == formats[0] else [0, ndim - 1]
     return dropout(x, p=p, axis=axis, training=training, mode="upscale_in_train")
 
@@ -330,6 +337,12 @@ def _channel_dropout(x, p, training, data_format, op, ndim, formats):
 def dropout2d(x, p=0.5, training=True, data_format="NCHW", name=None):
     """Zero whole channels of a 4-D input with probability ``p`` (kept ones scaled by
     1/(1-p)).
+
+    When ``training`` is False (or ``p`` is 0) x is returned as it is, whatever its dtype, as
+    in Paddle. In training x must be floating point (Paddle's documented dtypes): Paddle 2.6.2
+    runs an integer x through its float formula with every factor cast to the integer dtype
+    first (with p = 0.3 the kept values are not rescaled by 1/0.7), which is a bug there and
+    is not copied: paddle_hl raises TypeError.
 
     Args:
         x (Tensor): ``[N, C, H, W]`` or ``[N, H, W, C]``.
@@ -339,7 +352,7 @@ def dropout2d(x, p=0.5, training=True, data_format="NCHW", name=None):
         name (str, optional): unused.
 
     Returns:
-        Tensor: same shape as x.
+        Tensor: same shape and dtype as x.
     """
     return _channel_dropout(x, p, training, data_format, "dropout2d", 4, ("NCHW", "NHWC"))
 
@@ -347,6 +360,12 @@ def dropout2d(x, p=0.5, training=True, data_format="NCHW", name=None):
 def dropout3d(x, p=0.5, training=True, data_format="NCDHW", name=None):
     """Zero whole channels of a 5-D input with probability ``p`` (kept ones scaled by
     1/(1-p)).
+
+    When ``training`` is False (or ``p`` is 0) x is returned as it is, whatever its dtype, as
+    in Paddle. In training x must be floating point (Paddle's documented dtypes): Paddle 2.6.2
+    runs an integer x through its float formula with every factor cast to the integer dtype
+    first (with p = 0.3 the kept values are not rescaled by 1/0.7), which is a bug there and
+    is not copied: paddle_hl raises TypeError.
 
     Args:
         x (Tensor): ``[N, C, D, H, W]`` or ``[N, D, H, W, C]``.
@@ -356,7 +375,7 @@ def dropout3d(x, p=0.5, training=True, data_format="NCDHW", name=None):
         name (str, optional): unused.
 
     Returns:
-        Tensor: same shape as x.
+        Tensor: same shape and dtype as x.
     """
     return _channel_dropout(x, p, training, data_format, "dropout3d", 5, ("NCDHW", "NDHWC"))
 
@@ -369,19 +388,26 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
     """Dropout for SELU networks: dropped values are set to SELU's negative saturation and the
     result is affinely corrected so that mean and variance are kept.
 
+    When ``training`` is False (or ``p`` is 0) x is returned as it is, whatever its dtype, as
+    in Paddle. In training x must be floating point (Paddle's documented dtypes): Paddle 2.6.2
+    runs an integer x through its float formula with every factor cast to the integer dtype
+    first (with p = 0.5 every output is 0), which is a bug there and is not copied: paddle_hl
+    raises TypeError.
+
     Args:
-        x (Tensor): floating point input.
+        x (Tensor): floating point input (any dtype when not training).
         p (float): the drop probability.
         training (bool): identity when False.
         name (str, optional): unused.
 
     Returns:
-        Tensor: same shape as x.
+        Tensor: same shape and dtype as x.
     """
     p = _check_p(p, "alpha_dropout")
-    x = _float_tensor(x, "alpha_dropout")
+    x = tensor_arg(x, "alpha_dropout")
     if not training or p == 0.0:
-        return x
+        return x  # the identity, for any dtype (an integer x included), as in Paddle
+    x = _float_tensor(x, "alpha_dropout")
     dt = x._data.dtype
     xp = _xp(x._data)
     if p == 1.0:

@@ -26,6 +26,8 @@ from ...tensor import math as _m
 from ...tensor import search as _se
 from ...tensor import stat as _st
 from ...tensor._helpers import cast_to, tensor_arg
+from . import activation as _act
+from .activation import _sigmoid_arr, _softmax_arr, _softplus_arr
 
 __all__ = []
 
@@ -135,74 +137,40 @@ def _check_labels(idx, valid, n_class, op):
 
 
 # -------------------------------------------------------------- small private activations
-def _relu_kernel(x):
-    mask = x > 0
-    out = x * mask
-
-    def bw(g):
-        return (g * mask,)
-
-    return out, bw
-
-
-_relu_kernel.op_name = "relu"
-_relu_kernel.saves = ()
-
-
-def _relu(x):
-    return apply(_relu_kernel, x)
-
-
 def _sigmoid_np(x, xp):
     # exp of a non-positive number only: never overflows
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _log_sigmoid_kernel(x):
-    xp = _xp(x)
-    w = x.astype(_work(x), copy=False)
-    out = (xp.minimum(w, 0) - xp.log1p(xp.exp(-xp.abs(w)))).astype(x.dtype, copy=False)
+# ------------------------------------------------------------------ dtypes of the targets
+def _float_target(y, x, op, arg, xname="input"):
+    """``y`` as a Tensor of ``x``'s dtype; an integer or bool ``y`` is refused.
 
-    def bw(g):
-        return ((g * _sigmoid_np(-w, xp)).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-_log_sigmoid_kernel.op_name = "log_sigmoid"
-_log_sigmoid_kernel.saves = (0,)
-
-
-def _sigmoid_kernel(x):
-    xp = _xp(x)
-    s = _sigmoid_np(x.astype(_work(x), copy=False), xp)
-    out = s.astype(x.dtype, copy=False)
-
-    def bw(g):
-        return ((g * s * (1 - s)).astype(x.dtype, copy=False),)
-
-    return out, bw
+    Paddle documents these targets as float32/float64 and its kernels refuse an integer one
+    (a dtype mismatch); another float dtype is cast to ``x``'s.
+    """
+    y = tensor_arg(y, op, arg)
+    if not y.dtype.is_floating_point:
+        raise TypeError(f"{op}: '{arg}' must be a floating point tensor like '{xname}' "
+                        f"({x.dtype.name}), but got {y.dtype.name}")
+    if y._data.dtype != x._data.dtype:
+        y = cast_to(y, x._data.dtype)
+    return y
 
 
-_sigmoid_kernel.op_name = "sigmoid"
-_sigmoid_kernel.saves = ()
-
-
-def _softplus_kernel(x):
-    """``log(1 + exp(x))`` without overflow; gradient ``sigmoid(x)``."""
-    xp = _xp(x)
-    w = x.astype(_work(x), copy=False)
-    out = (xp.maximum(w, 0) + xp.log1p(xp.exp(-xp.abs(w)))).astype(x.dtype, copy=False)
-
-    def bw(g):
-        return ((g * _sigmoid_np(w, xp)).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-_softplus_kernel.op_name = "softplus"
-_softplus_kernel.saves = (0,)
+def _lenient_input(x, op, arg="input"):
+    """``x`` as a floating Tensor where Paddle computes with an integer input: an integer ``x``
+    is computed in the default float dtype (Paddle's arithmetic on it gives that dtype); bool
+    is refused."""
+    x = tensor_arg(x, op, arg)
+    kind = x._data.dtype.kind
+    if kind in "iu":
+        return cast_to(x, _dt.default_np())
+    if kind == "b":
+        raise TypeError(f"{op}: '{arg}' must be a floating point (or integer) tensor, but got "
+                        f"{x.dtype.name}")
+    return _float_arg(x, op, arg)
 
 
 # ------------------------------------------------------------------- regression losses
@@ -223,7 +191,7 @@ def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean", name=None) -
     op = "mse_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
+    label = _float_target(label, input, op, "label")
     _broadcastable(input, label, op)
     return _reduce(_m.square(_m.subtract(input, label)), reduction)
 
@@ -259,7 +227,7 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name=None) ->
     op = "l1_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
+    label = _float_target(label, input, op, "label")
     _broadcastable(input, label, op)
     return _reduce(_m.abs(_m.subtract(input, label)), reduction)
 
@@ -298,7 +266,7 @@ def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta:
     op = "smooth_l1_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
+    label = _float_target(label, input, op, "label")
     _same_shape(input, label, op, "input", "label")
     return _reduce(apply(_huber_kernel, input, label, delta=_f32(delta)), reduction)
 
@@ -332,6 +300,11 @@ def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full:
     ``exp(input) - label * input`` when ``log_input``, else ``input - label * log(input +
     epsilon)``; with ``full`` the Stirling term ``label*log(label) - label + 0.5*log(2*pi*label)``
     is added where ``label > 1``.
+
+    ``input`` must be floating point, as Paddle documents: an integer one raises TypeError.
+    Paddle 2.6.2 does not check that in dynamic mode and casts the label to the integer
+    input's dtype, truncating it (and without ``log_input`` returns an integer loss): a bug
+    there, not copied.
 
     Args:
         input (Tensor): the predicted rate (or its log when ``log_input``).
@@ -392,8 +365,8 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     op = "gaussian_nll_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
-    variance = _like(variance, input, op, "variance")
+    label = _float_target(label, input, op, "label")
+    variance = _float_target(variance, input, op, "variance")
     xs, vs = input.shape, variance.shape
     ls = label.shape
     if ls != xs and not (len(ls) == len(xs) and all(b in (a, 1) for a, b in zip(xs, ls))):
@@ -477,14 +450,14 @@ def _bce_logits_kernel(x, y, pw):
     xp = _xp(x)
     w = x.astype(_work(x), copy=False)
     yw = y.astype(w.dtype, copy=False)
-    sp_neg = xp.maximum(-w, 0) + xp.log1p(xp.exp(-xp.abs(w)))   # softplus(-x), stable
+    sp_neg = _softplus_arr(-w, xp)
     lw = 1 if pw is None else 1 + (pw.astype(w.dtype, copy=False) - 1) * yw
     out = (1 - yw) * w + lw * sp_neg
     keep = y != -100      # Paddle's kernel ignores label -100
     out = xp.where(keep, out, 0)
 
     def bw(g):
-        gx = g * ((1 - yw) - lw * _sigmoid_np(-w, xp)) * keep
+        gx = g * ((1 - yw) - lw * _sigmoid_arr(-w, xp)) * keep
         return (gx.astype(x.dtype, copy=False), None, None)
 
     return out.astype(x.dtype, copy=False), bw
@@ -520,7 +493,7 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight=None,
     op = "binary_cross_entropy_with_logits"
     _check_reduction(reduction, op)
     logit = _float_arg(logit, op, "logit")
-    label = _like(label, logit, op, "label")
+    label = _float_target(label, logit, op, "label", "logit")
     _same_shape(logit, label, op, "logit", "label")
     pw = None
     if pos_weight is not None:
@@ -562,7 +535,7 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer=None, alpha: flo
         if normalizer.size != 1 or normalizer.ndim > 1:
             raise ValueError(f"{op}: 'normalizer' must be a tensor of shape [1] or [], but got "
                              f"{normalizer.shape}")
-    pred = apply(_sigmoid_kernel, logit)
+    pred = _act.sigmoid(logit)
     loss = binary_cross_entropy_with_logits(logit, label, reduction="none")
     one_minus_label = _m.scale(label, -1.0, 1.0)
     p_t = _m.add(_m.multiply(pred, label),
@@ -609,7 +582,7 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", name=None) -> 
     op = "kl_div"
     _check_reduction(reduction, op, ("none", "batchmean", "mean", "sum"))
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
+    label = _float_target(label, input, op, "label")
     _same_shape(input, label, op, "input", "label")
     loss = apply(_kl_kernel, input, label)
     if reduction == "batchmean":
@@ -636,12 +609,12 @@ def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: flo
     op = "margin_ranking_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    other = _like(other, input, op, "other")
-    label = _like(label, input, op, "label")
+    other = _float_target(other, input, op, "other")
+    label = _float_target(label, input, op, "label")
     _broadcastable(input, other, op, "input", "other")
     _broadcastable(input, label, op)
     out = _m.add(_m.multiply(_m.neg(label), _m.subtract(input, other)), float(margin))
-    return _reduce(_relu(out), reduction)
+    return _reduce(_act.relu(out), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0,
@@ -665,13 +638,16 @@ def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0,
     lab = label._data
     zero = _m.scale(input, 0.0)
     pos = _se.where(_wrap(lab == 1), input, zero)
-    neg = _se.where(_wrap(lab == -1), _relu(_m.scale(input, -1.0, _f32(margin))), zero)
+    neg = _se.where(_wrap(lab == -1), _act.relu(_m.scale(input, -1.0, _f32(margin))), zero)
     return _reduce(_m.add(pos, neg), reduction)
 
 
 def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean",
                      name=None) -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-label * input))``.
+
+    An integer ``input`` is computed in the default float dtype, as Paddle does (the label,
+    -1 or 1, is cast to it).
 
     Args:
         input (Tensor): scores, any shape.
@@ -683,10 +659,12 @@ def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean",
     """
     op = "soft_margin_loss"
     _check_reduction(reduction, op)
-    input = _float_arg(input, op, "input")
+    input = _lenient_input(input, op)
     label = _like(label, input, op, "label")
     _same_shape(input, label, op, "input", "label")
-    return _reduce(apply(_softplus_kernel, _m.neg(_m.multiply(label, input))), reduction)
+    # log(1 + exp(z)) at every z (no linear cut-off above a threshold)
+    z = _m.neg(_m.multiply(label, input))
+    return _reduce(_act.softplus(z, threshold=np.inf), reduction)
 
 
 def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight=None,
@@ -694,6 +672,11 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight=None,
     """Multi-label one-versus-all logistic loss, averaged over the classes.
 
     ``-(y * log_sigmoid(x) + (1 - y) * log_sigmoid(-x)) * weight``, mean over the last dim.
+
+    ``label`` must be floating point, as Paddle documents (float32/float64): an integer one
+    raises TypeError. Paddle 2.6.2 does not check that in dynamic mode and returns an integer
+    loss, its float terms truncated to integers on the way (0 for labels in {0, 1}): a bug
+    there, not copied.
 
     Args:
         input (Tensor): scores ``[N, C]``.
@@ -707,10 +690,10 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight=None,
     op = "multi_label_soft_margin_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    label = _like(label, input, op, "label")
+    label = _float_target(label, input, op, "label")
     _same_shape(input, label, op, "input", "label")
-    pos = _m.multiply(label, apply(_log_sigmoid_kernel, input))
-    neg = _m.multiply(_m.scale(label, -1.0, 1.0), apply(_log_sigmoid_kernel, _m.neg(input)))
+    pos = _m.multiply(label, _act.log_sigmoid(input))
+    neg = _m.multiply(_m.scale(label, -1.0, 1.0), _act.log_sigmoid(_m.neg(input)))
     loss = _m.neg(_m.add(pos, neg))
     if weight is not None:
         loss = _m.multiply(loss, _like(weight, input, op, "weight"))
@@ -719,7 +702,19 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight=None,
 
 def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 1.0,
                       weight=None, reduction: str = "mean", name=None) -> Tensor:
-    """Multi-class hinge loss ``sum_{j != y} max(0, margin - x[y] + x[j]) ** p / C``.
+    """Multi-class hinge loss ``sum_{j != y} max(0, w[y] * (margin - x[y] + x[j])) ** p / C``
+    (``w[y] = 1`` without ``weight``), the formula Paddle documents.
+
+    With ``weight`` and ``p = 2`` Paddle 2.6.2 computes something else: it sums every class
+    and then takes off ``w[y] * margin**p / C`` for the target class where its term is
+    ``(w[y] * margin)**p / C``, and it broadcasts that [N, 1] correction against the [N]
+    sums (a [N, N] result for ``reduction='none'``, and the mean over every sample's weight
+    in the others' losses); with a negative ``margin`` it also takes off ``margin**p / C``
+    where the target's term is 0. Those are bugs there and are not copied. Otherwise the two
+    agree, and the target class's share is taken off as Paddle's float32 constant, so float64
+    losses agree with Paddle's to the last digit.
+
+    An integer ``input`` is computed in the default float dtype, as Paddle does.
 
     Args:
         input (Tensor): scores ``[N, C]``.
@@ -736,7 +731,7 @@ def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 
     _check_reduction(reduction, op)
     if p not in (1, 2):
         raise ValueError(f"{op}: 'p' should be 1 or 2, but received {p}")
-    input = _float_arg(input, op, "input")
+    input = _lenient_input(input, op)
     label = _int_arg(label, op, "label")
     if input.ndim != 2 or label.shape not in ([input.shape[0]], [input.shape[0], 1]):
         raise ValueError(f"{op}: expected 'input' [N, C] and 'label' [N], but got input "
@@ -744,19 +739,28 @@ def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 
     n, c = input.shape
     lab = label._data.reshape(n, 1).astype(np.int64)
     _check_labels(lab, lab == lab, c, op)
-    lab_t = _wrap(lab)
-    target = _mp.take_along_axis(input, lab_t, 1)
-    hinge = _relu(_m.add(_m.subtract(input, target), _f32(margin)))
+    target = _mp.take_along_axis(input, _wrap(lab), 1)
+    diff = _m.add(_m.subtract(input, target), _f32(margin))   # margin - x[y] + x[j]
+    if weight is not None:
+        weight = _float_target(weight, input, op, "weight")
+        if weight.shape != [c]:
+            raise ValueError(f"{op}: 'weight' must have shape [{c}] (one weight per class), "
+                             f"but got {weight.shape}")
+        w_y = _mp.reshape(_mp.gather(weight, _wrap(lab.reshape(n))), [n, 1])
+        diff = _m.multiply(diff, w_y)
+    hinge = _act.relu(diff)
     if p == 2:
         hinge = _m.square(hinge)
-    xp = _xp(lab)
-    # the target class itself is not a competitor
-    others = _wrap((xp.arange(c, dtype=np.int64)[None, :] != lab).astype(input._data.dtype))
-    loss = _m.scale(_st.sum(_m.multiply(hinge, others), axis=1), 1.0 / c)
-    if weight is not None:
-        weight = _like(weight, input, op, "weight")
-        loss = _m.multiply(loss, _mp.gather(weight, _wrap(lab.reshape(n))))
-    return _reduce(loss, reduction)
+    # every class is summed, then the target's own term max(0, w[y] * margin)**p is taken off
+    # (its gradient cancels: x[y] - x[y] = 0)
+    loss = _st.mean(hinge, axis=1)
+    if weight is None:
+        own = np.float32(max(float(margin), 0.0) ** p) / np.float32(c)
+        return _reduce(_m.subtract(loss, float(own)), reduction)
+    own = _act.relu(_m.scale(w_y, _f32(margin)))
+    if p == 2:
+        own = _m.square(own)
+    return _reduce(_m.subtract(loss, _m.scale(_mp.reshape(own, [n]), 1.0 / c)), reduction)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin: float = 0,
@@ -796,7 +800,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin:
     lab = label._data
     zero = _m.scale(cos, 0.0)
     pos = _se.where(_wrap(lab == 1), _m.scale(cos, -1.0, 1.0), zero)
-    neg = _se.where(_wrap(lab == -1), _relu(_m.add(cos, -_f32(margin))), zero)
+    neg = _se.where(_wrap(lab == -1), _act.relu(_m.add(cos, -_f32(margin))), zero)
     return _reduce(_m.add(pos, neg), reduction)
 
 
@@ -823,8 +827,8 @@ def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margi
     op = "triplet_margin_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    positive = _like(positive, input, op, "positive")
-    negative = _like(negative, input, op, "negative")
+    positive = _float_target(positive, input, op, "positive")
+    negative = _float_target(negative, input, op, "negative")
     if not input.shape == positive.shape == negative.shape:
         raise ValueError(f"{op}: 'input', 'positive' and 'negative' must have the same shape, "
                          f"but got {input.shape}, {positive.shape} and {negative.shape}")
@@ -832,7 +836,7 @@ def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margi
     d_neg = pairwise_distance(input, negative, p, epsilon)
     if swap:
         d_neg = _m.minimum(d_neg, pairwise_distance(positive, negative, p, epsilon))
-    return _reduce(_relu(_m.add(_m.subtract(d_pos, d_neg), float(margin))), reduction)
+    return _reduce(_act.relu(_m.add(_m.subtract(d_pos, d_neg), float(margin))), reduction)
 
 
 def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative: Tensor,
@@ -859,8 +863,8 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
     op = "triplet_margin_with_distance_loss"
     _check_reduction(reduction, op)
     input = _float_arg(input, op, "input")
-    positive = _like(positive, input, op, "positive")
-    negative = _like(negative, input, op, "negative")
+    positive = _float_target(positive, input, op, "positive")
+    negative = _float_target(negative, input, op, "negative")
     dist = pairwise_distance if distance_function is None else distance_function
     d_pos = tensor_arg(dist(input, positive), op, "distance_function(input, positive)")
     d_neg = tensor_arg(dist(input, negative), op, "distance_function(input, negative)")
@@ -870,7 +874,7 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
     if bool((d_pos._data < 0).any()) or bool((d_neg._data < 0).any()):
         raise ValueError(f"{op}: the positive and negative distances must be non-negative; "
                          "check the distance function")
-    return _reduce(_relu(_m.add(_m.subtract(d_pos, d_neg), float(margin))), reduction)
+    return _reduce(_act.relu(_m.add(_m.subtract(d_pos, d_neg), float(margin))), reduction)
 
 
 # ------------------------------------------------------------------------ cross entropy
@@ -898,6 +902,13 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
     _check_labels(lab, valid, c, "cross_entropy")
     rows, cols = _grid(pre, post, xp)
     picked = x3[rows, idx, cols]
+    # The smoothed target is ``off`` everywhere plus ``on`` at the label. Paddle builds it in
+    # float32 whatever the input's dtype (label_smooth on a float32 one-hot, then a cast), so
+    # the same rounded values are used here: float64 losses agree with Paddle's
+    on, off = 1.0, 0.0
+    if smoothing:
+        off = float(np.float32(smoothing) / np.float32(c))
+        on = float(np.float32(np.float32(1) - np.float32(smoothing)) + np.float32(off)) - off
     if use_softmax:
         m = x3.max(axis=1, keepdims=True) if c else xp.zeros((pre, 1, post), wd)
         e = x3 - m
@@ -918,7 +929,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
             if smoothing:
                 logp_sum = xp.log(x3).sum(axis=1)
     if smoothing:
-        nll = -((1 - smoothing) * logp_t + (smoothing / c) * logp_sum)
+        nll = -(on * logp_t + off * logp_sum)
     else:
         nll = -logp_t
     if not use_softmax:
@@ -928,7 +939,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         wv = weight.astype(wd, copy=False)
         coef = wv[idx]
         if smoothing:
-            coef = (1 - smoothing) * coef + (smoothing / c) * wv.sum()
+            coef = on * coef + off * wv.sum()
         coef = coef * valid
     else:
         coef = valid.astype(wd)
@@ -950,16 +961,15 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
             gl = g.astype(wd) * coef
         else:
             gl = (g.astype(wd) / denom if denom != 0 else g.astype(wd) * 0) * coef
-        on = 1 - smoothing
         if use_softmax:
             gx = probs * gl[:, None, :]
             if smoothing:
-                gx -= (gl * (smoothing / c))[:, None, :]
+                gx -= (gl * off)[:, None, :]
             gx[rows, idx, cols] -= gl * on
         else:
             gx = xp.zeros_like(x3)
             if smoothing:
-                gx -= (gl * (smoothing / c))[:, None, :] / x3
+                gx -= (gl * off)[:, None, :] / x3
             gx[rows, idx, cols] -= gl * on / picked
         gw = None
         if weight is not None:
@@ -975,7 +985,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
             gw = xp.bincount(idx[valid].reshape(-1), weights=(r[valid] * on).reshape(-1),
                              minlength=c)[:c]
             if smoothing:
-                gw = gw + (smoothing / c) * r.sum()
+                gw = gw + off * r.sum()
             gw = gw.astype(weight.dtype, copy=False)
         return gx.reshape(x.shape).astype(x.dtype, copy=False), None, gw
 
@@ -1045,13 +1055,6 @@ def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
 _ce_soft_kernel.op_name = "cross_entropy"
 
 
-def _softmax_np(x3, xp):
-    m = x3.max(axis=1, keepdims=True)
-    e = xp.exp(x3 - m)
-    e /= e.sum(axis=1, keepdims=True)
-    return e
-
-
 def _hard_label(input, label, axis, op):
     """Validate a hard label against ``input`` and return ``(label, out_shape)``.
 
@@ -1089,7 +1092,8 @@ def cross_entropy(input: Tensor, label: Tensor, weight=None, ignore_index: int =
         soft_label (bool): whether ``label`` is a distribution.
         axis (int): the class axis.
         use_softmax (bool): apply softmax to ``input`` first.
-        label_smoothing (float): mixes hard labels with the uniform distribution.
+        label_smoothing (float): mixes hard labels with the uniform distribution (the
+            smoothed targets are rounded to float32, as Paddle builds them).
 
     Returns:
         Tensor: per-sample losses (``'none'``: label's shape for hard labels, input's shape with
@@ -1118,7 +1122,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight=None, ignore_index: int =
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"{op}: 'label_smoothing' must be in [0, 1], got {label_smoothing}")
     if soft_label:
-        label = _like(label, input, op, "label")
+        label = _float_target(label, input, op, "label")
         _same_shape(input, label, op, "input", "label")
         return apply(_ce_soft_kernel, input, label, weight, axis=ax,
                      use_softmax=bool(use_softmax), reduction=reduction)
@@ -1142,7 +1146,7 @@ def _swce_kernel(x, label, axis, ignore_index, soft):
         loss, lbw = _ce_hard_kernel(x, label, None, axis, ignore_index, True, 0.0, "none",
                                     tuple(oshape))
     pre, c, post = _split3(x.shape, axis)
-    p = _softmax_np(x.reshape(pre, c, post).astype(_work(x), copy=False), xp)
+    p = _softmax_arr(x.reshape(pre, c, post).astype(_work(x), copy=False), 1, xp)
 
     def bw(gl, gp):
         gx = lbw(gl)[0] if gl is not None else xp.zeros(x.shape, x.dtype)
@@ -1184,7 +1188,7 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
     if not 0 <= ax < logits.ndim:
         raise ValueError(f"{op}: 'axis' = {axis} is out of range for rank {logits.ndim}")
     if soft_label:
-        label = _like(label, logits, op, "label")
+        label = _float_target(label, logits, op, "label", "logits")
         _same_shape(logits, label, op, "logits", "label")
     else:
         label, _ = _hard_label(logits, label, ax, op)
@@ -1378,11 +1382,11 @@ def _hsig_kernel(x, w, b, label, ptable, pcode, num_classes):
         pre = pre + b.astype(wd, copy=False).reshape(-1)[index]
     pre = xp.clip(xp.where(mask, pre, 0), -40.0, 40.0)
     # unused path slots keep pre = 0 and so add log(2) each, as Paddle's kernel does
-    sp = xp.maximum(pre, 0) + xp.log1p(xp.exp(-xp.abs(pre)))
+    sp = _softplus_arr(pre, xp)
     out = (sp.sum(axis=1) - (bits * pre * mask).sum(axis=1))[:, None]
 
     def bw(g):
-        dpre = (_sigmoid_np(pre, xp) - bits) * mask * g.astype(wd, copy=False)
+        dpre = (_sigmoid_arr(pre, xp) - bits) * mask * g.astype(wd, copy=False)
         gx = xp.einsum("nl,nld->nd", dpre, wsel).astype(x.dtype, copy=False)
         sel = mask.reshape(-1)
         rows_ = index.reshape(-1)[sel]

@@ -757,7 +757,7 @@ def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
     """Rearrange [N, C*r*r, H, W] into [N, C, H*r, W*r] (sub-pixel convolution output).
 
     Args:
-        x (Tensor): 4-D input.
+        x (Tensor): 4-D floating point input (an integer x raises TypeError, as in Paddle).
         upscale_factor (int): the factor r.
         data_format (str): 'NCHW' or 'NHWC'.
         name (str, optional): unused.
@@ -771,6 +771,7 @@ def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
     """
     op = "pixel_shuffle"
     x = tensor_arg(x, op)
+    _check_dtype(x, _FLOATS, op)
     r = _positive_int(upscale_factor, op, "upscale_factor", "upscale factor must be int type",
                       "upscale_factor should be positive")
     _nchw_arg(x, data_format, op)
@@ -793,7 +794,7 @@ def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
     """Rearrange [N, C, H*r, W*r] into [N, C*r*r, H, W]; the inverse of :func:`pixel_shuffle`.
 
     Args:
-        x (Tensor): 4-D input.
+        x (Tensor): 4-D floating point input (an integer x raises TypeError, as in Paddle).
         downscale_factor (int): the factor r; it must divide H and W.
         data_format (str): 'NCHW' or 'NHWC'.
         name (str, optional): unused.
@@ -807,6 +808,7 @@ def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
     """
     op = "pixel_unshuffle"
     x = tensor_arg(x, op)
+    _check_dtype(x, _FLOATS, op)
     r = _positive_int(downscale_factor, op, "downscale_factor",
                       "Downscale factor must be int type", "Downscale factor must be positive")
     _nchw_arg(x, data_format, op)
@@ -829,7 +831,7 @@ def channel_shuffle(x, groups, data_format="NCHW", name=None):
     """Interleave the channels of ``groups`` groups (ShuffleNet's channel shuffle).
 
     Args:
-        x (Tensor): 4-D input.
+        x (Tensor): 4-D floating point input (an integer x raises TypeError, as in Paddle).
         groups (int): number of groups; it must divide the channel count.
         data_format (str): 'NCHW' or 'NHWC'.
         name (str, optional): unused.
@@ -843,6 +845,7 @@ def channel_shuffle(x, groups, data_format="NCHW", name=None):
     """
     op = "channel_shuffle"
     x = tensor_arg(x, op)
+    _check_dtype(x, _FLOATS, op)
     g = _positive_int(groups, op, "groups", "groups must be int type", "groups must be positive")
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"{op}: Attr(data_format) should be 'NCHW' or 'NHWC', but received "

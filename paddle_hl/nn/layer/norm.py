@@ -56,7 +56,7 @@ class _BatchNormBase(Layer):
         super().__init__()
         kind = type(self).__name__
         num_features = _positive_int(num_features, kind, "num_features")
-        # B79: the dtype in force now is the parameters' dtype for good
+        # the default dtype in force at construction is the parameters' dtype for good
         self._dtype = _dt.get_default_dtype()
         self._num_features = num_features
         self._momentum = momentum
@@ -124,7 +124,7 @@ class _BatchNormBase(Layer):
 
 
 class BatchNorm1D(_BatchNormBase):
-    """Batch normalization over a [N, C] or [N, C, L] input (B79).
+    """Batch normalization over a [N, C] or [N, C, L] input.
 
     Args:
         num_features (int): C.
@@ -335,7 +335,7 @@ class BatchNorm(Layer):
 # ---------------------------------------------------------------- layer / group / instance
 
 class LayerNorm(Layer):
-    """Layer normalization over the trailing ``normalized_shape`` dims (B80).
+    """Layer normalization over the trailing ``normalized_shape`` dims.
 
     Args:
         normalized_shape (int|list[int]): the trailing dims normalized together.
@@ -478,7 +478,7 @@ class _InstanceNormBase(Layer):
 
 
 class InstanceNorm1D(_InstanceNormBase):
-    """Instance normalization of a [N, C] or [N, C, L] input (B80).
+    """Instance normalization of a [N, C] or [N, C, L] input.
 
     Args:
         num_features (int): C.
@@ -612,6 +612,13 @@ class SpectralNorm(Layer):
     """Spectral normalization of a weight: ``weight / sigma(weight)``, sigma the largest
     singular value of the weight seen as a matrix [weight_shape[dim], -1], estimated with
     ``power_iters`` power iterations from the vectors ``weight_u`` and ``weight_v``.
+
+    The backward holds the iterated u, v constant, so with W the weight matrix, G the output
+    gradient and sigma = u^T W v, the weight gets ``G / sigma - sum(G * W) / sigma**2 * u v^T``,
+    the derivative of ``W / sigma``. Paddle 2.6.2's backward gives
+    ``G / sigma - sum(W) * (u v^T * G) / sigma**2`` instead (the sum taken over W alone and
+    the product with G elementwise), which is not the derivative of its own forward: a bug
+    there, not copied. The forward and the buffers agree with Paddle.
 
     Args:
         weight_shape (list[int]): shape of the weights this layer normalizes.

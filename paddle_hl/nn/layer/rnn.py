@@ -525,7 +525,8 @@ class LSTMCell(_BuiltinCell):
         bias_ih_attr, bias_hh_attr (ParamAttr, optional): biases ``[4*hidden]``.
         name (str, optional): unused.
 
-    Inputs: ``inputs [batch, input_size]``, ``states (h, c)`` each ``[batch, hidden_size]``.
+    Inputs: ``inputs [batch, input_size]``, ``states (h, c)`` each ``[batch, hidden_size]``
+    (an integer c is taken as the float values it holds, as Paddle does; an integer h raises).
     Returns: ``(h, (h, c))``.
 
     Example:
@@ -548,6 +549,9 @@ class LSTMCell(_BuiltinCell):
             raise TypeError("LSTMCell: states must be a pair (h, c)")
         h0, c0 = states
         self._check_state(h0, inputs.shape[0], "states[0] (h)")
+        if isinstance(c0, Tensor) and c0._data.dtype.kind in "iu":
+            # Paddle's cell takes an integer c as the float values it holds (only h is refused)
+            c0 = _wrap(c0._data.astype(self.weight_ih._data.dtype))
         self._check_state(c0, inputs.shape[0], "states[1] (c)")
         h, c = apply(_cell_kernel, inputs, h0, c0, self.weight_ih, self.weight_hh,
                      self.bias_ih, self.bias_hh, mode="LSTM")

@@ -50,7 +50,7 @@ def _grad_norm(arr, norm_type):
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
     """Scale the gradients of ``parameters`` in place so that their total norm is at most
-    ``max_norm`` (B104).
+    ``max_norm``.
 
     The total norm is the ``norm_type``-norm of the per-parameter gradient norms (the norm of
     all gradients concatenated). Gradients are multiplied by

@@ -1,4 +1,4 @@
-"""parameters_to_vector and vector_to_parameters (B89)."""
+"""parameters_to_vector and vector_to_parameters: all parameters as one flat vector and back."""
 
 from __future__ import annotations
 
