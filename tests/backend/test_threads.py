@@ -1,0 +1,209 @@
+"""The CPU thread pool: its switch, fork safety, and kernels giving bit-identical results with
+and without threads."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from paddle_hl.backend import _threads
+
+
+@pytest.fixture
+def threads():
+    """Force the pool on (2 threads, no size threshold) for the test, then restore."""
+    old_size, old_min = _threads.num_threads(), _threads.MIN_BYTES
+
+    def use(n, min_bytes=0):
+        _threads.set_num_threads(n)
+        _threads.MIN_BYTES = min_bytes
+
+    yield use
+    _threads.set_num_threads(old_size)
+    _threads.MIN_BYTES = old_min
+
+
+def _both(threads, fn):
+    """``fn()`` run without threads and with 2 (no threshold): both results."""
+    threads(1)
+    a = fn()
+    threads(2)
+    b = fn()
+    return a, b
+
+
+def test_ranges_cover_evenly():
+    assert _threads.ranges(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    assert _threads.ranges(2, 2) == [(0, 1), (1, 2)]
+
+
+def test_run_uses_other_threads_and_reraises(threads):
+    import threading
+
+    threads(2)
+    seen = []
+    _threads.run(lambda i: seen.append((i, threading.get_ident())), [(0,), (1,)])
+    assert sorted(i for i, _ in seen) == [0, 1]
+    assert len({t for _, t in seen}) == 2
+
+    def boom(i):
+        if i == 1:
+            raise RuntimeError("piece 1 failed")
+
+    with pytest.raises(RuntimeError, match="piece 1 failed"):
+        _threads.run(boom, [(0,), (1,)])
+    # the pool still works after a failed piece
+    out = []
+    _threads.run(out.append, [(1,), (2,)])
+    assert sorted(out) == [1, 2]
+
+
+def test_disabled_runs_inline(threads):
+    import threading
+
+    threads(1)
+    me = threading.get_ident()
+    seen = []
+    _threads.split(lambda lo, hi: seen.append(threading.get_ident()), 8, 1 << 30)
+    assert seen == [me]
+
+
+def test_small_work_runs_inline(threads):
+    threads(2, min_bytes=1 << 20)
+    calls = []
+    _threads.split(lambda lo, hi: calls.append((lo, hi)), 8, 1000)
+    assert calls == [(0, 8)]
+
+
+def test_nested_split_runs_inline(threads):
+    threads(2)
+    inner = []
+
+    def outer(lo, hi):
+        _threads.split(lambda a, b: inner.append((a, b)), 4, 1 << 30)
+
+    _threads.split(outer, 2, 1 << 30)
+    assert sorted(inner) == [(0, 4), (0, 4)]
+
+
+def test_environment_switch():
+    code = ("from paddle_hl.backend import _threads; import numpy as np;"
+            "_threads.MIN_BYTES = 0;"
+            "_threads.copyto(np.empty((4, 8)), np.ones((4, 8)));"
+            "print(_threads.num_threads(), _threads.pool_alive())")
+    env = dict(os.environ, PADDLE_HL_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1", "False"]
+    env["PADDLE_HL_NUM_THREADS"] = "3"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["3", "True"]
+    env["PADDLE_HL_NUM_THREADS"] = "zero"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "PADDLE_HL_NUM_THREADS" in r.stderr
+
+
+def test_default_size_follows_affinity():
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    code = ("import os; os.environ.pop('PADDLE_HL_NUM_THREADS', None);"
+            "from paddle_hl.backend import _threads; print(_threads.num_threads())")
+    env = {k: v for k, v in os.environ.items() if k != "PADDLE_HL_NUM_THREADS"}
+    out = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("taskset not available")
+    assert out.stdout.split() == ["1"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fork_child_gets_a_fresh_pool(threads):
+    threads(2)
+    a = np.arange(64.0).reshape(8, 8)
+    _threads.ascontiguous(a.T)  # the parent's pool exists now
+    assert _threads.pool_alive()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: no inherited threads, and a large kernel still works (new pool)
+        try:
+            ok = not _threads.pool_alive()
+            ok = ok and np.array_equal(_threads.ascontiguous(a.T), a.T)
+            ok = ok and _threads.pool_alive()
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    got = os.read(r, 1)
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert got == b"1"
+
+
+def test_dataloader_workers_with_pool(threads):
+    """Fork-started DataLoader workers run while the parent holds a live pool."""
+    import paddle_hl as paddle
+    from paddle_hl.io import DataLoader, Dataset
+
+    threads(2)
+    _threads.ascontiguous(np.ones((8, 8)).T)
+
+    class Squares(Dataset):
+        def __getitem__(self, i):
+            x = np.arange(16, dtype=np.float32).reshape(4, 4) * i
+            return _threads.ascontiguous(x.T)
+
+        def __len__(self):
+            return 8
+
+    got = [b.numpy() for b in DataLoader(Squares(), batch_size=4, num_workers=2)]
+    want = [np.stack([(np.arange(16, dtype=np.float32).reshape(4, 4) * i).T
+                      for i in range(k, k + 4)]) for k in (0, 4)]
+    for g, e in zip(got, want):
+        np.testing.assert_array_equal(g, e)
+    assert paddle.to_tensor(got[0]).shape == [4, 4, 4]
+
+
+@pytest.mark.parametrize("nin", [False, True])
+def test_conv_kernels_identical_with_threads(threads, nin):
+    import paddle_hl as paddle
+    import paddle_hl.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    n = 8 if nin else 2
+    x = rng.standard_normal((n, 16, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+
+    def run():
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        bt = paddle.to_tensor(b, stop_gradient=False)
+        y = F.conv2d(xt, wt, bt, stride=1, padding=1)
+        y2 = F.conv2d(xt, wt, bt, stride=2, padding=1)
+        ((y * y).sum() + y2.sum()).backward()
+        return [y.numpy(), y2.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+
+    a, b2 = _both(threads, run)
+    for u, v in zip(a, b2):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_fold_unfold_identical_with_threads(threads):
+    import paddle_hl as paddle
+    import paddle_hl.nn.functional as F
+
+    x = np.random.default_rng(1).standard_normal((3, 4, 10, 10)).astype(np.float32)
+
+    def run():
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        cols = F.unfold(xt, 3, strides=2, paddings=1)
+        back = F.fold(cols, [10, 10], 3, strides=2, paddings=1)
+        (back * back).sum().backward()
+        return [cols.numpy(), back.numpy(), xt.grad.numpy()]
+
+    a, b = _both(threads, run)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
