@@ -207,3 +207,61 @@ def test_fold_unfold_identical_with_threads(threads):
     a, b = _both(threads, run)
     for u, v in zip(a, b):
         np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("opt_name", ["Adam", "AdamW", "SGD", "Momentum", "Nesterov"])
+def test_optimizer_blocks_match_expression_form(threads, opt_name):
+    """Updates of a parameter large enough to run block by block (and over threads) equal the
+    whole-array expression of the same formula, bit for bit."""
+    import math
+
+    import paddle_hl as paddle
+    from paddle_hl.optimizer import optimizer as _opt
+
+    rng = np.random.default_rng(2)
+    shape = (3 * _opt._BLOCK + 123,)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    grads = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    lr = 0.01
+
+    def make(params):
+        if opt_name == "Adam":
+            return paddle.optimizer.Adam(lr, parameters=params)
+        if opt_name == "AdamW":
+            return paddle.optimizer.AdamW(lr, parameters=params, weight_decay=0.1)
+        if opt_name == "SGD":
+            return paddle.optimizer.SGD(lr, parameters=params)
+        return paddle.optimizer.Momentum(lr, momentum=0.9, parameters=params,
+                                         use_nesterov=opt_name == "Nesterov")
+
+    def run():
+        p = paddle.create_parameter(list(shape), "float32")
+        p.set_value(p0)
+        opt = make([p])
+        for g in grads:
+            p.grad = paddle.to_tensor(g)
+            opt.step()
+        return p.numpy()
+
+    # the formula written as whole-array expressions
+    p, m, v = p0.copy(), np.zeros_like(p0), np.zeros_like(p0)
+    # the beta powers are float32 accumulators, as in Paddle's state
+    b1p, b2p = np.float32(0.9), np.float32(0.999)
+    for g in grads:
+        if opt_name in ("Adam", "AdamW"):
+            if opt_name == "AdamW":
+                p = p * np.float32(1.0 - lr * 0.1)
+            bp1, bp2 = float(b1p), float(b2p)
+            lr_t = lr * math.sqrt(1 - bp2) / (1 - bp1)
+            m = m * 0.9 + g * (1 - 0.9)
+            v = v * 0.999 + g * (1 - 0.999) * g
+            p = p - (m / (np.sqrt(v) + 1e-8 * math.sqrt(1 - bp2))) * lr_t
+            b1p, b2p = b1p * np.float32(0.9), b2p * np.float32(0.999)
+        elif opt_name == "SGD":
+            p = p - g * lr
+        else:
+            v = v * 0.9 + g
+            p = p - ((v * 0.9 + g) if opt_name == "Nesterov" else v) * lr
+    a, b = _both(threads, run)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, p)
