@@ -265,3 +265,59 @@ def test_optimizer_blocks_match_expression_form(threads, opt_name):
     a, b = _both(threads, run)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, p)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_identical_with_threads(threads, stride):
+    """The blocked depthwise kernels share their blocks over threads: same numbers."""
+    import paddle_hl as paddle
+    import paddle_hl.nn.functional as F
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 32, 48, 48)).astype(np.float32)
+    w = rng.standard_normal((64, 1, 3, 3)).astype(np.float32)
+
+    def run():
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        y = F.conv2d(xt, wt, stride=stride, padding=1, groups=32)
+        (y * y).sum().backward()
+        return [y.numpy(), xt.grad.numpy(), wt.grad.numpy()]
+
+    from paddle_hl.backend import _numpy
+
+    plan = _numpy._DwPlan(8, 32, (48, 48), ((1, 1), (1, 1)), (3, 3), (stride,) * 2, (1, 1),
+                          (48 // stride,) * 2, 4)
+    assert len(list(plan.blocks(8, 32))) > 1  # really more than one block to share
+    a, b = _both(threads, run)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("shape", [(8, 16, 12, 12), (64, 24)])
+def test_batch_norm_identical_with_threads(threads, shape):
+    """Training batch norm (statistics, output, running stats, all gradients) and the eval
+    affine form give the same numbers with the work split over threads."""
+    import paddle_hl as paddle
+
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+
+    def run():
+        paddle.seed(0)
+        bn = paddle.nn.BatchNorm2D(shape[1]) if len(shape) == 4 else \
+            paddle.nn.BatchNorm1D(shape[1])
+        bn.weight.set_value(np.linspace(0.5, 2, shape[1]).astype(np.float32))
+        bn.bias.set_value(np.linspace(-1, 1, shape[1]).astype(np.float32))
+        xt = paddle.to_tensor(x, stop_gradient=False)
+        y = bn(xt)
+        (y * paddle.to_tensor(g)).sum().backward()
+        bn.eval()
+        ye = bn(paddle.to_tensor(x))
+        return [y.numpy(), xt.grad.numpy(), bn.weight.grad.numpy(), bn.bias.grad.numpy(),
+                bn._mean.numpy(), bn._variance.numpy(), ye.numpy()]
+
+    a, b = _both(threads, run)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
