@@ -621,8 +621,9 @@ def from_cf(al, cl, bias=None):
     """Materialise a logical ``[N, C, *S]`` array in the requested layout, adding ``bias`` in
     the same pass (the transposing copy and the bias add are one ufunc call).
 
-    Callers pass freshly computed arrays, so one that is already in place (C-contiguous in
-    the requested layout, no bias) is returned as it is rather than copied.
+    Callers pass freshly computed arrays, owned by nobody else, so one that is already in place
+    (C-contiguous in the requested layout) is returned as it is rather than copied, with the
+    bias added in place.
     """
     if bias is None:
         if not cl and al.flags.c_contiguous:
@@ -636,6 +637,8 @@ def from_cf(al, cl, bias=None):
     if cl:
         res = mod.empty((n, *sp, c), dtype=al.dtype)
         dst = to_cf(res, True)
+    elif al.flags.c_contiguous:
+        res = dst = al  # the bias is added in place
     else:
         res = mod.empty(al.shape, dtype=al.dtype)
         dst = res
