@@ -1,7 +1,8 @@
 """One full training step (forward, backward, Adam step) side by side with PyTorch CPU and
 Paddle 2.6.2: an MLP (784-512-512-10, batch 128), LeNet (batch 64, 1x28x28), ResNet-18 with
 10 classes (batch 32, 3x32x32) and MobileNetV2 with 10 classes (batch 16, 3x64x64: depthwise
-convolutions; not in the default ``--models``). Prints ms per step, the ratios, and each run's peak memory.
+convolutions; not in the default ``--models``). Prints ms per step, the ratios, and each run's
+peak memory.
 
 Each (library, model) pair runs in its own process, so peak RSS is that run's alone. The
 libraries' runs are interleaved over ``--rounds`` rounds (each round runs every library once per

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import itertools
 import math
 import os
@@ -288,6 +289,23 @@ class _DwPlan:
             dxb[(slice(None),) * 2 + src] = pl[(slice(None), slice(None), k) + dst]
 
 
+@functools.lru_cache(maxsize=512)
+def _cached_plan(*args):
+    return _DwPlan(*args)
+
+
+def _dw_plan(n, c, size, pads, ksize, stride, dilation, out_size, itemsize):
+    """The :class:`_DwPlan` of a layer geometry, made once per geometry (a network runs the
+    same few geometries every step; a plan is read-only once made)."""
+    return _cached_plan(int(n), int(c), _key(size), _key(pads), _key(ksize), _key(stride),
+                        _key(dilation), _key(out_size), int(itemsize))
+
+
+def _key(v):
+    """Nested sequences of ints as nested tuples (hashable)."""
+    return tuple(_key(e) if isinstance(e, (list, tuple)) else int(e) for e in v)
+
+
 def _dw_blocks(plan, n, c, nbytes, body, by_channel=False):
     """Run ``body(blocks)`` over the plan's blocks, shared out over the CPU thread pool.
 
@@ -337,7 +355,7 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     pads = ((0, 0),) * len(size) if pads is None else pads
     m = w.shape[0] // c
     dt = x.dtype
-    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
+    plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
     out = _dw_out((n, c * m, *out_size), dt, out_cl)
     out5 = out.reshape(n, c, m, *out_size)
@@ -378,7 +396,7 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     m = w.shape[0] // c
     out_size = g.shape[2:]
     dt = g.dtype
-    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
+    plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
     wt = _dw_weights(w, c, dt)
     g5 = g.reshape(n, c, m, *out_size)
     dx = _dw_out((n, c, *size), dt, out_cl)
@@ -413,7 +431,7 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     m = g.shape[1] // c
     out_size = g.shape[2:]
     dt = g.dtype
-    plan = _DwPlan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
+    plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
     g5 = g.reshape(n, c, m, *out_size)
     gw = np.zeros((m, len(plan.taps), c), dtype=dt)
 

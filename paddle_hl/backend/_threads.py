@@ -14,6 +14,10 @@ batch norm, optimizer updates -- would otherwise run on one core).
   pool is dropped in the child at fork and made again, lazily, on the child's first large
   kernel.
 - Nesting: a task that itself calls :func:`run` runs its pieces inline.
+- Shared machines: work is cut into a few more pieces than threads, and the calling thread,
+  once done with its own piece, takes over every piece no worker has started yet. A worker
+  that the OS is slow to wake (other processes busy on every core) then costs nothing: the
+  call degrades to the one-thread time instead of waiting for it.
 
 Every split here is over an axis whose elements are computed independently (no reduction
 across pieces), so results are bit-identical with any number of threads.
@@ -21,6 +25,7 @@ across pieces), so results are bit-identical with any number of threads.
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import threading
@@ -28,7 +33,9 @@ import threading
 __all__ = []
 
 # total bytes an op must touch before it is split over threads
-MIN_BYTES = 1 << 20
+MIN_BYTES = 4 << 20
+# pieces per thread (see the module docstring: the caller takes over pieces not yet started)
+PIECES_PER_THREAD = 2
 
 _ENV = "PADDLE_HL_NUM_THREADS"
 
@@ -67,9 +74,7 @@ def set_num_threads(n: int):
     global _size
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
-    with _lock:
-        _size = n
-        _stop_workers()
+    _size = n  # idle workers beyond the new size just wait; more are made on demand
 
 
 def _worker(tasks):
@@ -78,12 +83,17 @@ def _worker(tasks):
         item = tasks.get()
         if item is None:
             return
-        fn, args, reply = item
-        try:
-            fn(*args)
-            reply.put(None)
-        except BaseException as e:  # handed to the caller, which re-raises it
-            reply.put(e)
+        fn, pending, reply = item
+        while True:
+            try:
+                args = pending.popleft()
+            except IndexError:  # none left: the caller or another worker took the rest
+                break
+            try:
+                fn(*args)
+                reply.put(None)
+            except BaseException as e:  # handed to the caller, which re-raises it
+                reply.put(e)
 
 
 def _stop_workers():
@@ -133,7 +143,8 @@ def parts(nbytes, extent):
     should run as: 1 when small, on one thread, or inside a pool task."""
     if nbytes < MIN_BYTES or extent < 2 or getattr(_local, "inside", False):
         return 1
-    return min(num_threads(), extent)
+    n = num_threads()
+    return 1 if n == 1 else min(n * PIECES_PER_THREAD, extent)
 
 
 def ranges(extent, n):
@@ -148,30 +159,46 @@ def ranges(extent, n):
 
 
 def run(fn, arg_list):
-    """Call ``fn(*args)`` for every ``args`` in ``arg_list``, the first on the calling thread
-    and the others on the pool, and wait for all; re-raises the first exception."""
-    if len(arg_list) <= 1 or getattr(_local, "inside", False):
+    """Call ``fn(*args)`` for every ``args`` in ``arg_list`` and wait for all; re-raises the
+    first exception. The calling thread runs the first piece, then every piece that no pool
+    worker has started; the workers take the others."""
+    if len(arg_list) <= 1 or getattr(_local, "inside", False) or num_threads() == 1:
         for args in arg_list:
             fn(*args)
         return
-    workers = _get_workers(len(arg_list) - 1)
+    pending = collections.deque(arg_list[1:])
+    helpers = min(num_threads() - 1, len(pending))
     reply = getattr(_local, "reply", None)
     if reply is None:
         reply = _local.reply = queue.SimpleQueue()
-    for (_, q), args in zip(workers, arg_list[1:]):
-        q.put((fn, args, reply))
+    for _, q in _get_workers(helpers)[:helpers]:
+        q.put((fn, pending, reply))
     err = None
+    taken = 0  # pieces of ``pending`` the caller removed (run, or dropped after an error)
     _local.inside = True
     try:
         fn(*arg_list[0])
+        while True:
+            try:
+                args = pending.popleft()
+            except IndexError:
+                break
+            taken += 1
+            fn(*args)
     except BaseException as e:
         err = e
+        while True:  # drop what nobody started
+            try:
+                pending.popleft()
+            except IndexError:
+                break
+            taken += 1
     finally:
         _local.inside = False
-        for _ in arg_list[1:]:
-            e = reply.get()
-            if err is None and e is not None:
-                err = e
+    for _ in range(len(arg_list) - 1 - taken):
+        e = reply.get()
+        if err is None and e is not None:
+            err = e
     if err is not None:
         raise err
 

@@ -44,7 +44,16 @@ def test_run_uses_other_threads_and_reraises(threads):
 
     threads(2)
     seen = []
-    _threads.run(lambda i: seen.append((i, threading.get_ident())), [(0,), (1,)])
+    started = threading.Event()
+
+    def piece(i):
+        if i == 0:  # the caller's piece waits until a worker runs the other one
+            assert started.wait(10)
+        else:
+            started.set()
+        seen.append((i, threading.get_ident()))
+
+    _threads.run(piece, [(0,), (1,)])
     assert sorted(i for i, _ in seen) == [0, 1]
     assert len({t for _, t in seen}) == 2
 
@@ -58,6 +67,37 @@ def test_run_uses_other_threads_and_reraises(threads):
     out = []
     _threads.run(out.append, [(1,), (2,)])
     assert sorted(out) == [1, 2]
+
+
+def test_caller_takes_over_pieces_not_started(threads):
+    """A worker that is slow to start leaves its pieces to the caller; results are complete
+    and every piece runs exactly once."""
+    import threading
+
+    threads(2)
+    _threads.run(lambda i: None, [(0,), (1,)])  # the worker exists
+    hold, started = threading.Event(), threading.Event()
+
+    def occupy(i):
+        if i == 0:  # the other call's caller waits until the worker holds piece 1
+            assert started.wait(10)
+        else:
+            started.set()
+            assert hold.wait(10)
+
+    # occupy the only worker, so it cannot take pieces of the next call
+    busy = threading.Thread(target=_threads.run, args=(occupy, [(0,), (1,)]))
+    got = []
+    me = threading.get_ident()
+    try:
+        busy.start()
+        assert started.wait(10)
+        _threads.run(lambda i: got.append((i, threading.get_ident())), [(k,) for k in range(4)])
+    finally:
+        hold.set()
+        busy.join()
+    assert sorted(i for i, _ in got) == [0, 1, 2, 3]
+    assert {t for _, t in got} == {me}
 
 
 def test_disabled_runs_inline(threads):

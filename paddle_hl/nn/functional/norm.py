@@ -127,7 +127,7 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
             os += bv[sl]
         mean[sl], var[sl], invstd[sl], scale[sl] = mu, va, inv, sc
 
-    _split(xp, fwd, nc, 3 * xv.nbytes)
+    _split(xp, fwd, nc, xv.nbytes)
 
     def backward(g, _gm=None, _gv=None):
         gv = _up(g.reshape(view))
@@ -150,7 +150,7 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
             ds += t
             sg[sl], sgx[sl] = sgs, sgxs
 
-        _split(xp, bwd, nc, 4 * gv.nbytes)
+        _split(xp, bwd, nc, gv.nbytes)
         gw = None if w is None else _cast((invstd * sgx).reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(sg.reshape(b.shape), b.dtype)
         return _cast(dx.reshape(shape), dt), gw, gb
