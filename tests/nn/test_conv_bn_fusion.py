@@ -107,6 +107,15 @@ def test_not_folded_where_it_would_differ(monkeypatch):
         assert conv._fused_bn_forward(x, bn) is None
 
 
+def test_norm_checks_still_apply():
+    conv = nn.Conv2D(8, 8, 3, padding=1)
+    bn = nn.BatchNorm1D(8)  # a 1-D norm after a 2-D convolution: rejected as without fusion
+    seq = nn.Sequential(conv, bn)
+    seq.eval()
+    with paddle.no_grad(), pytest.raises(ValueError, match="BatchNorm1D"):
+        seq(_x())
+
+
 def test_subclass_forward_is_respected():
     class Doubled(nn.Conv2D):
         def forward(self, x):

@@ -175,7 +175,9 @@ class _Conv(_ConvNd):
         if cached is None or cached[0] != key or cached[1] is not bn:
             cached = (key, bn, *_fold_bn(self, bn))
             self.__dict__["_bn_fold"] = cached
-        return self._conv(x, cached[2], cached[3])
+        out = self._conv(x, cached[2], cached[3])
+        bn._check_input(out)  # the norm's own checks (rank, format) on the same shape
+        return out
 
 
 _FOLD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
