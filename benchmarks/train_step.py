@@ -1,6 +1,8 @@
 """One full training step (forward, backward, Adam step) side by side with PyTorch CPU and
-Paddle 2.6.2: an MLP (784-512-512-10, batch 128), LeNet (batch 64, 1x28x28) and ResNet-18 with
-10 classes (batch 32, 3x32x32). Prints ms per step, the ratios, and each run's peak memory.
+Paddle 2.6.2: an MLP (784-512-512-10, batch 128), LeNet (batch 64, 1x28x28), ResNet-18 with
+10 classes (batch 32, 3x32x32) and MobileNetV2 with 10 classes (batch 16, 3x64x64: depthwise
+convolutions; not in the default ``--models``). Prints ms per step, the ratios, and each run's
+peak memory.
 
 Each (library, model) pair runs in its own process, so peak RSS is that run's alone. The
 libraries' runs are interleaved over ``--rounds`` rounds (each round runs every library once per
@@ -14,7 +16,8 @@ SGEMM on this machine, their GFLOP/s, and the time the step spends outside them.
 Run: python benchmarks/train_step.py [--steps 20] [--rounds 5] [--models mlp,lenet,resnet18]
       [--threads N] [--libs paddle_hl,torch,paddle]
 
-``--threads N`` limits BLAS/OpenMP (and torch's intra-op pool) to N threads in every worker, for
+``--threads N`` limits BLAS/OpenMP (and torch's intra-op pool, and paddle_hl's CPU thread pool)
+to N threads in every worker, for
 comparisons that are not distorted by thread oversubscription on a busy machine. Next to the
 wall-clock median, the CPU time per step (``time.process_time``, all threads of the worker) is
 printed: on a machine shared with other processes it is the steadier number.
@@ -36,7 +39,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHAPES = {"mlp": ((128, 784), 128), "lenet": ((64, 1, 28, 28), 64),
-          "resnet18": ((32, 3, 32, 32), 32)}
+          "resnet18": ((32, 3, 32, 32), 32), "mobilenet_v2": ((16, 3, 64, 64), 16)}
 
 
 def _data(model):
@@ -52,6 +55,8 @@ def _paddle_like(lib, model):
                             nn.Linear(512, 10))
     elif model == "lenet":
         net = lib.vision.models.LeNet()
+    elif model == "mobilenet_v2":
+        net = lib.vision.models.mobilenet_v2(num_classes=10)
     else:
         net = lib.vision.models.resnet18(num_classes=10)
     opt = lib.optimizer.Adam(learning_rate=1e-3, parameters=net.parameters())
@@ -111,6 +116,12 @@ def _torch(model):
         net = nn.Sequential(nn.Conv2d(1, 6, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2, 2),
                             nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
                             nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10))
+    elif model == "mobilenet_v2":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from vision_inference import _torch_mobilenet_v2
+
+        net = _torch_mobilenet_v2()
+        net.classifier[1] = nn.Linear(1280, 10)
     else:
         net = _torch_resnet18(torch)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
@@ -189,7 +200,8 @@ def main(argv=None):
         return
     env = dict(os.environ)
     if args.threads:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "PADDLE_HL_NUM_THREADS"):
             env[var] = str(args.threads)
     models, libs = args.models.split(","), args.libs.split(",")
     runs = {(m, lib): [] for m in models for lib in libs}

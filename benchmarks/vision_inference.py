@@ -5,7 +5,15 @@ The PyTorch networks are built here with the same architecture and module names 
 zoo and receive paddle_hl's weights, so all libraries run the same numbers; the script checks
 that their outputs agree before timing.
 
+Next to the wall-clock rates, each library's CPU time per forward pass (``time.process_time``,
+all its threads) is printed: on a machine shared with other processes it is the steadier number.
+
 Run: python benchmarks/vision_inference.py [--batch 8] [--repeat 5] [--models resnet50,...]
+      [--threads N]
+
+``--threads N`` limits every library to N threads: BLAS/OpenMP, torch's intra-op pool and
+paddle_hl's CPU thread pool (``PADDLE_HL_NUM_THREADS``); the script re-runs itself with those
+settings in its environment. ``--threads 1`` compares single-core work.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
+import os
 import statistics
 import time
 
@@ -158,7 +167,7 @@ def _randomize_bn(hl_model, seed=0):
     return state
 
 
-def bench(name, batch, repeat):
+def bench(name, batch, repeat, threads=0):
     """images/s of each library per round (runs interleaved) and paddle_hl's GEMM floor."""
     from paddle_hl.vision import models
 
@@ -182,6 +191,8 @@ def bench(name, batch, repeat):
     except ImportError:
         torch = None
     if torch is not None:
+        if threads:
+            torch.set_num_threads(threads)
         twin = {"resnet50": _torch_resnet50, "mobilenet_v2": _torch_mobilenet_v2}[name]()
         t_model = _load_into_torch(twin, hl_model.state_dict())
         t_x = torch.from_numpy(x)
@@ -219,15 +230,17 @@ def bench(name, batch, repeat):
         if err > 1e-3:
             raise AssertionError(f"{name}: {lib} output differs from paddle_hl (rel {err:.2e})")
     rates = {lib: [] for lib in runners}
+    cpu = {lib: [] for lib in runners}
     for _ in range(repeat):
         for lib, fn in runners.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
             rates[lib].append(batch / (time.perf_counter() - t0))
+            cpu[lib].append(time.process_time() - c0)
     from _roofline import gemm_floor, gemm_plan
 
     floor = gemm_floor(gemm_plan(paddle_hl, hl_model, hl_x, train=False))
-    return rates, floor
+    return rates, floor, {lib: statistics.median(v) * 1e3 for lib, v in cpu.items()}
 
 
 def _spread(values):
@@ -239,17 +252,28 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--models", default="resnet50,mobilenet_v2")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads per library (BLAS/OpenMP, torch, paddle_hl's pool); 0: default")
     args = ap.parse_args(argv)
+    if args.threads and os.environ.get("_VISION_INFERENCE_THREADS") != str(args.threads):
+        # thread counts of BLAS and OpenMP are read when the libraries load: start again with
+        # them in the environment
+        env = dict(os.environ, _VISION_INFERENCE_THREADS=str(args.threads),
+                   PADDLE_HL_NUM_THREADS=str(args.threads))
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(args.threads)
+        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from _roofline import line as roofline_line
 
     print(f"eval-mode inference, batch {args.batch}, 3x224x224: images/s, median (range) of "
-          f"{args.repeat} interleaved rounds (higher is better); time ratios hl/other")
+          f"{args.repeat} interleaved rounds (higher is better); time ratios hl/other; threads: "
+          f"{args.threads or 'default'}")
     print(f"{'model':<14}{'paddle_hl':>22}{'torch':>22}{'paddle':>22}"
-          f"{'time hl/torch':>24}{'time hl/paddle':>24}")
+          f"{'time hl/torch':>24}{'time hl/paddle':>24}{'cpu ms hl/torch/paddle':>26}")
     floors = []
     for name in args.models.split(","):
-        r, floor = bench(name, args.batch, args.repeat)
+        r, floor, cpu = bench(name, args.batch, args.repeat, args.threads)
         hl = r["paddle_hl"]
         cols = [_spread(r[k]) if k in r else "-" for k in ("paddle_hl", "torch", "paddle")]
         ratios = []
@@ -259,8 +283,10 @@ def main(argv=None):
                 continue
             qs = [b / a for a, b in zip(hl, r[k])]  # time ratio = other's rate / ours
             ratios.append(f"{statistics.median(qs):.2f}x ({min(qs):.2f}-{max(qs):.2f})")
+        cpus = "/".join(f"{cpu[k]:.0f}" if k in cpu else "-" for k in ("paddle_hl", "torch",
+                                                                         "paddle"))
         print(f"{name:<14}{cols[0]:>22}{cols[1]:>22}{cols[2]:>22}{ratios[0]:>24}"
-              f"{ratios[1]:>24}")
+              f"{ratios[1]:>24}{cpus:>26}")
         floors.append((name, args.batch / statistics.median(hl) * 1e3, *floor))
     print("roofline (paddle_hl, one forward pass):")
     for name, ms, gflop, gemm_s in floors:

@@ -29,6 +29,10 @@ code. Two backends exist, one module each, under identical names:
   own depthwise-convolution kernels, or None where the generic per-tap loop of
   ``windows.py`` should run (``windows`` calls them; see there for the arguments).
 
+``_threads.py`` is the CPU backend's thread pool: the large NumPy kernels (im2col/col2im
+copies, batch norm, depthwise blocks, optimizer updates) split their work over the batch or
+channel axis on it (``PADDLE_HL_NUM_THREADS=1`` disables it; results do not depend on it).
+
 ``windows.py`` holds the sliding-window algorithms shared by all backends (im2col/col2im and
 the convolution's GEMM forms, depthwise taps, pooling windows): they use only the backend's
 ``xp`` and ``as_strided``. Adding a backend is one module with the names above plus a branch

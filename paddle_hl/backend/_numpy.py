@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import itertools
 import math
 import os
@@ -16,6 +17,8 @@ import sys
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
+
+from . import _threads
 
 __all__ = []
 
@@ -286,6 +289,46 @@ class _DwPlan:
             dxb[(slice(None),) * 2 + src] = pl[(slice(None), slice(None), k) + dst]
 
 
+@functools.lru_cache(maxsize=512)
+def _cached_plan(*args):
+    return _DwPlan(*args)
+
+
+def _dw_plan(n, c, size, pads, ksize, stride, dilation, out_size, itemsize):
+    """The :class:`_DwPlan` of a layer geometry, made once per geometry (a network runs the
+    same few geometries every step; a plan is read-only once made)."""
+    return _cached_plan(int(n), int(c), _key(size), _key(pads), _key(ksize), _key(stride),
+                        _key(dilation), _key(out_size), int(itemsize))
+
+
+def _key(v):
+    """Nested sequences of ints as nested tuples (hashable)."""
+    return tuple(_key(e) if isinstance(e, (list, tuple)) else int(e) for e in v)
+
+
+def _dw_blocks(plan, n, c, nbytes, body, by_channel=False):
+    """Run ``body(blocks)`` over the plan's blocks, shared out over the CPU thread pool.
+
+    Each piece gets a contiguous share of the blocks (and makes its own scratch). With
+    ``by_channel`` a channel range's blocks all go to one piece, in order, so sums over the
+    batch's blocks are added in the same order as on one thread.
+    """
+    blocks = list(plan.blocks(n, c))
+    if by_channel:
+        groups = {}
+        for blk in blocks:
+            groups.setdefault(blk[2], []).append(blk)
+        units = list(groups.values())
+    else:
+        units = [[blk] for blk in blocks]
+    k = _threads.parts(nbytes, len(units))
+    if k == 1:
+        body(blocks)
+        return
+    _threads.run(body, [([blk for u in units[lo:hi] for blk in u],)
+                        for lo, hi in _threads.ranges(len(units), k)])
+
+
 def _dw_out(shape, dtype, cl):
     """An uninitialised logical ``[N, C, *S]`` array, channels last in memory with ``cl``."""
     if cl:
@@ -312,27 +355,31 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     pads = ((0, 0),) * len(size) if pads is None else pads
     m = w.shape[0] // c
     dt = x.dtype
-    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
+    plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
-    xs = plan.planes(dt)
-    acc, tmp = plan.runs(dt), plan.runs(dt)
     out = _dw_out((n, c * m, *out_size), dt, out_cl)
     out5 = out.reshape(n, c, m, *out_size)
-    with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
-        for n0, n1, c0, c1, r in plan.blocks(n, c):
-            bn, bc = n1 - n0, c1 - c0
-            plan.load(xs, x[n0:n1, c0:c1])
-            a, t = acc[:bc, :r], tmp[:bc, :r]
-            for j in range(m):
-                for i, (ph, st) in enumerate(plan.taps):
-                    src = xs[:bc, ph, st:st + r]
-                    wi = wt[j, i, c0:c1, None]
-                    if i == 0:
-                        np.multiply(src, wi, out=a)
-                    else:
-                        np.multiply(src, wi, out=t)
-                        a += t
-                np.copyto(out5[n0:n1, c0:c1, j], plan.outputs(acc, bn, bc))
+
+    def body(blocks):
+        xs = plan.planes(dt)
+        acc, tmp = plan.runs(dt), plan.runs(dt)
+        with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
+            for n0, n1, c0, c1, r in blocks:
+                bn, bc = n1 - n0, c1 - c0
+                plan.load(xs, x[n0:n1, c0:c1])
+                a, t = acc[:bc, :r], tmp[:bc, :r]
+                for j in range(m):
+                    for i, (ph, st) in enumerate(plan.taps):
+                        src = xs[:bc, ph, st:st + r]
+                        wi = wt[j, i, c0:c1, None]
+                        if i == 0:
+                            np.multiply(src, wi, out=a)
+                        else:
+                            np.multiply(src, wi, out=t)
+                            a += t
+                    np.copyto(out5[n0:n1, c0:c1, j], plan.outputs(acc, bn, bc))
+
+    _dw_blocks(plan, n, c, x.nbytes + out.nbytes, body)
     return out
 
 
@@ -349,24 +396,28 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     m = w.shape[0] // c
     out_size = g.shape[2:]
     dt = g.dtype
-    plan = _DwPlan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
+    plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
     wt = _dw_weights(w, c, dt)
-    gs = plan.runs(dt, zero=True)  # the wide grid: zero in the extra columns, never written
-    tmp = plan.runs(dt)
-    acc = plan.planes(dt)
     g5 = g.reshape(n, c, m, *out_size)
     dx = _dw_out((n, c, *size), dt, out_cl)
-    with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
-        for n0, n1, c0, c1, r in plan.blocks(n, c):
-            bn, bc = n1 - n0, c1 - c0
-            a, t, gb = acc[:bc], tmp[:bc, :r], gs[:bc, :r]
-            a.fill(0)
-            for j in range(m):
-                np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
-                for i, (ph, st) in enumerate(plan.taps):
-                    np.multiply(gb, wt[j, i, c0:c1, None], out=t)
-                    a[:, ph, st:st + r] += t
-            plan.store(dx[n0:n1, c0:c1], acc)
+
+    def body(blocks):
+        gs = plan.runs(dt, zero=True)  # the wide grid: zero in the extra columns, never written
+        tmp = plan.runs(dt)
+        acc = plan.planes(dt)
+        with small_ufunc_buffer():  # the wide grid's garbage columns may overflow: no warnings
+            for n0, n1, c0, c1, r in blocks:
+                bn, bc = n1 - n0, c1 - c0
+                a, t, gb = acc[:bc], tmp[:bc, :r], gs[:bc, :r]
+                a.fill(0)
+                for j in range(m):
+                    np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
+                    for i, (ph, st) in enumerate(plan.taps):
+                        np.multiply(gb, wt[j, i, c0:c1, None], out=t)
+                        a[:, ph, st:st + r] += t
+                plan.store(dx[n0:n1, c0:c1], acc)
+
+    _dw_blocks(plan, n, c, g.nbytes + dx.nbytes, body)
     return dx
 
 
@@ -380,21 +431,25 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     m = g.shape[1] // c
     out_size = g.shape[2:]
     dt = g.dtype
-    plan = _DwPlan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
-    xs = plan.planes(dt)
-    gs = plan.runs(dt, zero=True)
+    plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
     g5 = g.reshape(n, c, m, *out_size)
     gw = np.zeros((m, len(plan.taps), c), dtype=dt)
-    with np.errstate(all="ignore"):  # non-finite sums are redone by the caller
-        for n0, n1, c0, c1, r in plan.blocks(n, c):
-            bn, bc = n1 - n0, c1 - c0
-            plan.load(xs, x[n0:n1, c0:c1])
-            gb = gs[:bc, :r, None]
-            for j in range(m):
-                np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
-                for i, (ph, st) in enumerate(plan.taps):
-                    # one dot product per channel (BLAS): 3-4x faster than multiply and sum
-                    gw[j, i, c0:c1] += np.matmul(xs[:bc, ph, None, st:st + r], gb)[:, 0, 0]
+
+    def body(blocks):
+        xs = plan.planes(dt)
+        gs = plan.runs(dt, zero=True)
+        with np.errstate(all="ignore"):  # non-finite sums are redone by the caller
+            for n0, n1, c0, c1, r in blocks:
+                bn, bc = n1 - n0, c1 - c0
+                plan.load(xs, x[n0:n1, c0:c1])
+                gb = gs[:bc, :r, None]
+                for j in range(m):
+                    np.copyto(plan.outputs(gs, bn, bc), g5[n0:n1, c0:c1, j])
+                    for i, (ph, st) in enumerate(plan.taps):
+                        # one dot product per channel (BLAS): 3-4x faster than multiply and sum
+                        gw[j, i, c0:c1] += np.matmul(xs[:bc, ph, None, st:st + r], gb)[:, 0, 0]
+
+    _dw_blocks(plan, n, c, x.nbytes + g.nbytes, body, by_channel=True)
     gw = gw.transpose(2, 0, 1).reshape(c * m, 1, *ksize)
     if not np.isfinite(gw).all():
         # the wide grid's extra columns multiply zero by pixels that no output of that tap

@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from . import for_array, get_array_module
+from . import _threads, for_array, get_array_module
 
 __all__ = []
 
@@ -68,6 +68,25 @@ _WIDE_MAX = 2.0
 _NIN_MIN_BATCH = 8
 # ... and, when no gradient is wanted, only for output planes up to this many pixels
 _NIN_FWD_MAX_PLANE = 256
+
+
+# --------------------------------------------------------------------------- threads
+# On NumPy the large copies and accumulations below are split over the channel (or batch) axis
+# and run on the CPU thread pool (``_threads``); every piece computes its own elements in the
+# same order as the whole would, so results do not depend on the number of threads.
+def _contig(mod, a, axis=0):
+    """``mod.ascontiguousarray(a)``, split over ``axis`` on NumPy."""
+    if mod is np:
+        return _threads.ascontiguous(a, axis)
+    return mod.ascontiguousarray(a)
+
+
+def _by_channel(mod, fn, extent, nbytes):
+    """``fn(lo, hi)`` over ``range(extent)``, split over the thread pool on NumPy."""
+    if mod is np:
+        _threads.split(fn, extent, nbytes)
+    else:
+        fn(0, extent)
 
 
 # --------------------------------------------------------------------------- windows
@@ -107,7 +126,12 @@ def pad(x, pads, value=0):
             out[(slice(None),) * (2 + i) + (slice(0, lo),)] = value
         if hi > 0:
             out[(slice(None),) * (2 + i) + (slice(n - hi, n),)] = value
-    out[tuple(dst)] = x[tuple(src)]
+    dst, src = tuple(dst), tuple(src)
+
+    def part(lo, hi):
+        out[lo:hi][dst] = x[lo:hi][src]
+
+    _by_channel(mod, part, shape[0], 2 * x.nbytes)
     return out
 
 
@@ -143,7 +167,7 @@ def im2col(xpad, ksize, stride, dilation, out_size, groups=1):
     N * prod(out)]`` (C-contiguous): one strided-view copy."""
     mod = get_array_module(xpad)
     c = xpad.shape[1]
-    cols = mod.ascontiguousarray(windows(xpad, ksize, stride, dilation, out_size, "kn"))
+    cols = _contig(mod, windows(xpad, ksize, stride, dilation, out_size, "kn"))
     return cols.reshape(groups, c // groups * math.prod(ksize), -1)
 
 
@@ -162,10 +186,17 @@ def col2im(cols, padded_shape, ksize, stride, dilation, out_size):
     n, c = padded_shape[:2]
     cols = cols.reshape(c, *ksize, n, *out_size)
     acc = mod.zeros((c, n, *padded_shape[2:]), dtype=cols.dtype)
+    taps = [(out_slices(off, stride, dilation, out_size), (slice(None),) + off)
+            for off in kernel_offsets(ksize)]
+
     # one vectorised strided add per kernel offset: windows overlap, so a single assignment
     # through a strided view would drop the overlapping contributions
-    for off in kernel_offsets(ksize):
-        acc[out_slices(off, stride, dilation, out_size)] += cols[(slice(None),) + off]
+    def part(lo, hi):
+        a, cc = acc[lo:hi], cols[lo:hi]
+        for dst, src in taps:
+            a[dst] += cc[src]
+
+    _by_channel(mod, part, c, 2 * cols.nbytes)
     return acc.swapaxes(0, 1)
 
 
@@ -183,16 +214,21 @@ def im2col_nin(x, ksize, stride, dilation, pads, out_size, groups=1):
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
     if any(lo or hi for lo, hi in pads):
         xt = mod.zeros((c, *psz, n), dtype=x.dtype)
-        xt[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, pads))
-           + (slice(None),)] = mod.moveaxis(x, 0, -1)
+        inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, pads)) + (slice(None),)
+        src = mod.moveaxis(x, 0, -1)
+
+        def part(lo, hi):
+            xt[lo:hi][(slice(None),) + inner] = src[lo:hi]
+
+        _by_channel(mod, part, c, 2 * x.nbytes)
     else:
-        xt = mod.ascontiguousarray(mod.moveaxis(x, 0, -1))
+        xt = _contig(mod, mod.moveaxis(x, 0, -1))
     st = xt.strides
     sp = st[1:-1]
     shape = (c, *ksize, *out_size, n)
     strides = (st[0], *(s * d for s, d in zip(sp, dilation)),
                *(s * t for s, t in zip(sp, stride)), st[-1])
-    cols = mod.ascontiguousarray(for_array(x).as_strided(xt, shape, strides))
+    cols = _contig(mod, for_array(x).as_strided(xt, shape, strides))
     return cols.reshape(groups, c // groups * math.prod(ksize), -1)
 
 
@@ -204,8 +240,15 @@ def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
     n, c = padded_shape[:2]
     cols = cols.reshape(c, math.prod(ksize), *out_size, n)
     acc = mod.zeros((c, *padded_shape[2:], n), dtype=cols.dtype)
-    for j, off in enumerate(kernel_offsets(ksize)):
-        acc[out_slices(off, stride, dilation, out_size)[1:] + (slice(None),)] += cols[:, j]
+    taps = [(slice(None),) + out_slices(off, stride, dilation, out_size)[2:] + (slice(None),)
+            for off in kernel_offsets(ksize)]
+
+    def part(lo, hi):
+        a, cc = acc[lo:hi], cols[lo:hi]
+        for j, dst in enumerate(taps):
+            a[dst] += cc[:, j]
+
+    _by_channel(mod, part, c, 2 * cols.nbytes)
     return mod.moveaxis(acc, -1, 0)
 
 
@@ -237,9 +280,15 @@ def col2im_flat(cols, padded_shape, ksize, dilation, out_size):
     tail = sum((k - 1) * d * r for k, d, r in zip(ksize[1:], dilation[1:], rs[1:]))
     acc = mod.zeros((c, n, plane + tail), dtype=cols.dtype)
     cols = cols.reshape(c, math.prod(ksize), n, run)
-    for j, off in enumerate(kernel_offsets(ksize)):
-        start = sum(o * d * r for o, d, r in zip(off, dilation, rs))
-        acc[:, :, start:start + run] += cols[:, j]
+    starts = [sum(o * d * r for o, d, r in zip(off, dilation, rs))
+              for off in kernel_offsets(ksize)]
+
+    def part(lo, hi):
+        a, cc = acc[lo:hi], cols[lo:hi]
+        for j, start in enumerate(starts):
+            a[:, :, start:start + run] += cc[:, j]
+
+    _by_channel(mod, part, c, 2 * cols.nbytes)
     return acc[:, :, :plane].reshape(c, n, *sp).swapaxes(0, 1)
 
 
@@ -572,8 +621,9 @@ def from_cf(al, cl, bias=None):
     """Materialise a logical ``[N, C, *S]`` array in the requested layout, adding ``bias`` in
     the same pass (the transposing copy and the bias add are one ufunc call).
 
-    Callers pass freshly computed arrays, so one that is already in place (C-contiguous in
-    the requested layout, no bias) is returned as it is rather than copied.
+    Callers pass freshly computed arrays, owned by nobody else, so one that is already in place
+    (C-contiguous in the requested layout) is returned as it is rather than copied, with the
+    bias added in place.
     """
     if bias is None:
         if not cl and al.flags.c_contiguous:
@@ -587,13 +637,20 @@ def from_cf(al, cl, bias=None):
     if cl:
         res = mod.empty((n, *sp, c), dtype=al.dtype)
         dst = to_cf(res, True)
+    elif al.flags.c_contiguous:
+        res = dst = al  # the bias is added in place
     else:
         res = mod.empty(al.shape, dtype=al.dtype)
         dst = res
-    if bias is None:
-        mod.copyto(dst, al)
-    else:
-        mod.add(al, bias.reshape((1, c) + (1,) * len(sp)), out=dst)
+    b = None if bias is None else bias.reshape((1, c) + (1,) * len(sp))
+
+    def part(lo, hi):
+        if b is None:
+            mod.copyto(dst[lo:hi], al[lo:hi])
+        else:
+            mod.add(al[lo:hi], b, out=dst[lo:hi])
+
+    _by_channel(mod, part, n, 2 * al.nbytes)
     return res
 
 
@@ -646,7 +703,7 @@ def g_cols(gl, groups):
     """``[groups, O/groups, N*L]``: the output gradient as the GEMM operand (one copy)."""
     mod = get_array_module(gl)
     o = gl.shape[1]
-    return mod.ascontiguousarray(gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
+    return _contig(mod, gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
 
 def g_cols_flat(gl, groups, psz):
@@ -795,7 +852,7 @@ def conv_backward_nin(xl, gl, w, stride, pads, dil, groups, osz, cols, need):
     size = xl.shape[2:]
     o = w.shape[0]
     ksize = w.shape[2:]
-    gt = mod.ascontiguousarray(mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
+    gt = _contig(mod, mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
     gx = gw = None
     if need[0]:
         psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))

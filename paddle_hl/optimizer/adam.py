@@ -56,36 +56,30 @@ class _AdamBase(Optimizer):
             b1p *= b1
             b2p *= b2
             return
-        if decay != 1.0:
-            parr *= decay
-        # Paddle's formula, evaluated in place through one reused scratch array: the same
-        # roundings as the expression form, without allocating five parameter-sized temporaries
-        # per parameter per step
-        t = self._scratch(xp, parr)
-        xp.multiply(garr, 1 - b1, out=t)
-        m *= b1
-        m += t
-        xp.multiply(garr, 1 - b2, out=t)
-        t *= garr
-        v *= b2
-        v += t
-        xp.sqrt(v, out=t)
-        t += eps * math.sqrt(1 - bp2)
-        xp.divide(m, t, out=t)
-        t *= lr_t
-        parr -= t
+        c1, c2, eps_t = 1 - b1, 1 - b2, eps * math.sqrt(1 - bp2)
+
+        # Paddle's formula, evaluated in place through one scratch array: the same roundings
+        # as the expression form, without allocating five parameter-sized temporaries per
+        # parameter per step
+        def update(parr, garr, m, v, t):
+            if decay != 1.0:
+                parr *= decay
+            xp.multiply(garr, c1, out=t)
+            m *= b1
+            m += t
+            xp.multiply(garr, c2, out=t)
+            t *= garr
+            v *= b2
+            v += t
+            xp.sqrt(v, out=t)
+            t += eps_t
+            xp.divide(m, t, out=t)
+            t *= lr_t
+            parr -= t
+
+        self._blockwise(update, (parr, garr, m, v))
         b1p *= b1
         b2p *= b2
-
-    def _scratch(self, xp, like):
-        """A work array shaped and typed like ``like``: a view of one flat buffer per
-        (array module, dtype), grown to the largest parameter and reused across parameters."""
-        bufs = self.__dict__.setdefault("_work", {})
-        key = (xp.__name__, like.dtype)
-        buf = bufs.get(key)
-        if buf is None or buf.size < like.size:
-            buf = bufs[key] = xp.empty(like.size, dtype=like.dtype)
-        return buf[:like.size].reshape(like.shape)
 
 
 class Adam(_AdamBase):

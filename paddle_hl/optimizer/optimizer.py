@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..backend import _threads
 from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap, _zero_grad
@@ -17,6 +18,11 @@ from ..regularizer import L2Decay, WeightDecayRegularizer
 from .lr import LRScheduler
 
 __all__ = []
+
+# elements per cache block of the NumPy in-place updates (see Optimizer._blockwise): the blocks
+# of the operands and the scratch stay in cache through all of an update's passes (measured on
+# ResNet-18's parameters, Adam: 18.6 ms whole-array, 16.1 ms at 32K, 15.7 ms at 64K elements)
+_BLOCK = 65536
 
 
 def _check_params(parameters, where):
@@ -252,6 +258,55 @@ class Optimizer:
     def _update(self, p, parr, garr, lr, grp):
         """Subclass hook: update ``parr`` in place from ``garr`` with learning rate ``lr``."""
         parr -= lr * garr
+
+    def _scratch(self, xp, like):
+        """A work array shaped and typed like ``like``: a view of one flat buffer per
+        (array module, dtype), grown to the largest parameter and reused across parameters."""
+        bufs = self.__dict__.setdefault("_work", {})
+        key = (xp.__name__, like.dtype)
+        buf = bufs.get(key)
+        if buf is None or buf.size < like.size:
+            buf = bufs[key] = xp.empty(like.size, dtype=like.dtype)
+        return buf[:like.size].reshape(like.shape)
+
+    def _blockwise(self, fn, arrays):
+        """``fn(*arrays, scratch)``: an in-place elementwise update of same-shaped arrays, with
+        one scratch array like them.
+
+        On NumPy a large update runs block by block (``_BLOCK`` elements of every operand at a
+        time), so its several passes read and write cache instead of memory, and the blocks are
+        shared out over the CPU thread pool, each thread with its own scratch. Every element
+        goes through the same operations as in one whole-array call, so the numbers are
+        identical.
+        """
+        a0 = arrays[0]
+        xp = backend.get_array_module(a0)
+        n = a0.size
+        if (xp is not np or n <= 2 * _BLOCK
+                or not all(a.flags.c_contiguous and a.shape == a0.shape and a.dtype == a0.dtype
+                           for a in arrays)):
+            fn(*arrays, self._scratch(xp, a0))
+            return
+        flat = [a.reshape(-1) for a in arrays]
+        nblocks = -(-n // _BLOCK)
+        k = _threads.parts(2 * n * a0.itemsize * len(arrays), nblocks)
+        bufs = self.__dict__.setdefault("_work", {})
+        scratch = []
+        for t in range(k):
+            key = ("block", t, a0.dtype)
+            if key not in bufs or bufs[key].size < _BLOCK:
+                bufs[key] = np.empty(_BLOCK, dtype=a0.dtype)
+            scratch.append(bufs[key])
+
+        def part(t, b0, b1):
+            tmp = scratch[t]
+            for b in range(b0, b1):
+                s = b * _BLOCK
+                e = min(n, s + _BLOCK)
+                fn(*[f[s:e] for f in flat], tmp[:e - s])
+
+        _threads.run(part, [(t, lo, hi) for t, (lo, hi) in
+                            enumerate(_threads.ranges(nblocks, k))])
 
     # ------------------------------------------------------------------ accumulators
     def _master(self, p):

@@ -24,7 +24,13 @@ class SGD(Optimizer):
     def _update(self, p, parr, garr, lr, grp):
         if backend.fused_update("sgd", garr, (lr,), (parr,)):
             return
-        parr -= lr * garr
+        xp = backend.get_array_module(parr)
+
+        def update(parr, garr, t):
+            xp.multiply(garr, lr, out=t)
+            parr -= t
+
+        self._blockwise(update, (parr, garr))
 
 
 class Momentum(Optimizer):
@@ -58,12 +64,21 @@ class Momentum(Optimizer):
         nesterov = grp.get("use_nesterov", self._use_nesterov)
         if backend.fused_update("momentum", garr, (lr, mu, float(nesterov)), (parr, v)):
             return
-        v *= mu
-        v += garr
-        if nesterov:
-            parr -= lr * (garr + mu * v)
-        else:
-            parr -= lr * v
+        xp = backend.get_array_module(parr)
+
+        # in place through one scratch array, the same roundings as the expression form
+        def update(parr, garr, v, t):
+            v *= mu
+            v += garr
+            if nesterov:
+                xp.multiply(v, mu, out=t)
+                t += garr
+                t *= lr
+            else:
+                xp.multiply(v, lr, out=t)
+            parr -= t
+
+        self._blockwise(update, (parr, garr, v))
 
 
 class Adagrad(Optimizer):

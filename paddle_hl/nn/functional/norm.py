@@ -12,11 +12,13 @@ with no per-channel Python loop. Each kernel has a higher-order rule built from 
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 import numpy as np
 
 from ... import backend
+from ...backend import _threads
 from ...backend.arrays import up as _up
 from ...framework.op import apply
 from ...framework.tensor import Tensor, _wrap
@@ -65,6 +67,14 @@ def _rsum(a, raxes):
     return a.sum(axis=raxes, keepdims=True)
 
 
+def _split(xp, fn, extent, nbytes):
+    """``fn(lo, hi)`` over ``range(extent)``: split over the CPU thread pool on NumPy."""
+    if xp is np:
+        _threads.split(fn, extent, nbytes)
+    else:
+        fn(0, extent)
+
+
 def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     """The batch-norm case of :func:`_norm_k`: per-channel statistics and per-channel affine.
 
@@ -76,30 +86,62 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     m = 1
     for k in raxes:
         m *= view[k]
-    mean = _rsum(xv, raxes)
-    mean /= m
-    xc = xv - mean
-    out = xc * xc
-    var = _rsum(out, raxes)
-    var /= m
-    invstd = 1.0 / xp.sqrt(var + eps)
-    scale = invstd if w is None else invstd * _up(w).reshape(pshape)
-    xp.multiply(xc, scale, out=out)
-    if b is not None:
-        out += _up(b).reshape(pshape)
+    # every statistic is per channel: on NumPy the work is split over channel ranges on the
+    # CPU thread pool (each range computed exactly as the whole array would be)
+    ca = next(k for k in range(len(view)) if k not in raxes)
+    nc = view[ca]
+    pre = (slice(None),) * ca
+    wv = None if w is None else _up(w).reshape(pshape)
+    bv = None if b is None else _up(b).reshape(pshape)
+    mean = xp.empty(pshape, dtype=xv.dtype)
+    var = xp.empty(pshape, dtype=xv.dtype)
+    invstd = xp.empty(pshape, dtype=xv.dtype)
+    scale = xp.empty(pshape, dtype=xv.dtype)
+    xc = xp.empty(xv.shape, dtype=xv.dtype)
+    out = xp.empty(xv.shape, dtype=xv.dtype)
+
+    def fwd(lo, hi):
+        sl = pre + (slice(lo, hi),)
+        xs, xcs, os = xv[sl], xc[sl], out[sl]
+        mu = _rsum(xs, raxes)
+        mu /= m
+        xp.subtract(xs, mu, out=xcs)
+        xp.multiply(xcs, xcs, out=os)
+        va = _rsum(os, raxes)
+        va /= m
+        inv = 1.0 / xp.sqrt(va + eps)
+        sc = inv if wv is None else inv * wv[sl]
+        xp.multiply(xcs, sc, out=os)
+        if bv is not None:
+            os += bv[sl]
+        mean[sl], var[sl], invstd[sl], scale[sl] = mu, va, inv, sc
+
+    _split(xp, fwd, nc, xv.nbytes)
 
     def backward(g, _gm=None, _gv=None):
         gv = _up(g.reshape(view))
-        sg = _rsum(gv, raxes)
-        t = gv * xc
-        sgx = _rsum(t, raxes)
+        sg = xp.empty(pshape, dtype=gv.dtype)
+        sgx = xp.empty(pshape, dtype=gv.dtype)
+        dx = xp.empty(gv.shape, dtype=gv.dtype)
+
+        def bwd(lo, hi):
+            sl = pre + (slice(lo, hi),)
+            gs, xcs = gv[sl], xc[sl]
+            sgs = _rsum(gs, raxes)
+            t = gs * xcs
+            sgxs = _rsum(t, raxes)
+            k = scale[sl] / m
+            inv = invstd[sl]
+            xp.multiply(xcs, -(k * inv * inv * sgxs), out=t)
+            t -= k * sgs
+            ds = dx[sl]
+            xp.multiply(gs, scale[sl], out=ds)
+            ds += t
+            sg[sl], sgx[sl] = sgs, sgxs
+
+        _split(xp, bwd, nc, gv.nbytes)
         gw = None if w is None else _cast((invstd * sgx).reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(sg.reshape(b.shape), b.dtype)
-        k = scale / m
-        xp.multiply(xc, -(k * invstd * invstd * sgx), out=t)
-        t -= k * sg
-        dx = gv * scale
-        dx += t
         return _cast(dx.reshape(shape), dt), gw, gb
 
     return (_cast(out.reshape(shape), dt), mean.squeeze(raxes), var.squeeze(raxes)), backward
@@ -191,19 +233,28 @@ _UNBUFFERED_ROW = 512
 
 
 def _affine_apply(xp, xv, scale, shift):
-    """``xv * scale + shift`` (per-channel broadcast vectors) in a new array, two passes."""
-    if xp is np and xv.ndim == 3 and xv.shape[0] > 1 and xv.shape[2] < _UNBUFFERED_ROW:
-        n, c, s = xv.shape
-        out = np.multiply(xv.reshape(n, c * s), np.repeat(scale.reshape(c), s))
-        out += np.repeat(shift.reshape(c), s)
-        return out.reshape(n, c, s)
-    if xp is not np or xv.shape[-1] < _UNBUFFERED_ROW:
+    """``xv * scale + shift`` (per-channel broadcast vectors) in a new array, two passes; on
+    NumPy split over the batch axis on the CPU thread pool."""
+    if xp is not np:
         out = xp.multiply(xv, scale)
         out += shift
         return out
-    with backend.small_ufunc_buffer():
-        out = np.multiply(xv, scale)
-        out += shift
+    out = np.empty(xv.shape, dtype=np.result_type(xv, scale))
+    if xv.ndim == 3 and xv.shape[0] > 1 and xv.shape[2] < _UNBUFFERED_ROW:
+        n, c, s = xv.shape
+        x2, o2 = xv.reshape(n, c * s), out.reshape(n, c * s)
+        sc, sh = np.repeat(scale.reshape(c), s), np.repeat(shift.reshape(c), s)
+        small = False
+    else:
+        x2, o2, sc, sh = xv, out, scale, shift
+        small = xv.shape[-1] >= _UNBUFFERED_ROW
+
+    def part(lo, hi):
+        with backend.small_ufunc_buffer() if small else contextlib.nullcontext():
+            np.multiply(x2[lo:hi], sc, out=o2[lo:hi])
+            o2[lo:hi] += sh
+
+    _threads.split(part, x2.shape[0], 2 * xv.nbytes)
     return out
 
 

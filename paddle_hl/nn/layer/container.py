@@ -65,8 +65,19 @@ class Sequential(Layer):
         return iter(self._sub_layers.values())
 
     def forward(self, input):  # noqa: A002  (Paddle's argument name)
-        for layer in self._sub_layers.values():
-            input = layer(input)
+        layers = list(self._sub_layers.values())
+        i = 0
+        while i < len(layers):
+            # a convolution straight into a batch norm may run as one folded convolution
+            # (inference only; the convolution layer decides, see Conv2D._fused_bn_forward)
+            fuse = getattr(layers[i], "_fused_bn_forward", None)
+            out = None if fuse is None or i + 1 == len(layers) else fuse(input, layers[i + 1])
+            if out is not None:
+                input = out
+                i += 2
+                continue
+            input = layers[i](input)
+            i += 1
         return input
 
 
