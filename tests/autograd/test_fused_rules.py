@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import pkgutil
 import types
 
@@ -95,12 +96,18 @@ def _import_all():
             pass
 
 
+_PACKAGE_DIR = os.path.dirname(paddle_hl.__file__) + os.sep
+
+
 def _hand_written():
-    """``{"module.name": kernel}`` for every live kernel with a hand-written ``hi``."""
+    """``{"module.name": kernel}`` for every live kernel with a hand-written ``hi`` whose code is
+    paddle_hl's own (kernels that tests or user code define are not the library's)."""
     _import_all()
     found = {}
     for o in gc.get_objects():
         if type(o) is not types.FunctionType or getattr(o, "op_name", None) is None:
+            continue
+        if not o.__code__.co_filename.startswith(_PACKAGE_DIR):
             continue
         hi = getattr(o, "hi", None)
         if hi is not None and getattr(hi, "rule", None) is None:
