@@ -17,26 +17,37 @@ __all__ = []
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _normal_log_prob_grad(M, v, loc, scale, out, g):
+def _normal_log_prob_hi(i, g):
+    v, loc, scale = i
     z = (v - loc) / scale
-    gz = g * z / scale
-    return -gz, gz, g * (z * z - 1) / scale
+    gz = g[0] * z / scale
+    return -gz, gz, g[0] * (z * z - 1) / scale
 
 
-# The log density is one kernel (one pass for the common 1-D case instead of five separate
-# ops); its gradient is one rule over the rule namespace.
-@op("normal_log_prob", broadcast=True, grad=_normal_log_prob_grad)
+# fused: one pass for the common 1-D case instead of five separate ops, and the backward reuses
+# the standardized residual z of the forward (recomputing it makes backward a quarter slower)
+@op("normal_log_prob", saves=(), broadcast=True, hi=_normal_log_prob_hi)
 def _normal_log_prob(v, loc, scale):
     xp = backend.get_array_module(v)
     # asarray: 0-D operands give NumPy scalars, which cannot take in-place updates
     z = xp.asarray(v - loc)
     z = xp.divide(z, scale, out=z) if z.shape == xp.broadcast_shapes(z.shape, scale.shape) \
         else xp.asarray(z / scale)
-    z *= z
-    z *= -0.5
-    z -= xp.log(scale)
-    z -= z.dtype.type(_HALF_LOG_2PI)
-    return z, GRAD
+    out = xp.asarray(z * z)
+    out *= -0.5
+    out -= xp.log(scale)
+    out -= out.dtype.type(_HALF_LOG_2PI)
+
+    def backward(g):
+        gz = xp.asarray(g * z)
+        gz /= scale
+        gscale = xp.asarray(z * z)
+        gscale -= 1
+        gscale *= g
+        gscale /= scale
+        return -gz, gz, gscale
+
+    return out, backward
 
 
 def _normal_rsample_grad(M, loc, scale, eps, out, g):
