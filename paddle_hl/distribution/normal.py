@@ -6,7 +6,8 @@ import math
 
 from .. import backend
 from ..framework import random as _fr
-from ..framework.op import apply
+from ..framework.engine import GRAD
+from ..framework.op import apply, op
 from ..framework.tensor import Tensor, _wrap
 from . import _utils
 from .distribution import Distribution, register_kl
@@ -16,8 +17,16 @@ __all__ = []
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-# Log density and reparameterised draw are fused kernels: one pass each for the common
-# 1-D case instead of five separate ops, with gradients written out by hand.
+def _normal_log_prob_hi(i, g):
+    v, loc, scale = i
+    z = (v - loc) / scale
+    gz = g[0] * z / scale
+    return -gz, gz, g[0] * (z * z - 1) / scale
+
+
+# fused: one pass for the common 1-D case instead of five separate ops, and the backward reuses
+# the standardized residual z of the forward (recomputing it makes backward a quarter slower)
+@op("normal_log_prob", saves=(), broadcast=True, hi=_normal_log_prob_hi)
 def _normal_log_prob(v, loc, scale):
     xp = backend.get_array_module(v)
     # asarray: 0-D operands give NumPy scalars, which cannot take in-place updates
@@ -41,34 +50,17 @@ def _normal_log_prob(v, loc, scale):
     return out, backward
 
 
-def _normal_log_prob_hi(i, g):
-    v, loc, scale = i
-    z = (v - loc) / scale
-    gz = g[0] * z / scale
-    return -gz, gz, g[0] * (z * z - 1) / scale
+def _normal_rsample_grad(M, loc, scale, eps, out, g):
+    return g, g * eps, None
 
 
-_normal_log_prob.hi = _normal_log_prob_hi
-_normal_log_prob.broadcast = True
-_normal_log_prob.saves = ()
-_normal_log_prob.op_name = "normal_log_prob"
-
-
+# The reparameterised draw ``loc + eps * scale``: the gradient reads only the noise.
+@op("normal_rsample", saves=(2,), broadcast=True, grad=_normal_rsample_grad)
 def _normal_rsample(loc, scale, eps):
     xp = backend.get_array_module(eps)
     out = xp.asarray(eps * scale)
     out += loc
-
-    def backward(g):
-        return g, xp.asarray(g * eps), None
-
-    return out, backward
-
-
-_normal_rsample.hi = lambda i, g: (g[0], g[0] * i[2], None)
-_normal_rsample.broadcast = True
-_normal_rsample.saves = ()
-_normal_rsample.op_name = "normal_rsample"
+    return out, GRAD
 
 
 class Normal(Distribution):

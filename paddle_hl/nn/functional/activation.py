@@ -1,10 +1,11 @@
 """Activation functions (``paddle.nn.functional`` activations).
 
-Every activation is one kernel on raw arrays (see ``framework/op.py``) returning its output and a
-backward closure that keeps a single array (the input, or the output when the derivative can be
-read from it), plus a higher-order rule ``hi`` written with public Tensor ops so that
-``create_graph=True`` works. float16/bfloat16 inputs are computed in float32 and rounded back
-once, which is what Paddle's GPU kernels do (Paddle's CPU build has no low-precision kernels).
+Every activation is one kernel on raw arrays (see ``framework/op.py``) declared with ONE gradient
+rule written over the rule namespace ``M``: on raw arrays it gives first-order gradients, on
+Tensors (``create_graph=True``) differentiable ones. Elementwise rules read one value, the input
+or the output when the derivative can be read from it. float16/bfloat16 inputs are computed in
+float32 and rounded back once, which is what Paddle's GPU kernels do (Paddle's CPU build has no
+low-precision kernels).
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ from ...backend.arrays import sigmoid as _sigmoid
 from ...backend.arrays import up as _up
 from ...framework import dtype as _dt
 from ...framework import random as _rnd
-from ...framework.op import apply, apply_
-from ...framework.tensor import Tensor, _wrap
-from ...tensor import manipulation as _manip
+from ...framework.engine import GRAD
+from ...framework.op import apply, apply_, op
+from ...framework.tensor import Tensor
 from ...tensor import math as _math
-from ...tensor import search as _search
 from ...tensor._helpers import cast_to, float_arg, norm_axis, tensor_arg
 from ...tensor.special import _erf_arr
 
@@ -43,11 +43,6 @@ _GELU_C = 0.044715
 
 # ---------------------------------------------------------------- helpers
 
-def _mask(cond, like: Tensor) -> Tensor:
-    """A bool Tensor turned into a constant 0/1 Tensor of ``like``'s dtype (for gradient rules)."""
-    return _wrap(cond._data.astype(like._data.dtype))
-
-
 def _check_number(v, op: str, arg: str) -> float:
     """A float attribute, rounded to float32: Paddle stores activation attributes as 32-bit
     floats, so float64 inputs see e.g. 0.01 as 0.009999999776."""
@@ -58,13 +53,15 @@ def _check_number(v, op: str, arg: str) -> float:
     return float(np.float32(v))
 
 
-def _elementwise(name, fwd, bwd, hi, from_out=False, quiet=False):
+def _elementwise(name, fwd, d, from_out=False, quiet=False):
     """Build the kernel of an elementwise activation.
 
-    ``fwd(xc, xp, **attrs)`` computes the output in the compute dtype, ``bwd(g, s, xp, **attrs)``
-    the input gradient from the upstream gradient and the one saved array ``s`` (the input, or
-    the output when ``from_out``); ``hi(inputs, grads, **attrs)`` is the Tensor-level rule.
-    ``quiet``: fwd and bwd raise no floating-point warnings on any input (NaN and inf
+    ``fwd(xc, xp, **attrs)`` computes the output in the compute dtype; ``d(M, g, s, **attrs)``
+    is the gradient rule: the input gradient from the upstream gradient ``g`` and one value
+    ``s`` (the input, or the output when ``from_out``), written once over the rule namespace
+    ``M``. On arrays it runs in the compute dtype (float16/bfloat16 widened to float32) and the
+    result is rounded back to x's dtype.
+    ``quiet``: fwd and d raise no floating-point warnings on any input (NaN and inf
     included), so the errstate scope (about 1 µs a call) is skipped.
     """
     guard = contextlib.nullcontext if quiet else functools.partial(np.errstate, all="ignore")
@@ -75,23 +72,23 @@ def _elementwise(name, fwd, bwd, hi, from_out=False, quiet=False):
         xc = x if dt in _NATIVE else x.astype(_F32)
         with guard():
             oc = fwd(xc, xp, **attrs)
-        out = _down(oc, dt)
-        saved = oc if from_out else xc
+        return _down(oc, dt), GRAD
 
-        def backward(g):
+    def grad(M, x, out, g, **attrs):
+        s = out if from_out else x
+        if M.tensor:
+            return (d(M, g, s, **attrs),)
+        dt = x.dtype
+        if dt in _NATIVE:
             with guard():
-                r = bwd(g if g.dtype in _NATIVE else g.astype(_F32), saved, xp, **attrs)
-            return (_down(r, dt),)
-
-        return out, backward
+                return (d(M, g, s, **attrs),)
+        with guard():
+            r = d(M, g.astype(_F32), s.astype(_F32), **attrs)
+        return (_down(r, dt),)
 
     kernel.__name__ = "_" + name
-    kernel.op_name = name
-    kernel.hi = hi
-    if from_out:
-        # backward reads only the output, so a later inplace change of x does not matter
-        kernel.saves = ()
-    return kernel
+    # from_out: the rule reads only the output, so a later inplace change of x does not matter
+    return op(name, saves=() if from_out else (0,), grad=grad, uses_out=from_out)(kernel)
 
 
 def _run(kernel, x, op, **attrs):
@@ -138,8 +135,7 @@ def _fmax0(x, xp):
 _relu_k = _elementwise(
     "relu",
     _fmax0,
-    lambda g, o, xp: xp.multiply(g, o > 0),
-    lambda i, g: (g[0] * _mask(i[0] > 0, g[0]),),
+    lambda M, g, o: g * (o > 0),
     from_out=True, quiet=True)
 
 
@@ -167,8 +163,7 @@ def relu_(x, name=None):
 _relu6_k = _elementwise(
     "relu6",
     lambda x, xp: xp.clip(x, 0, 6),
-    lambda g, o, xp: xp.where((o > 0) & (o < 6), g, 0),
-    lambda i, g: (g[0] * _mask((i[0] > 0) & (i[0] < 6), g[0]),),
+    lambda M, g, o: M.select((o > 0) & (o < 6), g),
     from_out=True)
 
 
@@ -188,8 +183,7 @@ def relu6(x, name=None):
 _leaky_k = _elementwise(
     "leaky_relu",
     lambda x, xp, slope: xp.where(x > 0, x, x * slope),
-    lambda g, x, xp, slope: xp.where(x >= 0, g, g * slope),
-    lambda i, g, slope: (_search.where(i[0] >= 0, g[0], g[0] * slope),))
+    lambda M, g, x, slope: M.where(x >= 0, g, g * slope))
 
 
 def _slope_arg(v, op):
@@ -218,21 +212,11 @@ def leaky_relu_(x, negative_slope=0.01, name=None):
     return _run_(_leaky_k, x, "leaky_relu_", slope=_slope_arg(negative_slope, "leaky_relu_"))
 
 
-def _neg_exp(x, xp):
-    # exp(min(x, 0)): the positive branch never overflows
-    return xp.exp(xp.minimum(x, 0))
-
-
-def _elu_hi(i, g, alpha):
-    x = i[0]
-    return (g[0] * _search.where(x > 0, 1.0, alpha * _math.exp(_math.minimum(x, 0.0))),)
-
-
 _elu_k = _elementwise(
     "elu",
     lambda x, xp, alpha: xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))),
-    lambda g, x, xp, alpha: xp.where(x > 0, g, g * (alpha * _neg_exp(x, xp))),
-    _elu_hi)
+    # exp(min(x, 0)): the positive branch never overflows
+    lambda M, g, x, alpha: M.where(x > 0, g, g * (alpha * M.exp(M.minimum(x, 0.0)))))
 
 
 def elu(x, alpha=1.0, name=None):
@@ -263,16 +247,10 @@ def elu_(x, alpha=1.0, name=None):
     return _run_(_elu_k, x, "elu_", alpha=alpha)
 
 
-def _celu_hi(i, g, alpha):
-    x = i[0]
-    return (g[0] * _search.where(x > 0, 1.0, _math.exp(_math.minimum(x, 0.0) / alpha)),)
-
-
 _celu_k = _elementwise(
     "celu",
     lambda x, xp, alpha: xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0) / alpha)),
-    lambda g, x, xp, alpha: xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0) / alpha)),
-    _celu_hi)
+    lambda M, g, x, alpha: M.where(x > 0, g, g * M.exp(M.minimum(x, 0.0) / alpha)))
 
 
 def celu(x, alpha=1.0, name=None):
@@ -295,23 +273,17 @@ def celu(x, alpha=1.0, name=None):
     return _run(_celu_k, x, "celu", alpha=alpha)
 
 
-def _selu_hi(i, g, scale, alpha):
-    x = i[0]
-    d = _search.where(x > 0, scale, (scale * alpha) * _math.exp(_math.minimum(x, 0.0)))
-    return (g[0] * d,)
-
-
-def _selu_bwd(g, o, xp, scale, alpha):
+def _selu_grad(M, g, o, scale, alpha):
     # Paddle reads the derivative off the output, scale * alpha rounded to float32:
     # d = out + scale * alpha on the negative side
     sa = float(np.float32(scale * alpha))
-    return xp.where(o > 0, g * scale, g * (o + sa))
+    return M.where(o > 0, g * scale, g * (o + sa))
 
 
 _selu_k = _elementwise(
     "selu",
     lambda x, xp, scale, alpha: scale * xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))),
-    _selu_bwd, _selu_hi, from_out=True)
+    _selu_grad, from_out=True)
 
 
 def selu(x, scale=1.0507009873554805, alpha=1.6732632423543772, name=None):
@@ -351,35 +323,23 @@ def _gelu_fwd(x, xp, approximate):
     return e
 
 
-def _gelu_bwd(g, x, xp, approximate):
+def _erf(M, v):
+    # the array erf lives with the special functions (NumPy has none); Tensors use paddle.erf
+    return M.erf(v) if M.tensor else _erf_arr(v)
+
+
+def _gelu_grad(M, g, x, approximate):
     if approximate:
         x2 = x * x
-        t = xp.tanh(_SQRT_2_OVER_PI * x * (1.0 + _GELU_C * x2))
+        t = M.tanh(_SQRT_2_OVER_PI * x * (1.0 + _GELU_C * x2))
         d = 0.5 * (1.0 + t) + (0.5 * _SQRT_2_OVER_PI) * x * (1.0 - t * t) * (
             1.0 + 3.0 * _GELU_C * x2)
         return g * d
-    d = _erf_arr(x * _INV_SQRT_2)
-    d += 1.0
-    d *= 0.5
-    d += _INV_SQRT_2PI * x * xp.exp(-0.5 * x * x)
+    d = 0.5 * (1.0 + _erf(M, x * _INV_SQRT_2)) + _INV_SQRT_2PI * x * M.exp(-0.5 * x * x)
     return g * d
 
 
-def _gelu_hi(i, g, approximate):
-    from ...tensor.special import erf
-
-    x = i[0]
-    if approximate:
-        x2 = x * x
-        t = _math.tanh(_SQRT_2_OVER_PI * x * (1.0 + _GELU_C * x2))
-        d = 0.5 * (1.0 + t) + (0.5 * _SQRT_2_OVER_PI) * x * (1.0 - t * t) * (
-            1.0 + 3.0 * _GELU_C * x2)
-    else:
-        d = 0.5 * (1.0 + erf(x * _INV_SQRT_2)) + _INV_SQRT_2PI * x * _math.exp(-0.5 * x * x)
-    return (g[0] * d,)
-
-
-_gelu_k = _elementwise("gelu", _gelu_fwd, _gelu_bwd, _gelu_hi)
+_gelu_k = _elementwise("gelu", _gelu_fwd, _gelu_grad)
 
 
 def gelu(x, approximate=False, name=None):
@@ -406,8 +366,7 @@ def gelu(x, approximate=False, name=None):
 _hardshrink_k = _elementwise(
     "hardshrink",
     lambda x, xp, t: x * ((x > t) | (x < -t)),
-    lambda g, x, xp, t: g * ((x > t) | (x < -t)),
-    lambda i, g, t: (g[0] * _mask((i[0] > t) | (i[0] < -t), g[0]),))
+    lambda M, g, x, t: g * ((x > t) | (x < -t)))
 
 
 def hardshrink(x, threshold=0.5, name=None):
@@ -428,8 +387,7 @@ def hardshrink(x, threshold=0.5, name=None):
 _softshrink_k = _elementwise(
     "softshrink",
     lambda x, xp, t: x - xp.clip(x, -t, t),
-    lambda g, x, xp, t: g * ((x > t) | (x < -t)),
-    lambda i, g, t: (g[0] * _mask((i[0] > t) | (i[0] < -t), g[0]),))
+    lambda M, g, x, t: g * ((x > t) | (x < -t)))
 
 
 def softshrink(x, threshold=0.5, name=None):
@@ -453,9 +411,7 @@ def softshrink(x, threshold=0.5, name=None):
 _hardsigmoid_k = _elementwise(
     "hardsigmoid",
     lambda x, xp, slope, offset: xp.clip(x * slope + offset, 0, 1),
-    lambda g, o, xp, slope, offset: xp.where((o > 0) & (o < 1), g * slope, 0),
-    lambda i, g, slope, offset: (g[0] * (slope * _mask(
-        (i[0] * slope + offset > 0) & (i[0] * slope + offset < 1), g[0])),),
+    lambda M, g, o, slope, offset: M.select((o > 0) & (o < 1), g * slope),
     from_out=True)
 
 
@@ -476,21 +432,14 @@ def hardsigmoid(x, slope=0.1666667, offset=0.5, name=None):
                 offset=_check_number(offset, "hardsigmoid", "offset"))
 
 
-def _hardswish_bwd(g, x, xp):
-    d = xp.where(x < 3, (2.0 * x + 3.0) / 6.0, 1.0)
-    return xp.where(x > -3, g * d, 0)
-
-
-def _hardswish_hi(i, g):
-    x = i[0]
-    d = _search.where(x < 3, (2.0 * x + 3.0) / 6.0, 1.0)
-    return (g[0] * d * _mask(x > -3, g[0]),)
+def _hardswish_grad(M, g, x):
+    return M.select(x > -3, g * M.where(x < 3, (2.0 * x + 3.0) / 6.0, 1.0))
 
 
 _hardswish_k = _elementwise(
     "hardswish",
     lambda x, xp: x * xp.clip(x + 3.0, 0, 6) / 6.0,
-    _hardswish_bwd, _hardswish_hi)
+    _hardswish_grad)
 
 
 def hardswish(x, name=None):
@@ -509,8 +458,7 @@ def hardswish(x, name=None):
 _hardtanh_k = _elementwise(
     "hardtanh",
     lambda x, xp, lo, hi: xp.clip(x, lo, hi),
-    lambda g, x, xp, lo, hi: xp.where((x > lo) & (x < hi), g, 0),
-    lambda i, g, lo, hi: (g[0] * _mask((i[0] > lo) & (i[0] < hi), g[0]),))
+    lambda M, g, x, lo, hi: M.select((x > lo) & (x < hi), g))
 
 
 def _hardtanh_args(mn, mx, op):
@@ -542,8 +490,7 @@ def hardtanh_(x, min=-1.0, max=1.0, name=None):  # noqa: A002
 _thresholded_k = _elementwise(
     "thresholded_relu",
     lambda x, xp, t: x * (x > t),
-    lambda g, x, xp, t: g * (x > t),
-    lambda i, g, t: (g[0] * _mask(i[0] > t, g[0]),))
+    lambda M, g, x, t: g * (x > t))
 
 
 def thresholded_relu(x, threshold=1.0, name=None):
@@ -569,17 +516,11 @@ def thresholded_relu_(x, threshold=1.0, name=None):
 
 # ---------------------------------------------------------------- smooth functions
 
-def _log_sigmoid_bwd(g, x, xp):
-    e = xp.exp(-xp.abs(x))
-    # sigmoid(-x), written so that neither branch overflows
-    return g * (xp.where(x >= 0, e, 1.0) / (1.0 + e))
-
-
 _log_sigmoid_k = _elementwise(
     "log_sigmoid",
     lambda x, xp: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))),
-    _log_sigmoid_bwd,
-    lambda i, g: (g[0] * _math.sigmoid(-i[0]),))
+    # sigmoid(-x), computed so that neither branch overflows
+    lambda M, g, x: g * M.sigmoid(-x))
 
 
 def log_sigmoid(x, name=None):
@@ -600,17 +541,12 @@ def _softplus_fwd(x, xp, beta, threshold):
     return xp.where(bx > threshold, x, _softplus_arr(bx, xp) / beta)
 
 
-def _softplus_bwd(g, x, xp, beta, threshold):
+def _softplus_grad(M, g, x, beta, threshold):
     bx = x * beta
-    return xp.where(bx > threshold, g, g * _sigmoid(bx))
+    return M.where(bx > threshold, g, g * M.sigmoid(bx))
 
 
-def _softplus_hi(i, g, beta, threshold):
-    bx = i[0] * beta
-    return (g[0] * _search.where(bx > threshold, 1.0, _math.sigmoid(bx)),)
-
-
-_softplus_k = _elementwise("softplus", _softplus_fwd, _softplus_bwd, _softplus_hi)
+_softplus_k = _elementwise("softplus", _softplus_fwd, _softplus_grad)
 
 
 def softplus(x, beta=1, threshold=20, name=None):
@@ -632,8 +568,7 @@ def softplus(x, beta=1, threshold=20, name=None):
 _softsign_k = _elementwise(
     "softsign",
     lambda x, xp: x / (1.0 + xp.abs(x)),
-    lambda g, x, xp: g / xp.square(1.0 + xp.abs(x)),
-    lambda i, g: (g[0] / _math.square(1.0 + _math.abs(i[0])),))
+    lambda M, g, x: g / M.square(1.0 + M.abs(x)))
 
 
 def softsign(x, name=None):
@@ -649,18 +584,13 @@ def softsign(x, name=None):
     return _run(_softsign_k, x, "softsign")
 
 
-def _silu_bwd(g, x, xp):
-    s = _sigmoid(x)
+def _silu_grad(M, g, x):
+    s = M.sigmoid(x)
     return g * (s * (1.0 + x * (1.0 - s)))
 
 
-def _silu_hi(i, g):
-    s = _math.sigmoid(i[0])
-    return (g[0] * (s * (1.0 + i[0] * (1.0 - s))),)
-
-
-_silu_k = _elementwise("silu", lambda x, xp: x * _sigmoid(x), _silu_bwd, _silu_hi)
-_swish_k = _elementwise("swish", lambda x, xp: x * _sigmoid(x), _silu_bwd, _silu_hi)
+_silu_k = _elementwise("silu", lambda x, xp: x * _sigmoid(x), _silu_grad)
+_swish_k = _elementwise("swish", lambda x, xp: x * _sigmoid(x), _silu_grad)
 
 
 def silu(x, name=None):
@@ -695,21 +625,14 @@ def _mish_parts(x, xp):
     return sp, xp.tanh(sp)
 
 
-def _mish_bwd(g, x, xp):
-    _, t = _mish_parts(x, xp)
-    dsp = xp.where(x > 20.0, 1.0, _sigmoid(x))
+def _mish_grad(M, g, x):
+    sp = M.where(x > 20.0, x, M.maximum(x, 0.0) + M.log1p(M.exp(-M.abs(x))))
+    t = M.tanh(sp)
+    dsp = M.where(x > 20.0, 1.0, M.sigmoid(x))
     return g * (t + x * (1.0 - t * t) * dsp)
 
 
-def _mish_hi(i, g):
-    x = i[0]
-    sp = _search.where(x > 20.0, x, softplus(x))
-    t = _math.tanh(sp)
-    dsp = _search.where(x > 20.0, 1.0, _math.sigmoid(x))
-    return (g[0] * (t + x * (1.0 - t * t) * dsp),)
-
-
-_mish_k = _elementwise("mish", lambda x, xp: x * _mish_parts(x, xp)[1], _mish_bwd, _mish_hi)
+_mish_k = _elementwise("mish", lambda x, xp: x * _mish_parts(x, xp)[1], _mish_grad)
 
 
 def mish(x, name=None):
@@ -728,8 +651,7 @@ def mish(x, name=None):
 _tanhshrink_k = _elementwise(
     "tanhshrink",
     lambda x, xp: x - xp.tanh(x),
-    lambda g, x, xp: g * xp.square(xp.tanh(x)),
-    lambda i, g: (g[0] * _math.square(_math.tanh(i[0])),))
+    lambda M, g, x: g * M.square(M.tanh(x)))
 
 
 def tanhshrink(x, name=None):
@@ -790,6 +712,17 @@ def _softmax_arr(xc, axis, xp):
     return e
 
 
+def _softmax_hi(i, g, axis):
+    if i[0].ndim == 0:
+        return (g[0] * 0.0,)
+    y = softmax(i[0], axis=axis)
+    gy = g[0] * y
+    return (gy - y * gy.sum(axis=axis, keepdim=True),)
+
+
+# fused: backward reads the output kept in float32, so float16/bfloat16 gradients do not pass
+# through the rounded output
+@op("softmax", saves=(), hi=_softmax_hi)
 def _softmax_k(x, axis):
     dt, shape = x.dtype, x.shape
     xp = backend.get_array_module(x)
@@ -808,19 +741,15 @@ def _softmax_k(x, axis):
     return _down(oc.reshape(shape), dt), backward
 
 
-def _softmax_hi(i, g, axis):
+def _log_softmax_hi(i, g, axis):
     if i[0].ndim == 0:
         return (g[0] * 0.0,)
     y = softmax(i[0], axis=axis)
-    gy = g[0] * y
-    return (gy - y * gy.sum(axis=axis, keepdim=True),)
+    return (g[0] - y * g[0].sum(axis=axis, keepdim=True),)
 
 
-_softmax_k.op_name = "softmax"
-_softmax_k.saves = ()
-_softmax_k.hi = _softmax_hi
-
-
+# fused: as softmax, backward reads the float32 log-probabilities kept at forward
+@op("log_softmax", saves=(), hi=_log_softmax_hi)
 def _log_softmax_k(x, axis):
     dt, shape = x.dtype, x.shape
     xp = backend.get_array_module(x)
@@ -837,18 +766,6 @@ def _log_softmax_k(x, axis):
         return (_down(r.reshape(shape), dt),)
 
     return _down(oc.reshape(shape), dt), backward
-
-
-def _log_softmax_hi(i, g, axis):
-    if i[0].ndim == 0:
-        return (g[0] * 0.0,)
-    y = softmax(i[0], axis=axis)
-    return (g[0] - y * g[0].sum(axis=axis, keepdim=True),)
-
-
-_log_softmax_k.op_name = "log_softmax"
-_log_softmax_k.saves = ()
-_log_softmax_k.hi = _log_softmax_hi
 
 
 def _softmax_prep(x, axis, dtype, op):
@@ -906,38 +823,29 @@ def log_softmax(x, axis=-1, dtype=None, name=None):
     return apply(_log_softmax_k, x, axis=axis)
 
 
+def _gumbel_grad(M, x, noise, out, g, temperature, hard, axis):
+    # straight-through: the hard sample is differentiated as the soft one (Paddle's doc)
+    dt = x.dtype
+    if not M.tensor:
+        x, g = _up(x), _up(g)
+    y = M.op(_softmax_k, (x + noise) / temperature, axis=axis)
+    gy = g * y
+    r = (gy - y * M.sum(gy, axis=axis, keepdim=True)) / temperature
+    return (r if M.tensor else _down(r, dt)), None
+
+
+@op("gumbel_softmax", grad=_gumbel_grad)
 def _gumbel_k(x, noise, temperature, hard, axis):
     dt = x.dtype
     xp = backend.get_array_module(x)
-    xc = _up(x)
-    y = _softmax_arr((xc + noise) / temperature, axis, xp)
+    y = _softmax_arr((_up(x) + noise) / temperature, axis, xp)
     if hard:
         idx = y.argmax(axis=axis)
         out = xp.zeros_like(y)
         xp.put_along_axis(out, xp.expand_dims(idx, axis), 1.0, axis=axis)
     else:
         out = y
-
-    def backward(g):
-        # straight-through: the hard sample is differentiated as the soft one (Paddle's doc)
-        gc = _up(g)
-        r = gc * y
-        r -= y * r.sum(axis=axis, keepdims=True)
-        r /= temperature
-        return _down(r, dt), None
-
-    return _down(out, dt), backward
-
-
-def _gumbel_hi(i, g, temperature, hard, axis):
-    y = softmax((i[0] + i[1]) / temperature, axis=axis)
-    gy = g[0] * y
-    return ((gy - y * gy.sum(axis=axis, keepdim=True)) / temperature, None)
-
-
-_gumbel_k.op_name = "gumbel_softmax"
-_gumbel_k.saves = ()
-_gumbel_k.hi = _gumbel_hi
+    return _down(out, dt), GRAD
 
 
 def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
@@ -973,31 +881,23 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
 
 # ---------------------------------------------------------------- glu, maxout
 
+def _glu_grad(M, x, out, g, axis):
+    dt = x.dtype
+    if not M.tensor:
+        x, g = _up(x), _up(g)
+    a, b = M.split(x, 2, axis=axis)
+    s = M.sigmoid(b)
+    ga = g * s
+    r = M.concat([ga, ga * a * (1.0 - s)], axis=axis)
+    return (r if M.tensor else _down(r, dt),)
+
+
+@op("glu", grad=_glu_grad)
 def _glu_k(x, axis):
     dt = x.dtype
     xp = backend.get_array_module(x)
     a, b = xp.split(_up(x), 2, axis=axis)
-    s = _sigmoid(b)
-
-    def backward(g):
-        gc = _up(g)
-        ga = gc * s
-        gb = ga * a
-        gb *= 1.0 - s
-        return (_down(xp.concatenate([ga, gb], axis=axis), dt),)
-
-    return _down(a * s, dt), backward
-
-
-def _glu_hi(i, g, axis):
-    a, b = _manip.split(i[0], 2, axis=axis)
-    s = _math.sigmoid(b)
-    ga = g[0] * s
-    return (_manip.concat([ga, ga * a * (1.0 - s)], axis=axis),)
-
-
-_glu_k.op_name = "glu"
-_glu_k.hi = _glu_hi
+    return _down(a * _sigmoid(b), dt), GRAD
 
 
 def glu(x, axis=-1, name=None):
@@ -1023,38 +923,28 @@ def glu(x, axis=-1, name=None):
     return apply(_glu_k, x, axis=axis)
 
 
+def _maxout_grad(M, x, out, g, groups, axis):
+    # each output's gradient goes to the first maximum of its group (as Paddle)
+    xv = M.value(x)
+    xp = backend.get_array_module(xv)
+    shape = tuple(xv.shape)
+    rshape = shape[:axis] + (shape[axis] // groups, groups) + shape[axis + 1:]
+    xr = xv.reshape(rshape)
+    onehot = xp.zeros(rshape, dtype=xv.dtype)
+    xp.put_along_axis(onehot, xp.expand_dims(xr.argmax(axis=axis + 1), axis + 1), 1,
+                      axis=axis + 1)
+    gshape = shape[:axis] + (shape[axis] // groups, 1) + shape[axis + 1:]
+    return (M.reshape(M.reshape(g, gshape) * M.const(onehot), shape),)
+
+
+@op("maxout", grad=_maxout_grad)
 def _maxout_k(x, groups, axis):
-    dt, shape = x.dtype, x.shape
+    shape = x.shape
     xp = backend.get_array_module(x)
     c = shape[axis]
     xr = x.reshape(shape[:axis] + (c // groups, groups) + shape[axis + 1:])
     idx = xp.expand_dims(xr.argmax(axis=axis + 1), axis + 1)
-    out = xp.take_along_axis(xr, idx, axis=axis + 1).squeeze(axis + 1)
-
-    def backward(g):
-        gr = xp.zeros(xr.shape, dtype=dt)
-        # each output's gradient goes to the first maximum of its group (as Paddle)
-        xp.put_along_axis(gr, idx, xp.expand_dims(g, axis + 1), axis=axis + 1)
-        return (gr.reshape(shape),)
-
-    return _down(out, dt), backward
-
-
-def _maxout_hi(i, g, groups, axis):
-    x = i[0]
-    xp = backend.get_array_module(x._data)
-    shape = tuple(x._data.shape)
-    rshape = shape[:axis] + (shape[axis] // groups, groups) + shape[axis + 1:]
-    xr = x._data.reshape(rshape)
-    onehot = xp.zeros(rshape, dtype=x._data.dtype)
-    xp.put_along_axis(onehot, xp.expand_dims(xr.argmax(axis=axis + 1), axis + 1), 1.0,
-                      axis=axis + 1)
-    gx = _manip.unsqueeze(g[0], axis + 1) * _wrap(onehot)
-    return (_manip.reshape(gx, list(shape)),)
-
-
-_maxout_k.op_name = "maxout"
-_maxout_k.hi = _maxout_hi
+    return xp.take_along_axis(xr, idx, axis=axis + 1).squeeze(axis + 1), GRAD
 
 
 def maxout(x, groups, axis=1, name=None):
@@ -1086,38 +976,28 @@ def maxout(x, groups, axis=1, name=None):
 
 # ---------------------------------------------------------------- prelu, rrelu
 
-def _prelu_k(x, w, wshape):
-    dt = x.dtype
-    xp = backend.get_array_module(x)
-    xc, wc = _up(x), _up(w).reshape(wshape)
-    pos = xc > 0
-    out = xp.where(pos, xc, wc * xc)
-
-    def backward(g):
-        gc = _up(g)
-        gx = xp.where(pos, gc, wc * gc)
-        gw = xp.where(pos, 0, gc * xc)
-        red = tuple(k for k in range(gw.ndim) if k >= len(wshape) or wshape[k] == 1)
-        gw = gw.sum(axis=red).reshape(w.shape) if red else gw.reshape(w.shape)
-        return _down(gx, dt), _down(gw, w.dtype)
-
-    return _down(out, dt), backward
-
-
-def _prelu_hi(i, g, wshape):
-    x, w = i
-    wb = _manip.reshape(w, list(wshape))
-    pos = _mask(x > 0, g[0])
-    gx = g[0] * pos + (g[0] * wb) * (1.0 - pos)
-    gw = g[0] * x * (1.0 - pos)
-    red = [k for k in range(gw.ndim) if k >= len(wshape) or wshape[k] == 1]
+def _prelu_grad(M, x, w, out, g, wshape):
+    dt, wdt = x.dtype, w.dtype
+    if not M.tensor:
+        x, w, g = _up(x), _up(w), _up(g)
+    pos = x > 0
+    gx = M.where(pos, g, M.reshape(w, wshape) * g)
+    gw = M.where(pos, 0.0, g * x)
+    red = tuple(k for k in range(gx.ndim) if k >= len(wshape) or wshape[k] == 1)
     if red:
-        gw = gw.sum(axis=red)
-    return gx, _manip.reshape(gw, list(w.shape))
+        gw = M.sum(gw, axis=red)
+    gw = M.reshape(gw, w.shape)
+    if M.tensor:
+        return gx, gw
+    return _down(gx, dt), _down(gw, wdt)
 
 
-_prelu_k.op_name = "prelu"
-_prelu_k.hi = _prelu_hi
+@op("prelu", grad=_prelu_grad)
+def _prelu_k(x, w, wshape):
+    xp = backend.get_array_module(x)
+    xc = _up(x)
+    return _down(xp.where(xc > 0, xc, _up(w).reshape(wshape) * xc), x.dtype), GRAD
+
 
 _PRELU_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
 
@@ -1162,27 +1042,23 @@ def prelu(x, weight, data_format="NCHW", name=None):
     return apply(_prelu_k, x, weight, wshape=wshape)
 
 
-def _rrelu_k(x, noise):
+def _rrelu_grad(M, x, noise, out, g):
+    # the slopes are constants of the draw: no gradient flows into the noise
     dt = x.dtype
+    if M.tensor:
+        noise = noise.astype(x.dtype)
+    else:
+        x, g = _up(x), _up(g)
+    r = g * M.where(x >= 0, 1.0, noise)
+    return (r if M.tensor else _down(r, dt)), None
+
+
+@op("rrelu", grad=_rrelu_grad)
+def _rrelu_k(x, noise):
     xp = backend.get_array_module(x)
     xc = _up(x)
     slope = xp.where(xc >= 0, 1.0, noise).astype(xc.dtype, copy=False)
-
-    def backward(g):
-        return _down(_up(g) * slope, dt), None
-
-    return _down(xc * slope, dt), backward
-
-
-def _rrelu_hi(i, g):
-    x, noise = i
-    slope = _search.where(x >= 0, 1.0, noise.astype(x.dtype))
-    return (g[0] * slope.detach(), None)
-
-
-_rrelu_k.op_name = "rrelu"
-_rrelu_k.saves = ()
-_rrelu_k.hi = _rrelu_hi
+    return _down(xc * slope, x.dtype), GRAD
 
 
 def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):

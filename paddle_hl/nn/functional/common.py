@@ -19,8 +19,9 @@ from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
 from ...framework import state
-from ...framework.op import apply
-from ...framework.tensor import Tensor, _wrap
+from ...framework.engine import GRAD
+from ...framework.op import apply, op
+from ...framework.tensor import Tensor
 from ...tensor import linalg as _linalg
 from ...tensor import math as _math
 from ...tensor import stat as _stat
@@ -51,6 +52,21 @@ def _mm(a, b):
 
 
 # ------------------------------------------------------------------------------------ linear
+def _linear_hi(i, g, **_):
+    x, w, b = i
+    g = g[0]
+    k, n = w.shape
+    gx = _linalg.matmul(g, w, transpose_y=True)
+    gw = _linalg.matmul(reshape(x, [-1, k]), reshape(g, [-1, n]), transpose_x=True)
+    gb = None
+    if isinstance(b, Tensor):
+        gb = _stat.sum(reshape(g, [-1, n]), axis=0)
+    return gx, gw, gb
+
+
+# fused: one 2-D GEMM per gradient over the flattened leading dims, a float32 bias sum for
+# low-precision gradients, and the input GEMM skipped when x needs no gradient
+@op("linear", saves=(0, 1), hi=_linear_hi)
 def _linear_kernel(x, w, b, need_x=True):
     """``x @ w + b`` for x ``[..., in]``, w ``[in, out]``, b ``[out]`` or None.
 
@@ -75,23 +91,6 @@ def _linear_kernel(x, w, b, need_x=True):
         return gx, gw, gb
 
     return out, bw
-
-
-def _linear_hi(i, g, **_):
-    x, w, b = i
-    g = g[0]
-    k, n = w.shape
-    gx = _linalg.matmul(g, w, transpose_y=True)
-    gw = _linalg.matmul(reshape(x, [-1, k]), reshape(g, [-1, n]), transpose_x=True)
-    gb = None
-    if isinstance(b, Tensor):
-        gb = _stat.sum(reshape(g, [-1, n]), axis=0)
-    return gx, gw, gb
-
-
-_linear_kernel.op_name = "linear"
-_linear_kernel.saves = (0, 1)
-_linear_kernel.hi = _linear_hi
 
 
 def linear(x, weight, bias=None, name=None):
@@ -142,6 +141,19 @@ def linear(x, weight, bias=None, name=None):
 
 
 # ---------------------------------------------------------------------------------- bilinear
+def _bilinear_hi(i, g, **_):
+    x1, x2, w, b = i
+    g = g[0]
+    gx1 = _linalg.einsum("no,oij,nj->ni", g, w, x2)
+    gx2 = _linalg.einsum("no,oij,ni->nj", g, w, x1)
+    gw = _linalg.einsum("no,ni,nj->oij", g, x1, x2)
+    gb = _stat.sum(g, axis=0, keepdim=True) if isinstance(b, Tensor) else None
+    return gx1, gx2, gw, gb
+
+
+# fused: the backward reuses the forward's x1 @ w product and lays w out for one GEMM per
+# gradient instead of three einsum contractions
+@op("bilinear", saves=(0, 1, 2), hi=_bilinear_hi)
 def _bilinear_kernel(x1, x2, w, b):
     """``out[n, o] = x1[n] @ w[o] @ x2[n] + b[0, o]``."""
     n = x1.shape[0]
@@ -165,21 +177,6 @@ def _bilinear_kernel(x1, x2, w, b):
         return gx1, gx2, gw, gb
 
     return out, bw
-
-
-def _bilinear_hi(i, g, **_):
-    x1, x2, w, b = i
-    g = g[0]
-    gx1 = _linalg.einsum("no,oij,nj->ni", g, w, x2)
-    gx2 = _linalg.einsum("no,oij,ni->nj", g, w, x1)
-    gw = _linalg.einsum("no,ni,nj->oij", g, x1, x2)
-    gb = _stat.sum(g, axis=0, keepdim=True) if isinstance(b, Tensor) else None
-    return gx1, gx2, gw, gb
-
-
-_bilinear_kernel.op_name = "bilinear"
-_bilinear_kernel.saves = (0, 1, 2)
-_bilinear_kernel.hi = _bilinear_hi
 
 
 def bilinear(x1, x2, weight, bias=None, name=None):
@@ -227,17 +224,17 @@ def bilinear(x1, x2, weight, bias=None, name=None):
 
 
 # ----------------------------------------------------------------------------------- dropout
+def _mask_grad(M, x, m, add, out, g):
+    return g * m, None, None
+
+
+@op("dropout", saves=(1,), grad=_mask_grad)
 def _mask_kernel(x, m, add):
     """``x * m (+ add)`` with constant arrays m and add broadcasting against x."""
     out = x * m
     if add is not None:
         out += add
-    return out, lambda g: (g * m, None, None)
-
-
-_mask_kernel.op_name = "dropout"
-_mask_kernel.saves = ()
-_mask_kernel.hi = lambda i, g: (_math.multiply(g[0], _wrap(i[1])), None, None)
+    return out, GRAD
 
 
 def _check_p(p, op):
@@ -438,6 +435,7 @@ def _source_index(lo, n, m, mode):
     return np.where(k >= n, period - k, k)
 
 
+@op("pad", saves=())
 def _pad_kernel(x, pads, mode, value):
     """Pad (or crop, for negative widths) every axis by ``pads[axis] = (before, after)``."""
     xp = _xp(x)
@@ -498,10 +496,6 @@ def _pad_kernel(x, pads, mode, value):
         return g, None, None, None
 
     return out, bw
-
-
-_pad_kernel.op_name = "pad"
-_pad_kernel.saves = ()
 
 
 def _pad_list(pad, op):
