@@ -18,7 +18,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..backend.arrays import up as _up
 from ..framework import dtype as _dt
-from ..framework.op import _unbroadcast, apply
+from ..framework.op import GRAD, _unbroadcast, apply, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import OPERATOR, float_arg, norm_axis, promote_pair, tensor_arg
 
@@ -41,6 +41,19 @@ def _cj(a):
 
 def _low(dt) -> bool:
     return dt in _dt.LOW_FLOATS
+
+
+def _mT_m(M, a):  # noqa: N802  (matrix transpose in either gradient-rule namespace)
+    nd = len(a.shape)
+    return M.transpose(a, list(range(nd - 2)) + [nd - 1, nd - 2])
+
+
+def _fit(M, g, like):
+    """An array-path gradient summed over broadcast batch dims to ``like``'s shape (the Tensor
+    path's engine does this itself)."""
+    if M.tensor or g.shape == like.shape:
+        return g
+    return _unbroadcast(g, like.shape)
 
 
 def _diag_embed(v):
@@ -81,13 +94,9 @@ def _same_float(x, y, op):
 
 
 # --------------------------------------------------------------------------- conj (private op)
+@op("conj", saves=(), grad=lambda M, x, out, g: (M.conj(g),))
 def _conj_kernel(x):
-    return x.conj(), lambda g: (g.conj(),)
-
-
-_conj_kernel.op_name = "conj"
-_conj_kernel.saves = ()
-_conj_kernel.hi = lambda i, g: (_conj(g[0]),)
+    return x.conj(), GRAD
 
 
 def _conj(x: Tensor) -> Tensor:
@@ -98,6 +107,21 @@ def _conj(x: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------- matmul family
+def _matmul_grad(M, x, y, out, g, tx=False, ty=False):
+    # the adjoints are matmuls again (with conj(x), conj(y) for complex operands)
+    cx, cy = M.conj(x), M.conj(y)
+    if tx:
+        gx = M.op(_matmul_kernel, cy, g, tx=ty, ty=True)
+    else:
+        gx = M.op(_matmul_kernel, g, cy, tx=False, ty=not ty)
+    if ty:
+        gy = M.op(_matmul_kernel, g, cx, tx=True, ty=tx)
+    else:
+        gy = M.op(_matmul_kernel, cx, g, tx=not tx, ty=False)
+    return _fit(M, gx, x), _fit(M, gy, y)
+
+
+@op("matmul", grad=_matmul_grad)
 def _matmul_kernel(x, y, tx=False, ty=False):
     """op(x) @ op(y) with x, y at least 2-D (1-D cases are reshaped by the public function)."""
     xp = _xp(x)
@@ -106,44 +130,8 @@ def _matmul_kernel(x, y, tx=False, ty=False):
     b = _mT(y) if ty else y
     # bf16 has no BLAS anywhere; fp16 has none in NumPy: accumulate in fp32
     if dt == _dt.BFLOAT16_NP or (_low(dt) and xp is np):
-        out = xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(dt)
-    else:
-        out = xp.matmul(a, b)
-
-    def bw(g):
-        if g.dtype == _dt.BFLOAT16_NP or (_low(g.dtype) and xp is np):
-            g32, a32, b32 = g.astype(np.float32), a.astype(np.float32), b.astype(np.float32)
-            ga = xp.matmul(g32, _mH(b32)).astype(dt)
-            gb = xp.matmul(_mH(a32), g32).astype(dt)
-        else:
-            ga = xp.matmul(g, _mH(b))
-            gb = xp.matmul(_mH(a), g)
-        ga = _unbroadcast(ga, a.shape)
-        gb = _unbroadcast(gb, b.shape)
-        return (_mT(ga) if tx else ga), (_mT(gb) if ty else gb)
-
-    return out, bw
-
-
-def _matmul_hi(i, g, tx=False, ty=False):
-    """The matmul gradient written with matmul itself, so it can be differentiated again."""
-    x, y = i
-    g = g[0]
-    cx = _conj(x) if isinstance(x, Tensor) else x
-    cy = _conj(y) if isinstance(y, Tensor) else y
-    if tx:
-        gx = matmul(cy, g, transpose_x=ty, transpose_y=True)
-    else:
-        gx = matmul(g, cy, transpose_y=not ty)
-    if ty:
-        gy = matmul(g, cx, transpose_x=True, transpose_y=tx)
-    else:
-        gy = matmul(cx, g, transpose_x=not tx)
-    return gx, gy
-
-
-_matmul_kernel.op_name = "matmul"
-_matmul_kernel.hi = _matmul_hi
+        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(dt), GRAD
+    return xp.matmul(a, b), GRAD
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
@@ -265,28 +253,15 @@ def mv(x, vec, name=None):
     return matmul(x, vec)
 
 
+def _dot_grad(M, x, y, out, g):
+    g = M.reshape(g, list(g.shape) + [1])
+    return g * M.conj(y), g * M.conj(x)
+
+
+@op("dot", grad=_dot_grad)
 def _dot_kernel(x, y):
     xp = _xp(x)
-    out = xp.sum(_up(x) * _up(y), axis=-1).astype(x.dtype)
-    out = xp.asarray(out)
-
-    def bw(g):
-        g = g[..., None]
-        return g * _cj(y), g * _cj(x)
-
-    return out, bw
-
-
-def _dot_hi(i, g):
-    from .manipulation import unsqueeze
-
-    x, y = i
-    gg = unsqueeze(g[0], -1)
-    return gg * _conj(y), gg * _conj(x)
-
-
-_dot_kernel.op_name = "dot"
-_dot_kernel.hi = _dot_hi
+    return xp.asarray(xp.sum(_up(x) * _up(y), axis=-1).astype(x.dtype)), GRAD
 
 
 def dot(x, y, name=None):
@@ -435,41 +410,25 @@ def _kron_shapes(xs, ys):
     return xs, ys
 
 
-def _kron_kernel(x, y):
-    xp = _xp(x)
+def _kron_grad(M, x, y, out, g):
     xs, ys = _kron_shapes(x.shape, y.shape)
     nd = len(xs)
+    # the interleaved view of the kernel: g[x0, y0, x1, y1, ...]
+    ge = M.reshape(g, [v for a, b in zip(xs, ys) for v in (a, b)])
+    xe = M.reshape(x, [v for s in xs for v in (s, 1)])
+    ye = M.reshape(y, [v for s in ys for v in (1, s)])
+    gx = M.sum(ge * M.conj(ye), axis=tuple(range(1, 2 * nd, 2)))
+    gy = M.sum(ge * M.conj(xe), axis=tuple(range(0, 2 * nd, 2)))
+    return M.reshape(gx, list(x.shape)), M.reshape(gy, list(y.shape))
+
+
+@op("kron", grad=_kron_grad)
+def _kron_kernel(x, y):
+    xs, ys = _kron_shapes(x.shape, y.shape)
     # interleave: x -> (x0, 1, x1, 1, ...), y -> (1, y0, 1, y1, ...)
     xe = x.reshape(tuple(v for s in xs for v in (s, 1)))
     ye = y.reshape(tuple(v for s in ys for v in (1, s)))
-    out = (xe * ye).reshape(tuple(a * b for a, b in zip(xs, ys)))
-
-    def bw(g):
-        ge = g.reshape(tuple(v for a, b in zip(xs, ys) for v in (a, b)))
-        gx = xp.sum(ge * _cj(ye), axis=tuple(range(1, 2 * nd, 2))).reshape(x.shape)
-        gy = xp.sum(ge * _cj(xe), axis=tuple(range(0, 2 * nd, 2))).reshape(y.shape)
-        return gx, gy
-
-    return out, bw
-
-
-def _kron_hi(i, g):
-    from .manipulation import reshape
-
-    x, y = i
-    xs, ys = _kron_shapes(x.shape, y.shape)
-    nd = len(xs)
-    letters = string.ascii_letters
-    a, b = letters[:nd], letters[nd:2 * nd]
-    inter = "".join(p + q for p, q in zip(a, b))
-    ge = reshape(g[0], [v for p, q in zip(xs, ys) for v in (p, q)])
-    gx = einsum(f"{inter},{b}->{a}", ge, _conj(reshape(y, list(ys))))
-    gy = einsum(f"{inter},{a}->{b}", ge, _conj(reshape(x, list(xs))))
-    return reshape(gx, x.shape), reshape(gy, y.shape)
-
-
-_kron_kernel.op_name = "kron"
-_kron_kernel.hi = _kron_hi
+    return (xe * ye).reshape(tuple(a * b for a, b in zip(xs, ys))), GRAD
 
 
 def kron(x, y, name=None):
@@ -489,18 +448,10 @@ def kron(x, y, name=None):
     return apply(_kron_kernel, x, y)
 
 
+@op("cross", grad=lambda M, x, y, out, g, axis: (M.op(_cross_kernel, y, g, axis=axis),
+                                                 M.op(_cross_kernel, g, x, axis=axis)))
 def _cross_kernel(x, y, axis):
-    xp = _xp(x)
-    out = xp.cross(x, y, axis=axis)
-
-    def bw(g):
-        return xp.cross(y, g, axis=axis), xp.cross(g, x, axis=axis)
-
-    return out, bw
-
-
-_cross_kernel.op_name = "cross"
-_cross_kernel.hi = lambda i, g, axis: (cross(i[1], g[0], axis), cross(g[0], i[0], axis))
+    return _xp(x).cross(x, y, axis=axis), GRAD
 
 
 def cross(x, y, axis=9, name=None):
@@ -770,39 +721,29 @@ def _einsum_extras(extra, like):
             for kind, _, n in extra]
 
 
+def _einsum_grad(M, *args, subs, out, sizes):
+    # each operand's gradient is one einsum of g, the other operands and constant helpers
+    ops, g = args[:-2], args[-1]
+    grads = []
+    for i in range(len(ops)):
+        eq, extra = _einsum_grad_spec(subs, out, i, sizes)
+        lhs, rhs = eq.split("->")
+        terms = ([g] + [M.conj(ops[j]) for j in range(len(ops)) if j != i]
+                 + [M.const(a) for a in _einsum_extras(extra, M.value(g))])
+        gsubs = tuple(lhs.split(","))
+        gsizes = {c: n for sb, t in zip(gsubs, terms) for c, n in zip(sb, t.shape)}
+        grads.append(M.op(_einsum_kernel, *terms, subs=gsubs, out=rhs,
+                          sizes=tuple(sorted(gsizes.items()))))
+    return tuple(grads)
+
+
+@op("einsum", grad=_einsum_grad)
 def _einsum_kernel(*ops, subs, out, sizes):
     dt = ops[0].dtype
     low = _low(dt) and (dt == _dt.BFLOAT16_NP or _xp(ops[0]) is np)
     ups = [_up(o) for o in ops] if low else list(ops)
     res = _einsum_raw(",".join(subs) + "->" + out, ups)
-    res = _xp(ops[0]).asarray(res).astype(dt, copy=False)
-
-    def bw(g):
-        gu = _up(g) if low else g
-        grads = []
-        for i in range(len(ops)):
-            eq, extra = _einsum_grad_spec(subs, out, i, sizes)
-            others = [_cj(ups[j]) for j in range(len(ops)) if j != i]
-            gi = _einsum_raw(eq, [gu] + others + _einsum_extras(extra, gu))
-            grads.append(_xp(g).asarray(gi).astype(dt, copy=False))
-        return tuple(grads)
-
-    return res, bw
-
-
-def _einsum_hi(i, g, subs, out, sizes):
-    grads = []
-    for k in range(len(i)):
-        eq, extra = _einsum_grad_spec(subs, out, k, sizes)
-        others = [_conj(i[j]) if isinstance(i[j], Tensor) else i[j]
-                  for j in range(len(i)) if j != k]
-        consts = [_wrap(a) for a in _einsum_extras(extra, g[0]._data)]
-        grads.append(einsum(eq, g[0], *others, *consts))
-    return tuple(grads)
-
-
-_einsum_kernel.op_name = "einsum"
-_einsum_kernel.hi = _einsum_hi
+    return _xp(ops[0]).asarray(res).astype(dt, copy=False), GRAD
 
 
 def einsum(equation, *operands):
@@ -857,40 +798,40 @@ def _pnorm_fwd(a, p, axis):
     return xp.sum(ab ** p, axis=axis, keepdims=True) ** (1.0 / p)
 
 
-def _pnorm_dir(a, n, p):
-    """d norm / d a for each element (n has keepdims); a zero norm gives a zero gradient."""
-    xp = _xp(a)
+def _pnorm_dir(M, a, n, p):
+    """d norm / d a for each element (n has keepdims), in either rule namespace; a zero norm
+    gives a zero gradient."""
     if p == 0:
-        return xp.zeros_like(a)
-    sgn = xp.sign(a)
+        return M.zeros_like(a)
+    sgn = M.sign(a)
+    nd = M.value(n)
     if p in (np.inf, -np.inf):
-        return sgn * (xp.abs(a) == n)
+        return sgn * M.mask(_xp(nd).abs(M.value(a)) == nd, a)
     if p == 1:
         return sgn
-    safe = xp.where(n == 0, 1, n)
+    safe = n + M.mask(nd == 0, n)  # 1 where the norm is 0
     if p == 2:
         d = a / safe
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = sgn * xp.abs(a) ** (p - 1) / safe ** (p - 1)
-    return xp.where(n == 0, 0, d)
+            d = sgn * M.abs(a) ** (p - 1) / safe ** (p - 1)
+    return M.select(nd != 0, d)
 
 
+def _pnorm_grad(M, x, out, g, p, axis, keepdim):
+    kept = [1 if i in axis else s for i, s in enumerate(x.shape)]
+    if M.tensor:
+        return (_pnorm_dir(M, x, M.reshape(out, kept), p) * M.reshape(g, kept),)
+    # arrays: float16/bfloat16 in float32, as the forward
+    d = _pnorm_dir(M, _up(x), _up(out).reshape(kept), p)
+    return ((d * _up(g).reshape(kept)).astype(x.dtype, copy=False),)
+
+
+@op("p_norm", uses_out=True, grad=_pnorm_grad)
 def _pnorm_kernel(x, p, axis, keepdim):
-    dt = x.dtype
-    a = _up(x)
-    n = _pnorm_fwd(a, p, axis)
+    n = _pnorm_fwd(_up(x), p, axis)
     out = n if keepdim else n.reshape(tuple(s for i, s in enumerate(n.shape) if i not in axis))
-    out = out.astype(dt, copy=False)
-
-    def bw(g):
-        gk = _up(g).reshape(n.shape)
-        return ((_pnorm_dir(a, n, p) * gk).astype(dt, copy=False),)
-
-    return out, bw
-
-
-_pnorm_kernel.op_name = "p_norm"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def _norm_axes(axis, ndim, op):
@@ -976,9 +917,24 @@ def dist(x, y, p=2, name=None):
     return apply(_pnorm_kernel, d, p=pv, axis=tuple(range(d.ndim)), keepdim=False)
 
 
+def _cdist_grad(M, x, y, out, g, p, use_mm):
+    xs, ys, dt = list(x.shape), list(y.shape), x.dtype
+    if not M.tensor:  # float16/bfloat16 arrays in float32, as the forward
+        x, y, out, g = _up(x), _up(y), _up(out), _up(g)
+    # diff[..., i, j, :] = x[..., i, :] - y[..., j, :]
+    diff = M.reshape(x, xs[:-1] + [1, xs[-1]]) - M.reshape(y, ys[:-2] + [1] + ys[-2:])
+    kept = list(out.shape) + [1]
+    gd = _pnorm_dir(M, diff, M.reshape(out, kept), p) * M.reshape(g, kept)
+    gx, gy = M.sum(gd, axis=-2), -M.sum(gd, axis=-3)
+    if M.tensor:
+        return gx, gy
+    return (_unbroadcast(gx, tuple(xs)).astype(dt, copy=False),
+            _unbroadcast(gy, tuple(ys)).astype(dt, copy=False))
+
+
+@op("cdist", uses_out=True, grad=_cdist_grad)
 def _cdist_kernel(x, y, p, use_mm):
     xp = _xp(x)
-    dt = x.dtype
     a, b = _up(x), _up(y)
     if use_mm:
         xn = xp.sum(a * a, axis=-1)[..., :, None]
@@ -987,18 +943,7 @@ def _cdist_kernel(x, y, p, use_mm):
     else:
         diff = a[..., :, None, :] - b[..., None, :, :]
         out = _pnorm_fwd(diff, p, -1)[..., 0]
-
-    def bw(g):
-        diff = a[..., :, None, :] - b[..., None, :, :]
-        gd = _pnorm_dir(diff, out[..., None], p) * _up(g)[..., None]
-        gx = _unbroadcast(gd.sum(axis=-2), a.shape).astype(dt, copy=False)
-        gy = _unbroadcast(-gd.sum(axis=-3), b.shape).astype(dt, copy=False)
-        return gx, gy
-
-    return out.astype(dt, copy=False), bw
-
-
-_cdist_kernel.op_name = "cdist"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=None):
@@ -1044,13 +989,14 @@ def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=
     return apply(_cdist_kernel, x, y, p=pv, use_mm=use_mm)
 
 
+def _clip_grad(M, x, out, g, lo, hi):
+    xd = M.value(x)
+    return (g * M.mask((xd >= lo) & (xd <= hi), g),)
+
+
+@op("clip", grad=_clip_grad)
 def _clip_kernel(x, lo, hi):
-    xp = _xp(x)
-    out = xp.clip(x, lo, hi)
-    return out, lambda g: (g * ((x >= lo) & (x <= hi)),)
-
-
-_clip_kernel.op_name = "clip"
+    return _xp(x).clip(x, lo, hi), GRAD
 
 
 def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
@@ -1162,30 +1108,30 @@ def _inv_raw(a, op):
                          f"{list(a.shape)}") from None
 
 
+def _inverse_grad(M, x, out, g):
+    # d inv(A) = -inv(A)^H g inv(A)^H
+    co = M.conj(out)
+    return (-M.op(_matmul_kernel, M.op(_matmul_kernel, co, g, tx=True), co, ty=True),)
+
+
+@op("inverse", saves=(), uses_out=True, grad=_inverse_grad)
 def _inverse_kernel(x):
-    dt = x.dtype
     inv = _inv_raw(_up(x), "inverse")
     if _xp(x) is not np and not bool(_xp(x).isfinite(inv).all()):
         raise ValueError(f"inverse: the input matrix is not invertible; shape {list(x.shape)}")
-
-    def bw(g):
-        ih = _mH(inv)
-        return (-(ih @ _up(g) @ ih)).astype(dt, copy=False),
-
-    return inv.astype(dt, copy=False), bw
+    return inv.astype(x.dtype, copy=False), GRAD
 
 
-def _inverse_hi(i, g):
-    from .manipulation import transpose
-
-    inv = inverse(i[0])
-    perm = list(range(inv.ndim - 2)) + [inv.ndim - 1, inv.ndim - 2]
-    ih = _conj(transpose(inv, perm))
-    return (-matmul(matmul(ih, g[0]), ih),)
-
-
-_inverse_kernel.op_name = "inverse"
-_inverse_kernel.hi = _inverse_hi
+@op("inverse", saves=(), uses_out=True, grad=_inverse_grad)
+def _inverse_or_nan_kernel(x):
+    """inv(x), NaN for a singular matrix (for gradients that are undefined there)."""
+    xp = _xp(x)
+    with np.errstate(all="ignore"):
+        try:
+            inv = xp.linalg.inv(_up(x))
+        except np.linalg.LinAlgError:
+            inv = xp.full(x.shape, np.nan, dtype=_up(x).dtype)
+    return inv.astype(x.dtype, copy=False), GRAD
 
 
 def inverse(x, name=None):
@@ -1218,24 +1164,22 @@ def _adjugate_t(a):
     return _mT(adj)
 
 
+def _det_grad(M, x, out, g):
+    # d det(A) = det(A) inv(A)^T, the transposed adjugate
+    shape = list(out.shape) + [1, 1]
+    if bool((M.value(out) != 0).all()):
+        cof = M.reshape(out, shape) * _mT_m(M, M.op(_inverse_kernel, x))
+    else:
+        # singular: the adjugate from the SVD (finite there; a constant of the rule)
+        xd = M.value(x)
+        cof = M.const(_adjugate_t(_up(xd)).astype(xd.dtype, copy=False))
+    return (M.conj(cof) * M.reshape(g, shape),)
+
+
+@op("det", uses_out=True, grad=_det_grad)
 def _det_kernel(x):
     xp = _xp(x)
-    dt = x.dtype
-    a = _up(x)
-    d = xp.asarray(xp.linalg.det(a))
-
-    def bw(g):
-        nz = d != 0
-        if bool(xp.all(nz)):
-            cof = d[..., None, None] * _mT(xp.linalg.inv(a))
-        else:
-            cof = _adjugate_t(a)
-        return (_cj(cof) * _up(g)[..., None, None]).astype(dt, copy=False),
-
-    return d.astype(dt, copy=False), bw
-
-
-_det_kernel.op_name = "det"
+    return xp.asarray(xp.linalg.det(_up(x))).astype(x.dtype, copy=False), GRAD
 
 
 def det(x, name=None):
@@ -1253,27 +1197,19 @@ def det(x, name=None):
     return apply(_det_kernel, x)
 
 
+def _slogdet_grad(M, x, out, g):
+    # d log|det A| / dA = inv(A)^-H; a singular matrix has no finite gradient (NaN)
+    gl = g[1]
+    inv = M.op(_inverse_or_nan_kernel, x)
+    return (M.conj(_mT_m(M, inv)) * M.reshape(gl, list(gl.shape) + [1, 1]),)
+
+
+@op("slogdet", saves=(0,), grad=_slogdet_grad)
 def _slogdet_kernel(x):
     xp = _xp(x)
-    dt = x.dtype
-    a = _up(x)
-    sign, logabs = xp.linalg.slogdet(a)
+    sign, logabs = xp.linalg.slogdet(_up(x))
     out = xp.stack([xp.asarray(sign).astype(logabs.dtype), xp.asarray(logabs)])
-
-    def bw(g):
-        gl = _up(g)[1]
-        # d log|det A| / dA = inv(A)^T; a singular matrix has no finite gradient
-        with np.errstate(all="ignore"):
-            try:
-                inv = xp.linalg.inv(a)
-            except np.linalg.LinAlgError:
-                inv = xp.full(a.shape, np.nan, dtype=a.dtype)
-        return (_mH(inv) * gl[..., None, None]).astype(dt, copy=False),
-
-    return out.astype(dt, copy=False), bw
-
-
-_slogdet_kernel.op_name = "slogdet"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def slogdet(x, name=None):
