@@ -1226,6 +1226,19 @@ def slogdet(x, name=None):
     return apply(_slogdet_kernel, x)
 
 
+def _solve_grad(M, x, y, out, g, vec):
+    # A out = b: gb = A^-H g solves the adjoint system, gA = -gb out^H
+    gb = M.op(_solve_kernel, M.conj(_mT_m(M, x)), g, vec=vec)
+    co = M.conj(out)
+    if vec:
+        n = co.shape[-1]
+        ga = -(M.reshape(gb, list(gb.shape) + [1]) * M.reshape(co, list(co.shape[:-1]) + [1, n]))
+    else:
+        ga = -M.op(_matmul_kernel, gb, co, ty=True)
+    return _fit(M, ga, x), _fit(M, gb, y)
+
+
+@op("solve", uses_out=True, grad=_solve_grad)
 def _solve_kernel(x, y, vec):
     xp = _xp(x)
     dt = x.dtype
@@ -1241,23 +1254,8 @@ def _solve_kernel(x, y, vec):
         raise ValueError(f"solve: the matrix x is not invertible ({e}); x has shape "
                          f"{list(x.shape)}") from None
 
-    def bw(g):
-        gg = _up(g)
-        if vec:
-            gg = gg[..., None]
-        gb = xp.linalg.solve(_mH(ab), gg)
-        ga = -(gb @ _mH(out))
-        ga = _unbroadcast(ga, a.shape)
-        gb = _unbroadcast(gb, b.shape)
-        if vec:
-            gb = gb[..., 0]
-        return ga.astype(dt, copy=False), gb.astype(dt, copy=False)
-
     res = out[..., 0] if vec else out
-    return res.astype(dt, copy=False), bw
-
-
-_solve_kernel.op_name = "solve"
+    return res.astype(dt, copy=False), GRAD
 
 
 def solve(x, y, name=None):
@@ -1305,6 +1303,8 @@ def _tri_mask(shape, upper, unit, xp, dtype):
     return m
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("triangular_solve")
 def _trisolve_kernel(x, y, upper, transpose, unit):
     xp = _xp(x)
     dt = x.dtype
@@ -1329,9 +1329,6 @@ def _trisolve_kernel(x, y, upper, transpose, unit):
                 _unbroadcast(gb, b.shape).astype(dt, copy=False))
 
     return out.astype(dt, copy=False), bw
-
-
-_trisolve_kernel.op_name = "triangular_solve"
 
 
 def triangular_solve(x, y, upper=True, transpose=False, unitriangular=False, name=None):
@@ -1390,6 +1387,8 @@ def cholesky_solve(x, y, upper=False, name=None):
 
 
 # --------------------------------------------------------------------------- decompositions
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("cholesky")
 def _cholesky_kernel(x, upper):
     xp = _xp(x)
     dt = x.dtype
@@ -1413,9 +1412,6 @@ def _cholesky_kernel(x, upper):
 
     out = _mH(low) if upper else low
     return out.astype(dt, copy=False), bw
-
-
-_cholesky_kernel.op_name = "cholesky"
 
 
 def cholesky(x, upper=False, name=None):
@@ -1445,6 +1441,8 @@ def _qr_backward(gq, gr, q, r):
     return _rsolve(gq + q @ b, _mH(r))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("qr")
 def _qr_kernel(x, mode):
     xp = _xp(x)
     dt = x.dtype
@@ -1481,9 +1479,6 @@ def _qr_kernel(x, mode):
     if mode == "r":
         return r.astype(dt, copy=False), bw
     return (q.astype(dt, copy=False), r.astype(dt, copy=False)), bw
-
-
-_qr_kernel.op_name = "qr"
 
 
 def qr(x, mode="reduced", name=None):
@@ -1541,6 +1536,8 @@ def _svd_backward(u, s, vh, gu, gs, gvh):
     return ga
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("svd")
 def _svd_kernel(x, full):
     xp = _xp(x)
     dt = x.dtype
@@ -1571,9 +1568,6 @@ def _svd_kernel(x, full):
 
     return (u.astype(dt, copy=False), s.astype(real_dt if dt.kind == "c" else dt, copy=False),
             vh.astype(dt, copy=False)), bw
-
-
-_svd_kernel.op_name = "svd"
 
 
 def svd(x, full_matrices=False, name=None):
@@ -1613,6 +1607,8 @@ def _eigh_backward(w, v, gw, gv):
     return 0.5 * (ga + _mH(ga))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eigh")
 def _eigh_kernel(x, uplo):
     dt = x.dtype
     w, v = _eigh_raw(_up(x), uplo)
@@ -1624,9 +1620,6 @@ def _eigh_kernel(x, uplo):
         return (ga.astype(dt, copy=False),)
 
     return (w.astype(wdt, copy=False), v.astype(dt, copy=False)), bw
-
-
-_eigh_kernel.op_name = "eigh"
 
 
 def _uplo(uplo, op):
@@ -1651,6 +1644,8 @@ def eigh(x, UPLO="L", name=None):  # noqa: N803  (Paddle's argument name)
     return apply(_eigh_kernel, x, uplo=_uplo(UPLO, "eigh"))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eigvalsh")
 def _eigvalsh_kernel(x, uplo):
     dt = x.dtype
     w, v = _eigh_raw(_up(x), uplo)
@@ -1660,9 +1655,6 @@ def _eigvalsh_kernel(x, uplo):
         return (_eigh_backward(w, v, _up(gw), None).astype(dt, copy=False),)
 
     return w.astype(wdt, copy=False), bw
-
-
-_eigvalsh_kernel.op_name = "eigvalsh"
 
 
 def eigvalsh(x, UPLO="L", name=None):  # noqa: N803
@@ -1692,6 +1684,8 @@ def _eig_raw(a):
     return w.astype(cdt, copy=False), v.astype(cdt, copy=False)
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eig")
 def _eig_kernel(x):
     xp = _xp(x)
     dt = x.dtype
@@ -1718,9 +1712,6 @@ def _eig_kernel(x):
         return (ga.astype(dt, copy=False),)
 
     return (w, v), bw
-
-
-_eig_kernel.op_name = "eig"
 
 
 def eig(x, name=None):
@@ -1846,6 +1837,8 @@ def _lu_backward(low, upp, pm, glu):
     return pm @ gb
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("lu")
 def _lu_kernel(x, pivot, infos):
     dt = x.dtype
     a = _up(x)
@@ -1859,9 +1852,6 @@ def _lu_kernel(x, pivot, infos):
 
     outs = (lu.astype(dt, copy=False), piv)
     return (outs + (info,) if infos else outs), bw
-
-
-_lu_kernel.op_name = "lu"
 
 
 def lu(x, pivot=True, get_infos=False, name=None):
@@ -1881,6 +1871,7 @@ def lu(x, pivot=True, get_infos=False, name=None):
     return apply(_lu_kernel, x, pivot=bool(pivot), infos=bool(get_infos))
 
 
+@op("lu_unpack", saves=())
 def _lu_unpack_kernel(x, y, unpack_ludata, unpack_pivots):
     xp = _xp(x)
     m, n = x.shape[-2:]
@@ -1905,10 +1896,6 @@ def _lu_unpack_kernel(x, y, unpack_ludata, unpack_pivots):
         return g, None
 
     return (pm, low, upp), bw
-
-
-_lu_unpack_kernel.op_name = "lu_unpack"
-_lu_unpack_kernel.saves = ()
 
 
 def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
@@ -1937,6 +1924,8 @@ def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
                  unpack_pivots=bool(unpack_pivots))
 
 
+# fused (no higher-order rule): the backward replays the forward's reflectors
+@op("householder_product")
 def _householder_kernel(x, tau):
     xp = _xp(x)
     dt = x.dtype
@@ -1980,9 +1969,6 @@ def _householder_kernel(x, tau):
         return ga.astype(dt, copy=False), gt.astype(dt, copy=False)
 
     return q.astype(dt, copy=False), bw
-
-
-_householder_kernel.op_name = "householder_product"
 
 
 def householder_product(x, tau, name=None):
@@ -2037,6 +2023,8 @@ def _pinv_backward(a, p, g):
     return ga
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("pinv")
 def _pinv_kernel(x, rcond, hermitian):
     dt = x.dtype
     a = _up(x)
@@ -2050,9 +2038,6 @@ def _pinv_kernel(x, rcond, hermitian):
         return (ga.astype(dt, copy=False),)
 
     return p.astype(dt, copy=False), bw
-
-
-_pinv_kernel.op_name = "pinv"
 
 
 def _rcond_arr(rcond, batch, xp, op):
@@ -2087,6 +2072,8 @@ def pinv(x, rcond=1e-15, hermitian=False, name=None):
     return apply(_pinv_kernel, x, rcond=r, hermitian=bool(hermitian))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("lstsq")
 def _lstsq_kernel(x, y, rcond, driver):
     xp = _xp(x)
     dt = x.dtype
@@ -2119,9 +2106,6 @@ def _lstsq_kernel(x, y, rcond, driver):
     rdt = dt if dt.kind != "c" else s.dtype
     return (sol.astype(dt, copy=False), res.astype(rdt, copy=False), rank_out,
             sv.astype(rdt, copy=False)), bw
-
-
-_lstsq_kernel.op_name = "lstsq"
 
 
 def lstsq(x, y, rcond=None, driver=None, name=None):
@@ -2230,22 +2214,20 @@ def cond(x, p=None, name=None):
     return multiply(_matrix_norm(x, p), _matrix_norm(inverse(x), p))
 
 
+def _mat_abs_norm_grad(M, x, out, g, p):
+    # the gradient goes through the column (p=1) or row (p=inf) whose |x| sum is picked
+    xd = M.value(x)
+    axis = -1 if p in (np.inf, -np.inf) else -2
+    pick = _xp(xd).abs(xd).sum(axis=axis) == M.value(out)[..., None]
+    pick = pick[..., :, None] if axis == -1 else pick[..., None, :]
+    return (M.sign(x) * M.mask(pick, x) * M.reshape(g, list(g.shape) + [1, 1]),)
+
+
+@op("matrix_norm", uses_out=True, grad=_mat_abs_norm_grad)
 def _mat_abs_norm_kernel(x, p):
     xp = _xp(x)
-    ax = xp.abs(x)
-    axis = -1 if p in (np.inf, -np.inf) else -2
-    sums = xp.sum(ax, axis=axis)
-    out = xp.max(sums, axis=-1) if p > 0 else xp.min(sums, axis=-1)
-
-    def bw(g):
-        pick = (sums == out[..., None])
-        pick = pick[..., :, None] if axis == -1 else pick[..., None, :]
-        return (xp.sign(x) * pick * g[..., None, None],)
-
-    return out, bw
-
-
-_mat_abs_norm_kernel.op_name = "matrix_norm"
+    sums = xp.sum(xp.abs(x), axis=-1 if p in (np.inf, -np.inf) else -2)
+    return (xp.max(sums, axis=-1) if p > 0 else xp.min(sums, axis=-1)), GRAD
 
 
 def _matrix_norm(x, p):
