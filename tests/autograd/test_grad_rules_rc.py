@@ -137,3 +137,25 @@ def test_converted_kernels_declare_one_rule():
               special._bessel_k, linalg._matmul_kernel, linalg._det_kernel,
               linalg._pnorm_kernel, linalg._solve_kernel):
         assert callable(k.grad) and k.hi.rule is k.grad, k.op_name
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_first_derivative_matches_finite_differences(case):
+    # the rule itself is right (the checks above compare its two paths and its derivative)
+    fn, arrays = CASES[case]
+    _, gs = _first(fn, arrays, False)
+
+    def value(arrs):
+        y = fn(*[paddle.to_tensor(a) for a in arrs])
+        return float((y.numpy() * np.linspace(0.5, 1.5, y.size).reshape(y.shape)).sum())
+
+    eps = 1e-6
+    for j, a in enumerate(arrays):
+        num = np.zeros(a.shape)
+        for k in np.ndindex(a.shape):
+            pl = [b.copy() for b in arrays]
+            mi = [b.copy() for b in arrays]
+            pl[j][k] += eps
+            mi[j][k] -= eps
+            num[k] = (value(pl) - value(mi)) / (2 * eps)
+        np.testing.assert_allclose(gs[j].numpy(), num, rtol=1e-5, atol=1e-6)
