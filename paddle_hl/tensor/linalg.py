@@ -107,31 +107,32 @@ def _conj(x: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------- matmul family
+def _mm(M, a, b, tx, ty):
+    """The matmul kernel in a gradient rule: recorded under create_graph, called directly (no
+    keyword forwarding) on arrays, where the rule runs at every backward."""
+    if M.tensor:
+        return M.op(_matmul_kernel, a, b, tx=tx, ty=ty)
+    return _matmul_kernel(a, b, tx, ty)[0]
+
+
 def _matmul_grad(M, x, y, out, g, tx=False, ty=False):
     # the adjoints are matmuls again (with conj(x), conj(y) for complex operands)
     cx, cy = M.conj(x), M.conj(y)
-    if tx:
-        gx = M.op(_matmul_kernel, cy, g, tx=ty, ty=True)
-    else:
-        gx = M.op(_matmul_kernel, g, cy, tx=False, ty=not ty)
-    if ty:
-        gy = M.op(_matmul_kernel, g, cx, tx=True, ty=tx)
-    else:
-        gy = M.op(_matmul_kernel, cx, g, tx=not tx, ty=False)
+    gx = _mm(M, cy, g, ty, True) if tx else _mm(M, g, cy, False, not ty)
+    gy = _mm(M, g, cx, True, tx) if ty else _mm(M, cx, g, not tx, False)
     return _fit(M, gx, x), _fit(M, gy, y)
 
 
 @op("matmul", grad=_matmul_grad)
 def _matmul_kernel(x, y, tx=False, ty=False):
     """op(x) @ op(y) with x, y at least 2-D (1-D cases are reshaped by the public function)."""
-    xp = _xp(x)
+    a = x.swapaxes(-1, -2) if tx else x
+    b = y.swapaxes(-1, -2) if ty else y
     dt = x.dtype
-    a = _mT(x) if tx else x
-    b = _mT(y) if ty else y
     # bf16 has no BLAS anywhere; fp16 has none in NumPy: accumulate in fp32
-    if dt == _dt.BFLOAT16_NP or (_low(dt) and xp is np):
-        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(dt), GRAD
-    return xp.matmul(a, b), GRAD
+    if dt.itemsize == 2 and (dt == _dt.BFLOAT16_NP or (_low(dt) and _xp(x) is np)):
+        return (a.astype(np.float32) @ b.astype(np.float32)).astype(dt), GRAD
+    return a @ b, GRAD
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
@@ -1111,7 +1112,7 @@ def _inv_raw(a, op):
 def _inverse_grad(M, x, out, g):
     # d inv(A) = -inv(A)^H g inv(A)^H
     co = M.conj(out)
-    return (-M.op(_matmul_kernel, M.op(_matmul_kernel, co, g, tx=True), co, ty=True),)
+    return (-_mm(M, _mm(M, co, g, True, False), co, False, True),)
 
 
 @op("inverse", saves=(), uses_out=True, grad=_inverse_grad)
@@ -1234,7 +1235,7 @@ def _solve_grad(M, x, y, out, g, vec):
         n = co.shape[-1]
         ga = -(M.reshape(gb, list(gb.shape) + [1]) * M.reshape(co, list(co.shape[:-1]) + [1, n]))
     else:
-        ga = -M.op(_matmul_kernel, gb, co, ty=True)
+        ga = -_mm(M, gb, co, False, True)
     return _fit(M, ga, x), _fit(M, gb, y)
 
 
