@@ -804,18 +804,17 @@ def _pnorm_dir(M, a, n, p):
     gives a zero gradient."""
     if p == 0:
         return M.zeros_like(a)
-    sgn = M.sign(a)
     nd = M.value(n)
     if p in (np.inf, -np.inf):
-        return sgn * M.mask(_xp(nd).abs(M.value(a)) == nd, a)
+        return M.sign(a) * M.mask(_xp(nd).abs(M.value(a)) == nd, a)
     if p == 1:
-        return sgn
+        return M.sign(a)
     safe = n + M.mask(nd == 0, n)  # 1 where the norm is 0
     if p == 2:
         d = a / safe
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = sgn * M.abs(a) ** (p - 1) / safe ** (p - 1)
+            d = M.sign(a) * M.abs(a) ** (p - 1) / safe ** (p - 1)
     return M.select(nd != 0, d)
 
 

@@ -486,45 +486,66 @@ def _var_div(n, unbiased):
     return _b.max(n - 1, 1) if unbiased else n
 
 
-def _centred(M, x, axis):
-    """x minus its mean over ``axis`` (float16/bfloat16 arrays in float32), and the count."""
-    a = x if M.tensor else _acc(x)
-    n = _count(x.shape, axis)
-    return a - M.sum(a, axis, keepdim=True) / n, n
+def _grow_t(g, axis, keepdim, shape):
+    """A reduction's output gradient Tensor with the reduced axes re-inserted (length 1)."""
+    from .manipulation import reshape
+
+    return reshape(g, _kept_shape(shape, axis)) if not keepdim and axis else g
 
 
-def _var_grad(M, x, out, g, axis, unbiased, keepdim):
-    d, n = _centred(M, x, axis)
-    g = _regrow(M, g, x.shape, axis, keepdim) * (2.0 / _var_div(n, unbiased)) * d
-    return (g if M.tensor else g.astype(x.dtype, copy=False),)
+def _var_hi(i, g, axis, unbiased, keepdim):
+    x = i[0]
+    div = _var_div(_count(x.shape, axis), unbiased)
+    d = x - mean(x, list(axis), keepdim=True)
+    return (_grow_t(g[0], axis, keepdim, x.shape) * d * (2.0 / div),)
 
 
-@op("var", grad=_var_grad)
+# fused: the backward reuses the forward's centred values (a rule would centre x again)
+@op("var", hi=_var_hi)
 def _var_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
     a = _acc(x)
     div = _var_div(_count(x.shape, axis), unbiased)
     d = a - xp.mean(a, axis=axis, keepdims=True)
-    return _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype), GRAD
+    out = _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype)
+    kept = _kept_shape(x.shape, axis)
+
+    def bw(g):
+        if not keepdim and axis:
+            g = g.reshape(kept)
+        with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
+            return ((g * (2.0 / div) * d).astype(x.dtype, copy=False),)
+
+    return out, bw
 
 
-def _std_grad(M, x, out, g, axis, unbiased, keepdim):
-    d, n = _centred(M, x, axis)
-    full = _regrow(M, out, x.shape, axis, keepdim)
-    # a constant group has std 0: 0 / 0 = NaN, as in Paddle
-    with np.errstate(invalid="ignore", divide="ignore"):
-        g = _regrow(M, g, x.shape, axis, keepdim) * d / (full * _var_div(n, unbiased))
-    return (g if M.tensor else g.astype(x.dtype, copy=False),)
+def _std_hi(i, g, axis, unbiased, keepdim):
+    x = i[0]
+    div = _var_div(_count(x.shape, axis), unbiased)
+    d = x - mean(x, list(axis), keepdim=True)
+    s = std(x, list(axis), unbiased=unbiased, keepdim=True)
+    return (_grow_t(g[0], axis, keepdim, x.shape) * d / (s * div),)
 
 
-@op("std", uses_out=True, grad=_std_grad)
+# fused: the backward reuses the forward's centred values (a rule would centre x again)
+@op("std", hi=_std_hi)
 def _std_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
     a = _acc(x)
     div = _var_div(_count(x.shape, axis), unbiased)
     d = a - xp.mean(a, axis=axis, keepdims=True)
     full = xp.sqrt(xp.sum(d * d, axis=axis, keepdims=True) / div)
-    return _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype), GRAD
+    out = _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype)
+    kept = _kept_shape(x.shape, axis)
+
+    def bw(g):
+        if not keepdim and axis:
+            g = g.reshape(kept)
+        # a constant group has std 0: 0 / 0 = NaN, as in Paddle
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((g * d / (div * full)).astype(x.dtype, copy=False),)
+
+    return out, bw
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
