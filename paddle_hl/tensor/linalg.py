@@ -18,7 +18,7 @@ from .. import backend
 from ..backend import get_array_module as _xp
 from ..backend.arrays import up as _up
 from ..framework import dtype as _dt
-from ..framework.op import _unbroadcast, apply
+from ..framework.op import GRAD, _unbroadcast, apply, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import OPERATOR, float_arg, norm_axis, promote_pair, tensor_arg
 
@@ -41,6 +41,19 @@ def _cj(a):
 
 def _low(dt) -> bool:
     return dt in _dt.LOW_FLOATS
+
+
+def _mT_m(M, a):  # noqa: N802  (matrix transpose in either gradient-rule namespace)
+    nd = len(a.shape)
+    return M.transpose(a, list(range(nd - 2)) + [nd - 1, nd - 2])
+
+
+def _fit(M, g, like):
+    """An array-path gradient summed over broadcast batch dims to ``like``'s shape (the Tensor
+    path's engine does this itself)."""
+    if M.tensor or g.shape == like.shape:
+        return g
+    return _unbroadcast(g, like.shape)
 
 
 def _diag_embed(v):
@@ -81,13 +94,9 @@ def _same_float(x, y, op):
 
 
 # --------------------------------------------------------------------------- conj (private op)
+@op("conj", saves=(), grad=lambda M, x, out, g: (M.conj(g),))
 def _conj_kernel(x):
-    return x.conj(), lambda g: (g.conj(),)
-
-
-_conj_kernel.op_name = "conj"
-_conj_kernel.saves = ()
-_conj_kernel.hi = lambda i, g: (_conj(g[0]),)
+    return x.conj(), GRAD
 
 
 def _conj(x: Tensor) -> Tensor:
@@ -98,52 +107,32 @@ def _conj(x: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------- matmul family
+def _mm(M, a, b, tx, ty):
+    """The matmul kernel in a gradient rule: recorded under create_graph, called directly (no
+    keyword forwarding) on arrays, where the rule runs at every backward."""
+    if M.tensor:
+        return M.op(_matmul_kernel, a, b, tx=tx, ty=ty)
+    return _matmul_kernel(a, b, tx, ty)[0]
+
+
+def _matmul_grad(M, x, y, out, g, tx=False, ty=False):
+    # the adjoints are matmuls again (with conj(x), conj(y) for complex operands)
+    cx, cy = M.conj(x), M.conj(y)
+    gx = _mm(M, cy, g, ty, True) if tx else _mm(M, g, cy, False, not ty)
+    gy = _mm(M, g, cx, True, tx) if ty else _mm(M, cx, g, not tx, False)
+    return _fit(M, gx, x), _fit(M, gy, y)
+
+
+@op("matmul", grad=_matmul_grad)
 def _matmul_kernel(x, y, tx=False, ty=False):
     """op(x) @ op(y) with x, y at least 2-D (1-D cases are reshaped by the public function)."""
-    xp = _xp(x)
+    a = x.swapaxes(-1, -2) if tx else x
+    b = y.swapaxes(-1, -2) if ty else y
     dt = x.dtype
-    a = _mT(x) if tx else x
-    b = _mT(y) if ty else y
     # bf16 has no BLAS anywhere; fp16 has none in NumPy: accumulate in fp32
-    if dt == _dt.BFLOAT16_NP or (_low(dt) and xp is np):
-        out = xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(dt)
-    else:
-        out = xp.matmul(a, b)
-
-    def bw(g):
-        if g.dtype == _dt.BFLOAT16_NP or (_low(g.dtype) and xp is np):
-            g32, a32, b32 = g.astype(np.float32), a.astype(np.float32), b.astype(np.float32)
-            ga = xp.matmul(g32, _mH(b32)).astype(dt)
-            gb = xp.matmul(_mH(a32), g32).astype(dt)
-        else:
-            ga = xp.matmul(g, _mH(b))
-            gb = xp.matmul(_mH(a), g)
-        ga = _unbroadcast(ga, a.shape)
-        gb = _unbroadcast(gb, b.shape)
-        return (_mT(ga) if tx else ga), (_mT(gb) if ty else gb)
-
-    return out, bw
-
-
-def _matmul_hi(i, g, tx=False, ty=False):
-    """The matmul gradient written with matmul itself, so it can be differentiated again."""
-    x, y = i
-    g = g[0]
-    cx = _conj(x) if isinstance(x, Tensor) else x
-    cy = _conj(y) if isinstance(y, Tensor) else y
-    if tx:
-        gx = matmul(cy, g, transpose_x=ty, transpose_y=True)
-    else:
-        gx = matmul(g, cy, transpose_y=not ty)
-    if ty:
-        gy = matmul(g, cx, transpose_x=True, transpose_y=tx)
-    else:
-        gy = matmul(cx, g, transpose_x=not tx)
-    return gx, gy
-
-
-_matmul_kernel.op_name = "matmul"
-_matmul_kernel.hi = _matmul_hi
+    if dt.itemsize == 2 and (dt == _dt.BFLOAT16_NP or (_low(dt) and _xp(x) is np)):
+        return (a.astype(np.float32) @ b.astype(np.float32)).astype(dt), GRAD
+    return a @ b, GRAD
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
@@ -265,28 +254,15 @@ def mv(x, vec, name=None):
     return matmul(x, vec)
 
 
+def _dot_grad(M, x, y, out, g):
+    g = M.reshape(g, list(g.shape) + [1])
+    return g * M.conj(y), g * M.conj(x)
+
+
+@op("dot", grad=_dot_grad)
 def _dot_kernel(x, y):
     xp = _xp(x)
-    out = xp.sum(_up(x) * _up(y), axis=-1).astype(x.dtype)
-    out = xp.asarray(out)
-
-    def bw(g):
-        g = g[..., None]
-        return g * _cj(y), g * _cj(x)
-
-    return out, bw
-
-
-def _dot_hi(i, g):
-    from .manipulation import unsqueeze
-
-    x, y = i
-    gg = unsqueeze(g[0], -1)
-    return gg * _conj(y), gg * _conj(x)
-
-
-_dot_kernel.op_name = "dot"
-_dot_kernel.hi = _dot_hi
+    return xp.asarray(xp.sum(_up(x) * _up(y), axis=-1).astype(x.dtype)), GRAD
 
 
 def dot(x, y, name=None):
@@ -435,41 +411,25 @@ def _kron_shapes(xs, ys):
     return xs, ys
 
 
-def _kron_kernel(x, y):
-    xp = _xp(x)
+def _kron_grad(M, x, y, out, g):
     xs, ys = _kron_shapes(x.shape, y.shape)
     nd = len(xs)
+    # the interleaved view of the kernel: g[x0, y0, x1, y1, ...]
+    ge = M.reshape(g, [v for a, b in zip(xs, ys) for v in (a, b)])
+    xe = M.reshape(x, [v for s in xs for v in (s, 1)])
+    ye = M.reshape(y, [v for s in ys for v in (1, s)])
+    gx = M.sum(ge * M.conj(ye), axis=tuple(range(1, 2 * nd, 2)))
+    gy = M.sum(ge * M.conj(xe), axis=tuple(range(0, 2 * nd, 2)))
+    return M.reshape(gx, list(x.shape)), M.reshape(gy, list(y.shape))
+
+
+@op("kron", grad=_kron_grad)
+def _kron_kernel(x, y):
+    xs, ys = _kron_shapes(x.shape, y.shape)
     # interleave: x -> (x0, 1, x1, 1, ...), y -> (1, y0, 1, y1, ...)
     xe = x.reshape(tuple(v for s in xs for v in (s, 1)))
     ye = y.reshape(tuple(v for s in ys for v in (1, s)))
-    out = (xe * ye).reshape(tuple(a * b for a, b in zip(xs, ys)))
-
-    def bw(g):
-        ge = g.reshape(tuple(v for a, b in zip(xs, ys) for v in (a, b)))
-        gx = xp.sum(ge * _cj(ye), axis=tuple(range(1, 2 * nd, 2))).reshape(x.shape)
-        gy = xp.sum(ge * _cj(xe), axis=tuple(range(0, 2 * nd, 2))).reshape(y.shape)
-        return gx, gy
-
-    return out, bw
-
-
-def _kron_hi(i, g):
-    from .manipulation import reshape
-
-    x, y = i
-    xs, ys = _kron_shapes(x.shape, y.shape)
-    nd = len(xs)
-    letters = string.ascii_letters
-    a, b = letters[:nd], letters[nd:2 * nd]
-    inter = "".join(p + q for p, q in zip(a, b))
-    ge = reshape(g[0], [v for p, q in zip(xs, ys) for v in (p, q)])
-    gx = einsum(f"{inter},{b}->{a}", ge, _conj(reshape(y, list(ys))))
-    gy = einsum(f"{inter},{a}->{b}", ge, _conj(reshape(x, list(xs))))
-    return reshape(gx, x.shape), reshape(gy, y.shape)
-
-
-_kron_kernel.op_name = "kron"
-_kron_kernel.hi = _kron_hi
+    return (xe * ye).reshape(tuple(a * b for a, b in zip(xs, ys))), GRAD
 
 
 def kron(x, y, name=None):
@@ -489,18 +449,10 @@ def kron(x, y, name=None):
     return apply(_kron_kernel, x, y)
 
 
+@op("cross", grad=lambda M, x, y, out, g, axis: (M.op(_cross_kernel, y, g, axis=axis),
+                                                 M.op(_cross_kernel, g, x, axis=axis)))
 def _cross_kernel(x, y, axis):
-    xp = _xp(x)
-    out = xp.cross(x, y, axis=axis)
-
-    def bw(g):
-        return xp.cross(y, g, axis=axis), xp.cross(g, x, axis=axis)
-
-    return out, bw
-
-
-_cross_kernel.op_name = "cross"
-_cross_kernel.hi = lambda i, g, axis: (cross(i[1], g[0], axis), cross(g[0], i[0], axis))
+    return _xp(x).cross(x, y, axis=axis), GRAD
 
 
 def cross(x, y, axis=9, name=None):
@@ -770,39 +722,29 @@ def _einsum_extras(extra, like):
             for kind, _, n in extra]
 
 
+def _einsum_grad(M, *args, subs, out, sizes):
+    # each operand's gradient is one einsum of g, the other operands and constant helpers
+    ops, g = args[:-2], args[-1]
+    grads = []
+    for i in range(len(ops)):
+        eq, extra = _einsum_grad_spec(subs, out, i, sizes)
+        lhs, rhs = eq.split("->")
+        terms = ([g] + [M.conj(ops[j]) for j in range(len(ops)) if j != i]
+                 + [M.const(a) for a in _einsum_extras(extra, M.value(g))])
+        gsubs = tuple(lhs.split(","))
+        gsizes = {c: n for sb, t in zip(gsubs, terms) for c, n in zip(sb, t.shape)}
+        grads.append(M.op(_einsum_kernel, *terms, subs=gsubs, out=rhs,
+                          sizes=tuple(sorted(gsizes.items()))))
+    return tuple(grads)
+
+
+@op("einsum", grad=_einsum_grad)
 def _einsum_kernel(*ops, subs, out, sizes):
     dt = ops[0].dtype
     low = _low(dt) and (dt == _dt.BFLOAT16_NP or _xp(ops[0]) is np)
     ups = [_up(o) for o in ops] if low else list(ops)
     res = _einsum_raw(",".join(subs) + "->" + out, ups)
-    res = _xp(ops[0]).asarray(res).astype(dt, copy=False)
-
-    def bw(g):
-        gu = _up(g) if low else g
-        grads = []
-        for i in range(len(ops)):
-            eq, extra = _einsum_grad_spec(subs, out, i, sizes)
-            others = [_cj(ups[j]) for j in range(len(ops)) if j != i]
-            gi = _einsum_raw(eq, [gu] + others + _einsum_extras(extra, gu))
-            grads.append(_xp(g).asarray(gi).astype(dt, copy=False))
-        return tuple(grads)
-
-    return res, bw
-
-
-def _einsum_hi(i, g, subs, out, sizes):
-    grads = []
-    for k in range(len(i)):
-        eq, extra = _einsum_grad_spec(subs, out, k, sizes)
-        others = [_conj(i[j]) if isinstance(i[j], Tensor) else i[j]
-                  for j in range(len(i)) if j != k]
-        consts = [_wrap(a) for a in _einsum_extras(extra, g[0]._data)]
-        grads.append(einsum(eq, g[0], *others, *consts))
-    return tuple(grads)
-
-
-_einsum_kernel.op_name = "einsum"
-_einsum_kernel.hi = _einsum_hi
+    return _xp(ops[0]).asarray(res).astype(dt, copy=False), GRAD
 
 
 def einsum(equation, *operands):
@@ -857,40 +799,39 @@ def _pnorm_fwd(a, p, axis):
     return xp.sum(ab ** p, axis=axis, keepdims=True) ** (1.0 / p)
 
 
-def _pnorm_dir(a, n, p):
-    """d norm / d a for each element (n has keepdims); a zero norm gives a zero gradient."""
-    xp = _xp(a)
+def _pnorm_dir(M, a, n, p):
+    """d norm / d a for each element (n has keepdims), in either rule namespace; a zero norm
+    gives a zero gradient."""
     if p == 0:
-        return xp.zeros_like(a)
-    sgn = xp.sign(a)
+        return M.zeros_like(a)
+    nd = M.value(n)
     if p in (np.inf, -np.inf):
-        return sgn * (xp.abs(a) == n)
+        return M.sign(a) * M.mask(_xp(nd).abs(M.value(a)) == nd, a)
     if p == 1:
-        return sgn
-    safe = xp.where(n == 0, 1, n)
+        return M.sign(a)
+    safe = n + M.mask(nd == 0, n)  # 1 where the norm is 0
     if p == 2:
         d = a / safe
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = sgn * xp.abs(a) ** (p - 1) / safe ** (p - 1)
-    return xp.where(n == 0, 0, d)
+            d = M.sign(a) * M.abs(a) ** (p - 1) / safe ** (p - 1)
+    return M.select(nd != 0, d)
 
 
+def _pnorm_grad(M, x, out, g, p, axis, keepdim):
+    kept = [1 if i in axis else s for i, s in enumerate(x.shape)]
+    if M.tensor:
+        return (_pnorm_dir(M, x, M.reshape(out, kept), p) * M.reshape(g, kept),)
+    # arrays: float16/bfloat16 in float32, as the forward
+    d = _pnorm_dir(M, _up(x), _up(out).reshape(kept), p)
+    return ((d * _up(g).reshape(kept)).astype(x.dtype, copy=False),)
+
+
+@op("p_norm", uses_out=True, grad=_pnorm_grad)
 def _pnorm_kernel(x, p, axis, keepdim):
-    dt = x.dtype
-    a = _up(x)
-    n = _pnorm_fwd(a, p, axis)
+    n = _pnorm_fwd(_up(x), p, axis)
     out = n if keepdim else n.reshape(tuple(s for i, s in enumerate(n.shape) if i not in axis))
-    out = out.astype(dt, copy=False)
-
-    def bw(g):
-        gk = _up(g).reshape(n.shape)
-        return ((_pnorm_dir(a, n, p) * gk).astype(dt, copy=False),)
-
-    return out, bw
-
-
-_pnorm_kernel.op_name = "p_norm"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def _norm_axes(axis, ndim, op):
@@ -976,9 +917,24 @@ def dist(x, y, p=2, name=None):
     return apply(_pnorm_kernel, d, p=pv, axis=tuple(range(d.ndim)), keepdim=False)
 
 
+def _cdist_grad(M, x, y, out, g, p, use_mm):
+    xs, ys, dt = list(x.shape), list(y.shape), x.dtype
+    if not M.tensor:  # float16/bfloat16 arrays in float32, as the forward
+        x, y, out, g = _up(x), _up(y), _up(out), _up(g)
+    # diff[..., i, j, :] = x[..., i, :] - y[..., j, :]
+    diff = M.reshape(x, xs[:-1] + [1, xs[-1]]) - M.reshape(y, ys[:-2] + [1] + ys[-2:])
+    kept = list(out.shape) + [1]
+    gd = _pnorm_dir(M, diff, M.reshape(out, kept), p) * M.reshape(g, kept)
+    gx, gy = M.sum(gd, axis=-2), -M.sum(gd, axis=-3)
+    if M.tensor:
+        return gx, gy
+    return (_unbroadcast(gx, tuple(xs)).astype(dt, copy=False),
+            _unbroadcast(gy, tuple(ys)).astype(dt, copy=False))
+
+
+@op("cdist", uses_out=True, grad=_cdist_grad)
 def _cdist_kernel(x, y, p, use_mm):
     xp = _xp(x)
-    dt = x.dtype
     a, b = _up(x), _up(y)
     if use_mm:
         xn = xp.sum(a * a, axis=-1)[..., :, None]
@@ -987,18 +943,7 @@ def _cdist_kernel(x, y, p, use_mm):
     else:
         diff = a[..., :, None, :] - b[..., None, :, :]
         out = _pnorm_fwd(diff, p, -1)[..., 0]
-
-    def bw(g):
-        diff = a[..., :, None, :] - b[..., None, :, :]
-        gd = _pnorm_dir(diff, out[..., None], p) * _up(g)[..., None]
-        gx = _unbroadcast(gd.sum(axis=-2), a.shape).astype(dt, copy=False)
-        gy = _unbroadcast(-gd.sum(axis=-3), b.shape).astype(dt, copy=False)
-        return gx, gy
-
-    return out.astype(dt, copy=False), bw
-
-
-_cdist_kernel.op_name = "cdist"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=None):
@@ -1044,13 +989,14 @@ def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=
     return apply(_cdist_kernel, x, y, p=pv, use_mm=use_mm)
 
 
+def _clip_grad(M, x, out, g, lo, hi):
+    xd = M.value(x)
+    return (g * M.mask((xd >= lo) & (xd <= hi), g),)
+
+
+@op("clip", grad=_clip_grad)
 def _clip_kernel(x, lo, hi):
-    xp = _xp(x)
-    out = xp.clip(x, lo, hi)
-    return out, lambda g: (g * ((x >= lo) & (x <= hi)),)
-
-
-_clip_kernel.op_name = "clip"
+    return _xp(x).clip(x, lo, hi), GRAD
 
 
 def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
@@ -1162,30 +1108,30 @@ def _inv_raw(a, op):
                          f"{list(a.shape)}") from None
 
 
+def _inverse_grad(M, x, out, g):
+    # d inv(A) = -inv(A)^H g inv(A)^H
+    co = M.conj(out)
+    return (-_mm(M, _mm(M, co, g, True, False), co, False, True),)
+
+
+@op("inverse", saves=(), uses_out=True, grad=_inverse_grad)
 def _inverse_kernel(x):
-    dt = x.dtype
     inv = _inv_raw(_up(x), "inverse")
     if _xp(x) is not np and not bool(_xp(x).isfinite(inv).all()):
         raise ValueError(f"inverse: the input matrix is not invertible; shape {list(x.shape)}")
-
-    def bw(g):
-        ih = _mH(inv)
-        return (-(ih @ _up(g) @ ih)).astype(dt, copy=False),
-
-    return inv.astype(dt, copy=False), bw
+    return inv.astype(x.dtype, copy=False), GRAD
 
 
-def _inverse_hi(i, g):
-    from .manipulation import transpose
-
-    inv = inverse(i[0])
-    perm = list(range(inv.ndim - 2)) + [inv.ndim - 1, inv.ndim - 2]
-    ih = _conj(transpose(inv, perm))
-    return (-matmul(matmul(ih, g[0]), ih),)
-
-
-_inverse_kernel.op_name = "inverse"
-_inverse_kernel.hi = _inverse_hi
+@op("inverse", saves=(), uses_out=True, grad=_inverse_grad)
+def _inverse_or_nan_kernel(x):
+    """inv(x), NaN for a singular matrix (for gradients that are undefined there)."""
+    xp = _xp(x)
+    with np.errstate(all="ignore"):
+        try:
+            inv = xp.linalg.inv(_up(x))
+        except np.linalg.LinAlgError:
+            inv = xp.full(x.shape, np.nan, dtype=_up(x).dtype)
+    return inv.astype(x.dtype, copy=False), GRAD
 
 
 def inverse(x, name=None):
@@ -1218,24 +1164,22 @@ def _adjugate_t(a):
     return _mT(adj)
 
 
+def _det_grad(M, x, out, g):
+    # d det(A) = det(A) inv(A)^T, the transposed adjugate
+    shape = list(out.shape) + [1, 1]
+    if bool((M.value(out) != 0).all()):
+        cof = M.reshape(out, shape) * _mT_m(M, M.op(_inverse_kernel, x))
+    else:
+        # singular: the adjugate from the SVD (finite there; a constant of the rule)
+        xd = M.value(x)
+        cof = M.const(_adjugate_t(_up(xd)).astype(xd.dtype, copy=False))
+    return (M.conj(cof) * M.reshape(g, shape),)
+
+
+@op("det", uses_out=True, grad=_det_grad)
 def _det_kernel(x):
     xp = _xp(x)
-    dt = x.dtype
-    a = _up(x)
-    d = xp.asarray(xp.linalg.det(a))
-
-    def bw(g):
-        nz = d != 0
-        if bool(xp.all(nz)):
-            cof = d[..., None, None] * _mT(xp.linalg.inv(a))
-        else:
-            cof = _adjugate_t(a)
-        return (_cj(cof) * _up(g)[..., None, None]).astype(dt, copy=False),
-
-    return d.astype(dt, copy=False), bw
-
-
-_det_kernel.op_name = "det"
+    return xp.asarray(xp.linalg.det(_up(x))).astype(x.dtype, copy=False), GRAD
 
 
 def det(x, name=None):
@@ -1253,27 +1197,19 @@ def det(x, name=None):
     return apply(_det_kernel, x)
 
 
+def _slogdet_grad(M, x, out, g):
+    # d log|det A| / dA = inv(A)^-H; a singular matrix has no finite gradient (NaN)
+    gl = g[1]
+    inv = M.op(_inverse_or_nan_kernel, x)
+    return (M.conj(_mT_m(M, inv)) * M.reshape(gl, list(gl.shape) + [1, 1]),)
+
+
+@op("slogdet", saves=(0,), grad=_slogdet_grad)
 def _slogdet_kernel(x):
     xp = _xp(x)
-    dt = x.dtype
-    a = _up(x)
-    sign, logabs = xp.linalg.slogdet(a)
+    sign, logabs = xp.linalg.slogdet(_up(x))
     out = xp.stack([xp.asarray(sign).astype(logabs.dtype), xp.asarray(logabs)])
-
-    def bw(g):
-        gl = _up(g)[1]
-        # d log|det A| / dA = inv(A)^T; a singular matrix has no finite gradient
-        with np.errstate(all="ignore"):
-            try:
-                inv = xp.linalg.inv(a)
-            except np.linalg.LinAlgError:
-                inv = xp.full(a.shape, np.nan, dtype=a.dtype)
-        return (_mH(inv) * gl[..., None, None]).astype(dt, copy=False),
-
-    return out.astype(dt, copy=False), bw
-
-
-_slogdet_kernel.op_name = "slogdet"
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def slogdet(x, name=None):
@@ -1290,6 +1226,19 @@ def slogdet(x, name=None):
     return apply(_slogdet_kernel, x)
 
 
+def _solve_grad(M, x, y, out, g, vec):
+    # A out = b: gb = A^-H g solves the adjoint system, gA = -gb out^H
+    gb = M.op(_solve_kernel, M.conj(_mT_m(M, x)), g, vec=vec)
+    co = M.conj(out)
+    if vec:
+        n = co.shape[-1]
+        ga = -(M.reshape(gb, list(gb.shape) + [1]) * M.reshape(co, list(co.shape[:-1]) + [1, n]))
+    else:
+        ga = -_mm(M, gb, co, False, True)
+    return _fit(M, ga, x), _fit(M, gb, y)
+
+
+@op("solve", uses_out=True, grad=_solve_grad)
 def _solve_kernel(x, y, vec):
     xp = _xp(x)
     dt = x.dtype
@@ -1305,23 +1254,8 @@ def _solve_kernel(x, y, vec):
         raise ValueError(f"solve: the matrix x is not invertible ({e}); x has shape "
                          f"{list(x.shape)}") from None
 
-    def bw(g):
-        gg = _up(g)
-        if vec:
-            gg = gg[..., None]
-        gb = xp.linalg.solve(_mH(ab), gg)
-        ga = -(gb @ _mH(out))
-        ga = _unbroadcast(ga, a.shape)
-        gb = _unbroadcast(gb, b.shape)
-        if vec:
-            gb = gb[..., 0]
-        return ga.astype(dt, copy=False), gb.astype(dt, copy=False)
-
     res = out[..., 0] if vec else out
-    return res.astype(dt, copy=False), bw
-
-
-_solve_kernel.op_name = "solve"
+    return res.astype(dt, copy=False), GRAD
 
 
 def solve(x, y, name=None):
@@ -1369,6 +1303,8 @@ def _tri_mask(shape, upper, unit, xp, dtype):
     return m
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("triangular_solve")
 def _trisolve_kernel(x, y, upper, transpose, unit):
     xp = _xp(x)
     dt = x.dtype
@@ -1393,9 +1329,6 @@ def _trisolve_kernel(x, y, upper, transpose, unit):
                 _unbroadcast(gb, b.shape).astype(dt, copy=False))
 
     return out.astype(dt, copy=False), bw
-
-
-_trisolve_kernel.op_name = "triangular_solve"
 
 
 def triangular_solve(x, y, upper=True, transpose=False, unitriangular=False, name=None):
@@ -1454,6 +1387,8 @@ def cholesky_solve(x, y, upper=False, name=None):
 
 
 # --------------------------------------------------------------------------- decompositions
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("cholesky")
 def _cholesky_kernel(x, upper):
     xp = _xp(x)
     dt = x.dtype
@@ -1477,9 +1412,6 @@ def _cholesky_kernel(x, upper):
 
     out = _mH(low) if upper else low
     return out.astype(dt, copy=False), bw
-
-
-_cholesky_kernel.op_name = "cholesky"
 
 
 def cholesky(x, upper=False, name=None):
@@ -1509,6 +1441,8 @@ def _qr_backward(gq, gr, q, r):
     return _rsolve(gq + q @ b, _mH(r))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("qr")
 def _qr_kernel(x, mode):
     xp = _xp(x)
     dt = x.dtype
@@ -1545,9 +1479,6 @@ def _qr_kernel(x, mode):
     if mode == "r":
         return r.astype(dt, copy=False), bw
     return (q.astype(dt, copy=False), r.astype(dt, copy=False)), bw
-
-
-_qr_kernel.op_name = "qr"
 
 
 def qr(x, mode="reduced", name=None):
@@ -1605,6 +1536,8 @@ def _svd_backward(u, s, vh, gu, gs, gvh):
     return ga
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("svd")
 def _svd_kernel(x, full):
     xp = _xp(x)
     dt = x.dtype
@@ -1635,9 +1568,6 @@ def _svd_kernel(x, full):
 
     return (u.astype(dt, copy=False), s.astype(real_dt if dt.kind == "c" else dt, copy=False),
             vh.astype(dt, copy=False)), bw
-
-
-_svd_kernel.op_name = "svd"
 
 
 def svd(x, full_matrices=False, name=None):
@@ -1677,6 +1607,8 @@ def _eigh_backward(w, v, gw, gv):
     return 0.5 * (ga + _mH(ga))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eigh")
 def _eigh_kernel(x, uplo):
     dt = x.dtype
     w, v = _eigh_raw(_up(x), uplo)
@@ -1688,9 +1620,6 @@ def _eigh_kernel(x, uplo):
         return (ga.astype(dt, copy=False),)
 
     return (w.astype(wdt, copy=False), v.astype(dt, copy=False)), bw
-
-
-_eigh_kernel.op_name = "eigh"
 
 
 def _uplo(uplo, op):
@@ -1715,6 +1644,8 @@ def eigh(x, UPLO="L", name=None):  # noqa: N803  (Paddle's argument name)
     return apply(_eigh_kernel, x, uplo=_uplo(UPLO, "eigh"))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eigvalsh")
 def _eigvalsh_kernel(x, uplo):
     dt = x.dtype
     w, v = _eigh_raw(_up(x), uplo)
@@ -1724,9 +1655,6 @@ def _eigvalsh_kernel(x, uplo):
         return (_eigh_backward(w, v, _up(gw), None).astype(dt, copy=False),)
 
     return w.astype(wdt, copy=False), bw
-
-
-_eigvalsh_kernel.op_name = "eigvalsh"
 
 
 def eigvalsh(x, UPLO="L", name=None):  # noqa: N803
@@ -1756,6 +1684,8 @@ def _eig_raw(a):
     return w.astype(cdt, copy=False), v.astype(cdt, copy=False)
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("eig")
 def _eig_kernel(x):
     xp = _xp(x)
     dt = x.dtype
@@ -1782,9 +1712,6 @@ def _eig_kernel(x):
         return (ga.astype(dt, copy=False),)
 
     return (w, v), bw
-
-
-_eig_kernel.op_name = "eig"
 
 
 def eig(x, name=None):
@@ -1910,6 +1837,8 @@ def _lu_backward(low, upp, pm, glu):
     return pm @ gb
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("lu")
 def _lu_kernel(x, pivot, infos):
     dt = x.dtype
     a = _up(x)
@@ -1923,9 +1852,6 @@ def _lu_kernel(x, pivot, infos):
 
     outs = (lu.astype(dt, copy=False), piv)
     return (outs + (info,) if infos else outs), bw
-
-
-_lu_kernel.op_name = "lu"
 
 
 def lu(x, pivot=True, get_infos=False, name=None):
@@ -1945,6 +1871,7 @@ def lu(x, pivot=True, get_infos=False, name=None):
     return apply(_lu_kernel, x, pivot=bool(pivot), infos=bool(get_infos))
 
 
+@op("lu_unpack", saves=())
 def _lu_unpack_kernel(x, y, unpack_ludata, unpack_pivots):
     xp = _xp(x)
     m, n = x.shape[-2:]
@@ -1969,10 +1896,6 @@ def _lu_unpack_kernel(x, y, unpack_ludata, unpack_pivots):
         return g, None
 
     return (pm, low, upp), bw
-
-
-_lu_unpack_kernel.op_name = "lu_unpack"
-_lu_unpack_kernel.saves = ()
 
 
 def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
@@ -2001,6 +1924,8 @@ def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
                  unpack_pivots=bool(unpack_pivots))
 
 
+# fused (no higher-order rule): the backward replays the forward's reflectors
+@op("householder_product")
 def _householder_kernel(x, tau):
     xp = _xp(x)
     dt = x.dtype
@@ -2044,9 +1969,6 @@ def _householder_kernel(x, tau):
         return ga.astype(dt, copy=False), gt.astype(dt, copy=False)
 
     return q.astype(dt, copy=False), bw
-
-
-_householder_kernel.op_name = "householder_product"
 
 
 def householder_product(x, tau, name=None):
@@ -2101,6 +2023,8 @@ def _pinv_backward(a, p, g):
     return ga
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("pinv")
 def _pinv_kernel(x, rcond, hermitian):
     dt = x.dtype
     a = _up(x)
@@ -2114,9 +2038,6 @@ def _pinv_kernel(x, rcond, hermitian):
         return (ga.astype(dt, copy=False),)
 
     return p.astype(dt, copy=False), bw
-
-
-_pinv_kernel.op_name = "pinv"
 
 
 def _rcond_arr(rcond, batch, xp, op):
@@ -2151,6 +2072,8 @@ def pinv(x, rcond=1e-15, hermitian=False, name=None):
     return apply(_pinv_kernel, x, rcond=r, hermitian=bool(hermitian))
 
 
+# fused (no higher-order rule): LAPACK-based backward written on the forward's factors
+@op("lstsq")
 def _lstsq_kernel(x, y, rcond, driver):
     xp = _xp(x)
     dt = x.dtype
@@ -2183,9 +2106,6 @@ def _lstsq_kernel(x, y, rcond, driver):
     rdt = dt if dt.kind != "c" else s.dtype
     return (sol.astype(dt, copy=False), res.astype(rdt, copy=False), rank_out,
             sv.astype(rdt, copy=False)), bw
-
-
-_lstsq_kernel.op_name = "lstsq"
 
 
 def lstsq(x, y, rcond=None, driver=None, name=None):
@@ -2294,22 +2214,20 @@ def cond(x, p=None, name=None):
     return multiply(_matrix_norm(x, p), _matrix_norm(inverse(x), p))
 
 
+def _mat_abs_norm_grad(M, x, out, g, p):
+    # the gradient goes through the column (p=1) or row (p=inf) whose |x| sum is picked
+    xd = M.value(x)
+    axis = -1 if p in (np.inf, -np.inf) else -2
+    pick = _xp(xd).abs(xd).sum(axis=axis) == M.value(out)[..., None]
+    pick = pick[..., :, None] if axis == -1 else pick[..., None, :]
+    return (M.sign(x) * M.mask(pick, x) * M.reshape(g, list(g.shape) + [1, 1]),)
+
+
+@op("matrix_norm", uses_out=True, grad=_mat_abs_norm_grad)
 def _mat_abs_norm_kernel(x, p):
     xp = _xp(x)
-    ax = xp.abs(x)
-    axis = -1 if p in (np.inf, -np.inf) else -2
-    sums = xp.sum(ax, axis=axis)
-    out = xp.max(sums, axis=-1) if p > 0 else xp.min(sums, axis=-1)
-
-    def bw(g):
-        pick = (sums == out[..., None])
-        pick = pick[..., :, None] if axis == -1 else pick[..., None, :]
-        return (xp.sign(x) * pick * g[..., None, None],)
-
-    return out, bw
-
-
-_mat_abs_norm_kernel.op_name = "matrix_norm"
+    sums = xp.sum(xp.abs(x), axis=-1 if p in (np.inf, -np.inf) else -2)
+    return (xp.max(sums, axis=-1) if p > 0 else xp.min(sums, axis=-1)), GRAD
 
 
 def _matrix_norm(x, p):

@@ -37,8 +37,8 @@ import numpy as np
 
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
-from ..framework.op import apply, apply_
-from ..framework.tensor import Tensor, _wrap
+from ..framework.op import GRAD, apply, apply_, op
+from ..framework.tensor import Tensor
 from ._helpers import float_arg
 
 __all__ = []
@@ -528,93 +528,76 @@ def _back(v, like):
     return v if v.dtype == like.dtype else v.astype(like.dtype)
 
 
-def _unary_kernel(name, value, deriv, saves_out=False):
-    """Kernel ``out = value(x)`` with ``dx = g * deriv(x64, out64)``, computed in float64."""
+def _unary_kernel(name, value, deriv, uses_out=False):
+    """Kernel ``out = value(x)``, computed in float64 and rounded to x's dtype, with the one
+    gradient rule ``dx = g * deriv(M, x, out)`` (``deriv`` is written over the rule namespace;
+    derivatives that are special functions themselves go through their kernels with ``M.op``,
+    so they too are computed in float64)."""
 
+    def grad(M, x, out, g):
+        with np.errstate(all="ignore"):  # inf - inf at x = +-inf gives NaN, as in Paddle
+            return (g * deriv(M, x, out),)
+
+    @op(name, saves=() if uses_out else (0,), uses_out=uses_out, grad=grad)
     def kernel(x):
-        x64 = _f64(x)
-        out64 = value(x64)
-        out = _back(out64, x)
-
-        def bw(g):
-            with np.errstate(all="ignore"):
-                return (_back(_f64(g) * deriv(x64, out64), g),)
-
-        return out, bw
+        return _back(value(_f64(x)), x), GRAD
 
     kernel.__name__ = "_" + name
-    kernel.op_name = name
-    if saves_out:
-        kernel.saves = ()
     return kernel
 
 
-def _i0_deriv(x, out):
-    return _bessel_arr(x, 1, False, div=False)
+def _sign(M, x):
+    """copysign(1, x) as a constant of the rule namespace (see :func:`_sign_nonneg`)."""
+    xd = M.value(x)
+    return M.const(_sign_nonneg(xd).astype(xd.dtype, copy=False))
 
 
-def _at_inf_zero(x, v):
-    """Scaled Bessel values and slopes vanish at +-inf, where x * K(x) would read inf * 0."""
-    xp = _xp(x)
-    return xp.where(xp.isinf(x), xp.copysign(0.0, x), v)
+def _at_inf_zero(M, x, d):
+    """``d`` with 0 where x is infinite: scaled Bessel slopes vanish at +-inf, where
+    x * K(x) would read inf * 0."""
+    xd = M.value(x)
+    return M.select(~_xp(xd).isinf(xd), d)
 
 
-def _i0e_deriv(x, out):
-    return _at_inf_zero(x, _bessel_arr(x, 1, True, div=False) - _sign_nonneg(x) * out)
-
-
-def _i1_deriv(x, out):
-    return _bessel_arr(x, 0, False) - _bessel_arr(x, 1, False)
-
-
-def _i1e_deriv(x, out):
-    i1e_x = _bessel_arr(x, 1, True, div=False)
-    return _at_inf_zero(x, _bessel_arr(x, 0, True) - _bessel_arr(x, 1, True)
-                        - _sign_nonneg(x) * i1e_x)
-
-
-_lgamma_k = _unary_kernel("lgamma", _lgamma_arr, lambda x, o: _digamma_arr(x))
-_digamma_k = _unary_kernel("digamma", _digamma_arr, lambda x, o: _polygamma_arr(x, 1))
-_erf_k = _unary_kernel("erf", _erf_arr,
-                       lambda x, o: _TWO_OVER_SQRT_PI * _xp(x).exp(-x * x))
-_erfinv_k = _unary_kernel("erfinv", _erfinv_arr,
-                          lambda x, o: _SQRT_PI_OVER_2 * _xp(o).exp(o * o), saves_out=True)
-_i0_k = _unary_kernel("i0", lambda x: _bessel_arr(x, 0, False), _i0_deriv)
-_i0e_k = _unary_kernel("i0e", lambda x: _bessel_arr(x, 0, True), _i0e_deriv)
-_i1_k = _unary_kernel("i1", lambda x: _bessel_arr(x, 1, False, div=False), _i1_deriv)
-_i1e_k = _unary_kernel("i1e", lambda x: _bessel_arr(x, 1, True, div=False), _i1e_deriv)
-
-
+@op("polygamma", saves=(0,),
+    grad=lambda M, x, out, g, n: (g * M.op(_polygamma_k, x, n=n + 1),))
 def _polygamma_k(x, n):
-    x64 = _f64(x)
-    out = _back(_polygamma_arr(x64, n), x)
-
-    def bw(g):
-        return (_back(_f64(g) * _polygamma_arr(x64, n + 1), g),)
-
-    return out, bw
+    return _back(_polygamma_arr(_f64(x), n), x), GRAD
 
 
-_polygamma_k.op_name = "polygamma"
+def _bessel_grad(M, x, out, g, n, scaled):
+    with np.errstate(all="ignore"):
+        d = x * M.op(_bessel_k, x, n=n + 1, scaled=scaled)
+        if scaled:
+            d = _at_inf_zero(M, x, d - _sign(M, x) * out)
+    return (g * d,)
 
 
+@op("bessel_i_scaled", uses_out=True, grad=_bessel_grad)
 def _bessel_k(x, n, scaled):
     """Private differentiable op K_n(x) = I_n(x)/x^n (times exp(-|x|)): the gradient tower of
     the public Bessel functions. dK_n/dx = x K_{n+1} (minus sign(x) K_n when scaled)."""
-    x64 = _f64(x)
-    out64 = _bessel_arr(x64, n, scaled)
-
-    def bw(g):
-        with np.errstate(all="ignore"):
-            d = x64 * _bessel_arr(x64, n + 1, scaled)
-            if scaled:
-                d = _at_inf_zero(x64, d - _sign_nonneg(x64) * out64)
-        return (_back(_f64(g) * d, g),)
-
-    return _back(out64, x), bw
+    return _back(_bessel_arr(_f64(x), n, scaled), x), GRAD
 
 
-_bessel_k.op_name = "bessel_i_scaled"
+_lgamma_k = _unary_kernel("lgamma", _lgamma_arr, lambda M, x, o: M.op(_digamma_k, x))
+_digamma_k = _unary_kernel("digamma", _digamma_arr,
+                           lambda M, x, o: M.op(_polygamma_k, x, n=1))
+_erf_k = _unary_kernel("erf", _erf_arr, lambda M, x, o: _TWO_OVER_SQRT_PI * M.exp(-(x * x)))
+_erfinv_k = _unary_kernel("erfinv", _erfinv_arr,
+                          lambda M, x, o: _SQRT_PI_OVER_2 * M.exp(o * o), uses_out=True)
+_i0_k = _unary_kernel("i0", lambda x: _bessel_arr(x, 0, False), lambda M, x, o: M.op(_i1_k, x))
+# d i0e = i1e - sign(x) i0e; d i1 = i0 - I1(x)/x; d i1e = i0e - I1e(x)/x - sign(x) i1e
+_i0e_k = _unary_kernel(
+    "i0e", lambda x: _bessel_arr(x, 0, True),
+    lambda M, x, o: _at_inf_zero(M, x, M.op(_i1e_k, x) - _sign(M, x) * o), uses_out=True)
+_i1_k = _unary_kernel(
+    "i1", lambda x: _bessel_arr(x, 1, False, div=False),
+    lambda M, x, o: M.op(_i0_k, x) - M.op(_bessel_k, x, n=1, scaled=False))
+_i1e_k = _unary_kernel(
+    "i1e", lambda x: _bessel_arr(x, 1, True, div=False),
+    lambda M, x, o: _at_inf_zero(M, x, M.op(_i0e_k, x) - M.op(_bessel_k, x, n=1, scaled=True)
+                                   - _sign(M, x) * o), uses_out=True)
 
 
 def _mvlgamma_offsets(p, dtype):
@@ -622,86 +605,21 @@ def _mvlgamma_offsets(p, dtype):
     return np.arange(-(p - 1) / 2.0, 0.5, 0.5, dtype=np.float64)
 
 
+def _multigammaln_grad(M, x, out, g, p):
+    total = None
+    for off in _mvlgamma_offsets(p, np.float64).tolist():
+        term = M.op(_digamma_k, x + off)
+        total = term if total is None else total + term
+    return (g * total,)
+
+
+@op("multigammaln", saves=(0,), grad=_multigammaln_grad)
 def _multigammaln_k(x, p):
     xp = _xp(x)
     x64 = _f64(x)
     offs = xp.asarray(_mvlgamma_offsets(p, x64.dtype))
     const = 0.25 * p * (p - 1) * _LOG_PI
-    shifted = x64[..., None] + offs
-    out = _back(_lgamma_arr(shifted).sum(axis=-1) + const, x)
-
-    def bw(g):
-        return (_back(_f64(g) * _digamma_arr(shifted).sum(axis=-1), g),)
-
-    return out, bw
-
-
-_multigammaln_k.op_name = "multigammaln"
-
-
-# ---------------------------------------------------------------- higher-order rules
-
-def _sign_tensor(x):
-    return _wrap(_sign_nonneg(x._data).astype(x._data.dtype))
-
-
-def _bessel_t(x, n, scaled):
-    return apply(_bessel_k, x, n=n, scaled=scaled)
-
-
-def _bessel_hi(inputs, grads, n, scaled):
-    x, g = inputs[0], grads[0]
-    d = x * _bessel_t(x, n + 1, scaled)
-    if scaled:
-        d = d - _sign_tensor(x) * _bessel_t(x, n, scaled)
-    return (g * d,)
-
-
-_bessel_k.hi = _bessel_hi
-
-
-def _exp_t(x):
-    from .math import exp
-
-    return exp(x)
-
-
-_lgamma_k.hi = lambda i, g: (g[0] * digamma(i[0]),)
-_digamma_k.hi = lambda i, g: (g[0] * polygamma(i[0], 1),)
-_polygamma_k.hi = lambda i, g, n: (g[0] * polygamma(i[0], n + 1),)
-_erf_k.hi = lambda i, g: (g[0] * _TWO_OVER_SQRT_PI * _exp_t(-(i[0] * i[0])),)
-
-
-def _erfinv_hi(i, g):
-    e = erfinv(i[0])
-    return (g[0] * _SQRT_PI_OVER_2 * _exp_t(e * e),)
-
-
-_erfinv_k.hi = _erfinv_hi
-_i0_k.hi = lambda i, g: (g[0] * i1(i[0]),)
-_i0e_k.hi = lambda i, g: (g[0] * (i1e(i[0]) - _sign_tensor(i[0]) * i0e(i[0])),)
-_i1_k.hi = lambda i, g: (g[0] * (i0(i[0]) - _bessel_t(i[0], 1, False)),)
-
-
-def _i1e_hi(i, g):
-    x = i[0]
-    k1 = _bessel_t(x, 1, True)
-    return (g[0] * (i0e(x) - k1 - _sign_tensor(x) * i1e(x)),)
-
-
-_i1e_k.hi = _i1e_hi
-
-
-def _multigammaln_hi(i, g, p):
-    x = i[0]
-    total = None
-    for off in _mvlgamma_offsets(p, np.float64).tolist():
-        term = digamma(x + off)
-        total = term if total is None else total + term
-    return (g[0] * total,)
-
-
-_multigammaln_k.hi = _multigammaln_hi
+    return _back(_lgamma_arr(x64[..., None] + offs).sum(axis=-1) + const, x), GRAD
 
 
 # ====================================================================== public API

@@ -6,8 +6,9 @@ Rules shared by every reduction here (Paddle 2.6):
   ``keepdim=True`` keeps each reduced axis with length 1.
 - An empty input raises ``ValueError``, as Paddle's reduce kernels do.
 - float16 / bfloat16 inputs are accumulated in float32 and the result is cast back.
-- Each differentiable kernel has a ``hi`` rule (the gradient written with public ops) so that
-  ``paddle_hl.grad(..., create_graph=True)`` can differentiate through it again.
+- Each differentiable kernel declares one gradient rule (``@op(..., grad=rule)``, written over
+  the rule namespace ``M``), which gives first-order gradients on arrays and differentiable ones
+  under ``paddle_hl.grad(..., create_graph=True)``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from .. import backend
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
-from ..framework.op import apply, tensor_ops
+from ..framework.op import GRAD, apply, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import as_float, cast_to, norm_axes, tensor_arg
 
@@ -85,20 +86,22 @@ def _np_axis(axes, ndim):
     return None if len(axes) == ndim and ndim else axes
 
 
-def _unsq(g, axes, keepdim, xp):
-    """Re-insert the reduced axes into a gradient array (so it broadcasts against x)."""
+def _kept_shape(shape, axes):
+    return [1 if a in axes else s for a, s in enumerate(shape)]
+
+
+def _regrow(M, g, shape, axes, keepdim):
+    """A reduction's output gradient ``g`` with the reduced axes of ``shape`` re-inserted as
+    length 1 (so it broadcasts against the input), in either rule namespace."""
     if not keepdim and axes:
-        return xp.expand_dims(g, axes)
+        return M.reshape(g, _kept_shape(shape, axes))
     return g
 
 
-def _unsq_t(g, axes, keepdim, shape):
-    """Tensor version of :func:`_unsq`, expanded to ``shape`` (used by the ``hi`` rules)."""
-    from .manipulation import expand, unsqueeze
-
-    if not keepdim and axes:
-        g = unsqueeze(g, list(axes))
-    return expand(g, list(shape))
+def _spread(M, g, x, axes, keepdim):
+    """``g`` broadcast back over the reduced axes to x's shape, in x's dtype."""
+    g = M.expand(_regrow(M, g, x.shape, axes, keepdim), x.shape)
+    return g if M.tensor else g.astype(x.dtype, copy=False)
 
 
 def _out(a, dtype):
@@ -112,8 +115,9 @@ def _out(a, dtype):
 
 # ---------------------------------------------------------------- sum / nansum
 
+@op("sum", saves=(), grad=lambda M, x, out, g, axis, keepdim, dtype: (
+    _spread(M, g, x, axis, keepdim),))
 def _sum_kernel(x, axis, keepdim, dtype):
-    xp = _xp(x)
     # the array method (NumPy and CuPy) skips np.sum's dispatch layer (_wrapreduction)
     if x.dtype in _dt.LOW_FLOATS:
         out = _out(x.astype(np.float32).sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim),
@@ -121,22 +125,7 @@ def _sum_kernel(x, axis, keepdim, dtype):
     else:
         out = _out(x.sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim, dtype=dtype),
                    dtype or x.dtype)
-    shape = x.shape
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        return (xp.broadcast_to(g, shape).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _sum_hi(i, g, axis, keepdim, dtype):
-    return (_unsq_t(g[0], axis, keepdim, i[0].shape),)
-
-
-_sum_kernel.op_name = "sum"
-_sum_kernel.saves = ()
-_sum_kernel.hi = _sum_hi
+    return out, GRAD
 
 
 def _sum_dtype(x, dtype, op):
@@ -176,26 +165,17 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001
     return apply(_sum_kernel, x, axis=axes, keepdim=bool(keepdim), dtype=acc)
 
 
+def _nansum_grad(M, x, out, g, axis, keepdim):
+    xd = M.value(x)
+    keep = M.mask(~_xp(xd).isnan(xd), x)
+    return (_spread(M, g, x, axis, keepdim) * keep,)
+
+
+@op("nansum", grad=_nansum_grad)
 def _nansum_kernel(x, axis, keepdim):
     xp = _xp(x)
     keep = ~xp.isnan(x)
-    out = _out(xp.sum(xp.where(keep, _acc(x), 0), axis=axis, keepdims=keepdim), x.dtype)
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        return ((g * keep).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _nansum_hi(i, g, axis, keepdim):
-    xd = i[0]._data
-    keep = _wrap((~_xp(xd).isnan(xd)).astype(xd.dtype))
-    return (_unsq_t(g[0], axis, keepdim, i[0].shape) * keep,)
-
-
-_nansum_kernel.op_name = "nansum"
-_nansum_kernel.hi = _nansum_hi
+    return _out(xp.sum(xp.where(keep, _acc(x), 0), axis=axis, keepdims=keepdim), x.dtype), GRAD
 
 
 def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
@@ -219,10 +199,11 @@ def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
 
 # ---------------------------------------------------------------- mean / nanmean
 
+@op("mean", saves=(), grad=lambda M, x, out, g, axis, keepdim: (
+    _spread(M, g / _count(x.shape, axis), x, axis, keepdim),))
 def _mean_kernel(x, axis, keepdim):
     xp = _xp(x)
-    shape = x.shape
-    n = _count(shape, axis)
+    n = _count(x.shape, axis)
     a = _acc(x)
     if a.dtype.kind == "f" and n <= _EXACT_COUNT.get(a.dtype.itemsize, 0):
         # sum / n in a's dtype equals np.mean (which divides in float64 and rounds back: a
@@ -230,22 +211,7 @@ def _mean_kernel(x, axis, keepdim):
         out = _out(a.sum(axis=_np_axis(axis, x.ndim), keepdims=keepdim) / n, x.dtype)
     else:
         out = _out(xp.mean(a, axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        return (xp.broadcast_to(g / n, shape).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _mean_hi(i, g, axis, keepdim):
-    n = _count(i[0].shape, axis)
-    return (_unsq_t(g[0] / n, axis, keepdim, i[0].shape),)
-
-
-_mean_kernel.op_name = "mean"
-_mean_kernel.saves = ()
-_mean_kernel.hi = _mean_hi
+    return out, GRAD
 
 
 def mean(x, axis=None, keepdim=False, name=None):
@@ -267,6 +233,15 @@ def mean(x, axis=None, keepdim=False, name=None):
     return apply(_mean_kernel, as_float(x), axis=axes, keepdim=bool(keepdim))
 
 
+def _nanmean_grad(M, x, out, g, axis, keepdim):
+    xd = M.value(x)
+    keep = ~_xp(xd).isnan(xd)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = (keep / keep.sum(axis=axis, keepdims=True)).astype(xd.dtype, copy=False)
+    return (_regrow(M, g, x.shape, axis, keepdim) * M.const(w),)
+
+
+@op("nanmean", grad=_nanmean_grad)
 def _nanmean_kernel(x, axis, keepdim):
     xp = _xp(x)
     keep = ~xp.isnan(x)
@@ -276,28 +251,7 @@ def _nanmean_kernel(x, axis, keepdim):
         res = tot / cnt  # an all-NaN group gives 0/0 = NaN, as in Paddle
     if not keepdim and axis:
         res = xp.squeeze(res, axis)
-    out = _out(res, x.dtype)
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return ((g * keep / cnt).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _nanmean_hi(i, g, axis, keepdim):
-    xd = i[0]._data
-    xp = _xp(xd)
-    keep = ~xp.isnan(xd)
-    cnt = xp.sum(keep, axis=axis, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = _wrap((keep / cnt).astype(xd.dtype))
-    return (_unsq_t(g[0], axis, keepdim, i[0].shape) * w,)
-
-
-_nanmean_kernel.op_name = "nanmean"
-_nanmean_kernel.hi = _nanmean_hi
+    return _out(res, x.dtype), GRAD
 
 
 def nanmean(x, axis=None, keepdim=False, name=None):
@@ -344,26 +298,17 @@ def _prod_others(x, axes):
     return xp.transpose(others, tuple(int(i) for i in np.argsort(perm)))
 
 
+def _prod_grad(M, x, out, g, axis, keepdim):
+    g = _regrow(M, g, x.shape, axis, keepdim)
+    if M.tensor:
+        # differentiable form prod / x: exact wherever x has no zero
+        return (g * M.prod(x, list(axis), keepdim=True) / x,)
+    return ((g * _prod_others(_acc(x), axis)).astype(x.dtype, copy=False),)
+
+
+@op("prod", grad=_prod_grad)
 def _prod_kernel(x, axis, keepdim):
-    xp = _xp(x)
-    a = _acc(x)
-    out = _out(xp.prod(a, axis=axis, keepdims=keepdim), x.dtype)
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        return ((g * _prod_others(a, axis)).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _prod_hi(i, g, axis, keepdim):
-    # The Tensor form uses prod / x: exact wherever x has no zero.
-    x = i[0]
-    return (_unsq_t(g[0], axis, keepdim, x.shape) * prod(x, list(axis), keepdim=True) / x,)
-
-
-_prod_kernel.op_name = "prod"
-_prod_kernel.hi = _prod_hi
+    return _out(_xp(x).prod(_acc(x), axis=axis, keepdims=keepdim), x.dtype), GRAD
 
 
 def prod(x, axis=None, keepdim=False, dtype=None, name=None):
@@ -397,23 +342,15 @@ def _extreme(name, fn, split):
             m = m / xp.sum(m, axis=axis, keepdims=True)
         return m
 
+    def grad(M, x, out, g, axis, keepdim):
+        return (_regrow(M, g, x.shape, axis, keepdim) * M.const(mask_of(M.value(x), axis)),)
+
+    @op(name, grad=grad)
     def kernel(x, axis, keepdim):
-        xp = _xp(x)
         # the array method (x.max / x.min) skips np.max's dispatch layer; same NaN handling
-        out = _out(getattr(x, fn)(axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype)
-
-        def bw(g):
-            g = _unsq(g, axis, keepdim, xp)
-            return ((g * mask_of(x, axis)).astype(x.dtype, copy=False),)
-
-        return out, bw
-
-    def hi(i, g, axis, keepdim):
-        return (_unsq_t(g[0], axis, keepdim, i[0].shape) * _wrap(mask_of(i[0]._data, axis)),)
+        return _out(getattr(x, fn)(axis=_np_axis(axis, x.ndim), keepdims=keepdim), x.dtype), GRAD
 
     kernel.__name__ = f"_{name}_kernel"
-    kernel.op_name = name
-    kernel.hi = hi
 
     def public(x, axis=None, keepdim=False, name=None):
         x, axes = _prep(x, axis, kernel.op_name)
@@ -442,22 +379,21 @@ amin = _extreme("amin", "min", True)
 
 # ---------------------------------------------------------------- all / any / count_nonzero
 
+@op("all")
 def _all_kernel(x, axis, keepdim):
     return _out(_xp(x).all(x, axis=axis, keepdims=keepdim), np.bool_), None
 
 
+@op("any")
 def _any_kernel(x, axis, keepdim):
     return _out(_xp(x).any(x, axis=axis, keepdims=keepdim), np.bool_), None
 
 
+@op("count_nonzero")
 def _count_nonzero_kernel(x, axis, keepdim):
     xp = _xp(x)
     return _out(xp.sum(x != 0, axis=axis, keepdims=keepdim), np.int64), None
 
-
-_all_kernel.op_name = "all"
-_any_kernel.op_name = "any"
-_count_nonzero_kernel.op_name = "count_nonzero"
 
 
 def all(x, axis=None, keepdim=False, name=None):  # noqa: A001
@@ -507,6 +443,14 @@ def count_nonzero(x, axis=None, keepdim=False, name=None):
 
 # ---------------------------------------------------------------- logsumexp
 
+def _lse_grad(M, x, out, g, axis, keepdim):
+    # softmax weights exp(x - out), from the output as Paddle's kernel computes them
+    full = _regrow(M, out, x.shape, axis, keepdim)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (_regrow(M, g, x.shape, axis, keepdim) * M.exp(x - full),)
+
+
+@op("logsumexp", uses_out=True, grad=_lse_grad)
 def _lse_kernel(x, axis, keepdim):
     xp = _xp(x)
     a = _acc(x)
@@ -516,26 +460,7 @@ def _lse_kernel(x, axis, keepdim):
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         full = xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True)) + m
     res = full if keepdim or not axis else xp.squeeze(full, axis)
-    out = _out(res, x.dtype)
-
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        with np.errstate(invalid="ignore", over="ignore"):
-            return ((g * xp.exp(a - full)).astype(x.dtype, copy=False),)
-
-    return out, bw
-
-
-def _lse_hi(i, g, axis, keepdim):
-    exp = tensor_ops().exp
-
-    x = i[0]
-    soft = exp(x - logsumexp(x, list(axis), keepdim=True))
-    return (_unsq_t(g[0], axis, keepdim, x.shape) * soft,)
-
-
-_lse_kernel.op_name = "logsumexp"
-_lse_kernel.hi = _lse_hi
+    return _out(res, x.dtype), GRAD
 
 
 def logsumexp(x, axis=None, keepdim=False, name=None):
@@ -561,45 +486,35 @@ def _var_div(n, unbiased):
     return _b.max(n - 1, 1) if unbiased else n
 
 
-def _var_kernel(x, axis, unbiased, keepdim):
-    xp = _xp(x)
-    a = _acc(x)
-    div = _var_div(_count(x.shape, axis), unbiased)
-    d = a - xp.mean(a, axis=axis, keepdims=True)
-    out = _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype)
+def _grow_t(g, axis, keepdim, shape):
+    """A reduction's output gradient Tensor with the reduced axes re-inserted (length 1)."""
+    from .manipulation import reshape
 
-    def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
-            return ((g * (2.0 / div) * d).astype(x.dtype, copy=False),)
-
-    return out, bw
+    return reshape(g, _kept_shape(shape, axis)) if not keepdim and axis else g
 
 
 def _var_hi(i, g, axis, unbiased, keepdim):
     x = i[0]
     div = _var_div(_count(x.shape, axis), unbiased)
     d = x - mean(x, list(axis), keepdim=True)
-    return (_unsq_t(g[0], axis, keepdim, x.shape) * d * (2.0 / div),)
+    return (_grow_t(g[0], axis, keepdim, x.shape) * d * (2.0 / div),)
 
 
-_var_kernel.op_name = "var"
-_var_kernel.hi = _var_hi
-
-
-def _std_kernel(x, axis, unbiased, keepdim):
+# fused: the backward reuses the forward's centred values (a rule would centre x again)
+@op("var", hi=_var_hi)
+def _var_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
     a = _acc(x)
     div = _var_div(_count(x.shape, axis), unbiased)
     d = a - xp.mean(a, axis=axis, keepdims=True)
-    full = xp.sqrt(xp.sum(d * d, axis=axis, keepdims=True) / div)
-    out = _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype)
+    out = _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype)
+    kept = _kept_shape(x.shape, axis)
 
     def bw(g):
-        g = _unsq(g, axis, keepdim, xp)
-        # a constant group has std 0: 0 / 0 = NaN, as in Paddle
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return ((g * d / (div * full)).astype(x.dtype, copy=False),)
+        if not keepdim and axis:
+            g = g.reshape(kept)
+        with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
+            return ((g * (2.0 / div) * d).astype(x.dtype, copy=False),)
 
     return out, bw
 
@@ -609,11 +524,28 @@ def _std_hi(i, g, axis, unbiased, keepdim):
     div = _var_div(_count(x.shape, axis), unbiased)
     d = x - mean(x, list(axis), keepdim=True)
     s = std(x, list(axis), unbiased=unbiased, keepdim=True)
-    return (_unsq_t(g[0], axis, keepdim, x.shape) * d / (s * div),)
+    return (_grow_t(g[0], axis, keepdim, x.shape) * d / (s * div),)
 
 
-_std_kernel.op_name = "std"
-_std_kernel.hi = _std_hi
+# fused: the backward reuses the forward's centred values (a rule would centre x again)
+@op("std", hi=_std_hi)
+def _std_kernel(x, axis, unbiased, keepdim):
+    xp = _xp(x)
+    a = _acc(x)
+    div = _var_div(_count(x.shape, axis), unbiased)
+    d = a - xp.mean(a, axis=axis, keepdims=True)
+    full = xp.sqrt(xp.sum(d * d, axis=axis, keepdims=True) / div)
+    out = _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype)
+    kept = _kept_shape(x.shape, axis)
+
+    def bw(g):
+        if not keepdim and axis:
+            g = g.reshape(kept)
+        # a constant group has std 0: 0 / 0 = NaN, as in Paddle
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((g * d / (div * full)).astype(x.dtype, copy=False),)
+
+    return out, bw
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
@@ -712,10 +644,17 @@ def _order_weights(x, axes, qs, kind, ignore_nan):
     return vals, xp.transpose(w, (0,) + inv)
 
 
-def _kept_shape(shape, axes):
-    return [1 if a in axes else s for a, s in enumerate(shape)]
+def _order_hi(i, g, axes, keepdim, qs, kind, ignore_nan, scalar_q):
+    from .manipulation import reshape
+
+    x = i[0]
+    _, w = _order_weights(x._data, axes, qs, kind, ignore_nan)
+    gk = reshape(g[0], [w.shape[0]] + _kept_shape(x.shape, axes))
+    return (cast_to(sum(gk * _wrap(w.astype(gk._data.dtype)), axis=0), x._data.dtype),)
 
 
+# fused: the backward reuses the pick weights of the forward's sort (a rule would sort again)
+@op("median", hi=_order_hi)
 def _order_kernel(x, axes, keepdim, qs, kind, ignore_nan, scalar_q):
     xp = _xp(x)
     vals, w = _order_weights(x, axes, qs, kind, ignore_nan)
@@ -731,19 +670,6 @@ def _order_kernel(x, axes, keepdim, qs, kind, ignore_nan, scalar_q):
         return (xp.sum(gk * w, axis=0).astype(x.dtype, copy=False),)
 
     return out, bw
-
-
-def _order_hi(i, g, axes, keepdim, qs, kind, ignore_nan, scalar_q):
-    from .manipulation import reshape
-
-    x = i[0]
-    _, w = _order_weights(x._data, axes, qs, kind, ignore_nan)
-    gk = reshape(g[0], [w.shape[0]] + _kept_shape(x.shape, axes))
-    return (cast_to(sum(gk * _wrap(w.astype(gk._data.dtype)), axis=0), x._data.dtype),)
-
-
-_order_kernel.op_name = "median"
-_order_kernel.hi = _order_hi
 
 
 def _median_common(x, axis, keepdim, op, ignore_nan):
@@ -870,6 +796,7 @@ def nanquantile(x, q, axis=None, keepdim=False):
 
 # ---------------------------------------------------------------- histogram / bincount
 
+@op("histogram")
 def _histogram_kernel(x, bins, lo, hi):
     xp = _xp(x)
     v = _acc(x.reshape(-1))
@@ -897,8 +824,6 @@ def _histogram_kernel(x, bins, lo, hi):
     idx = xp.minimum(idx, bins - 1)  # x == max belongs to the last bin
     return xp.bincount(idx, minlength=bins)[:bins].astype(np.int64), None
 
-
-_histogram_kernel.op_name = "histogram"
 
 
 def histogram(input, bins=100, min=0, max=0, name=None):  # noqa: A002
@@ -929,6 +854,7 @@ def histogram(input, bins=100, min=0, max=0, name=None):  # noqa: A002
     return apply(_histogram_kernel, x, bins=int(bins), lo=lo, hi=hi)
 
 
+@op("bincount")
 def _bincount_kernel(x, w, minlength):
     xp = _xp(x)
     if w is None:
@@ -937,8 +863,6 @@ def _bincount_kernel(x, w, minlength):
     out = xp.bincount(x, weights=w.astype(np.float64), minlength=minlength)
     return out.astype(odt), None
 
-
-_bincount_kernel.op_name = "bincount"
 
 
 def bincount(x, weights=None, minlength=0, name=None):
