@@ -170,9 +170,9 @@ def _worker(lib, model, steps, threads, roofline=False):
     res = {"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
            "cpu_ms": statistics.median(cpu) * 1e3, "peak_mb": peak_mb}
     if lib == "paddle_hl" and roofline:
-        import paddle_hl
-
         from _roofline import gemm_floor, gemm_plan
+
+        import paddle_hl
 
         res["gflop"], res["gemm_s"] = gemm_floor(gemm_plan(paddle_hl, step.net, step.x))
     print(json.dumps(res))
@@ -225,15 +225,15 @@ def main(argv=None):
     for model in models:
         res = {lib: runs[model, lib] for lib in libs}
 
-        def col(lib):
+        def col(lib, res=res):
             rs = res.get(lib)
             return _spread([r["ms"] for r in rs]) if rs else "-"
 
-        def med(lib, key="ms"):
+        def med(lib, key="ms", res=res):
             rs = res.get(lib)
             return statistics.median(r[key] for r in rs) if rs else None
 
-        def ratio(a, b):
+        def ratio(a, b, res=res):
             ra, rb = res.get(a), res.get(b)
             if not ra or not rb:
                 return "-"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 
 from . import _checks as ck
 from . import _kernels as K
@@ -48,11 +48,11 @@ def _segment_linear_hi(inputs, grads, ids, n, pool):
     return (paddle_hl.gather(g, paddle_hl.to_tensor(ids)),)
 
 
-_segment_linear.op_name = "segment_pool"
-_segment_linear.saves = ()
-_segment_linear.hi = _segment_linear_hi
+op("segment_pool", saves=(), hi=_segment_linear_hi)(_segment_linear)
 
 
+# backward compares against data itself
+@op("segment_pool", saves=(0,))
 def _segment_extreme(data, ids, n, pool):
     seg = K.Segments(ids, n, is_sorted=True)
     flat = _flat(data)
@@ -64,10 +64,6 @@ def _segment_extreme(data, ids, n, pool):
         return ((_flat(g)[ids] * hit).reshape(data.shape),)
 
     return out.reshape((n,) + data.shape[1:]), bw
-
-
-_segment_extreme.op_name = "segment_pool"
-_segment_extreme.saves = (0,)  # backward compares against data itself
 
 
 def _segment(data, segment_ids, pool, op):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 
 from . import _checks as ck
 from . import _kernels as K
@@ -102,11 +102,9 @@ def _outputs(*arrays):
     return apply(_identity3, *arrays)
 
 
+@op("graph_reindex")
 def _identity3(a, b, c):
     return (a, b, c), None
-
-
-_identity3.op_name = "graph_reindex"
 
 
 def reindex_graph(x, neighbors, count, value_buffer=None, index_buffer=None, name=None):

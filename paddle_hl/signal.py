@@ -12,7 +12,7 @@ import numpy as np
 from . import backend
 from . import fft as _fft
 from .framework import dtype as _dt
-from .framework.op import apply
+from .framework.op import apply, op
 from .tensor._helpers import cast_to, int_arg, tensor_arg
 
 __all__ = ["stft", "istft"]
@@ -59,6 +59,7 @@ def _cast_like(g, dtype):
 
 
 # ---------------------------------------------------------------------------- kernels
+@op("pad", saves=())
 def _pad_last(x, left, right, mode):
     """Pad the last axis with zeros ('constant') or its mirror image without the edge
     ('reflect')."""
@@ -79,10 +80,7 @@ def _pad_last(x, left, right, mode):
     return out, bw
 
 
-_pad_last.op_name = "pad"
-_pad_last.saves = ()
-
-
+@op("frame", saves=())
 def _frame(x, n, hop):
     """Split the last axis into overlapping frames: [..., L] -> [..., n, F]."""
     length = x.shape[-1]
@@ -91,10 +89,7 @@ def _frame(x, n, hop):
     return out, lambda g: (_overlap_add_array(g, hop, length),)
 
 
-_frame.op_name = "frame"
-_frame.saves = ()
-
-
+@op("overlap_add", saves=())
 def _overlap_add(frames, hop):
     """Overlap-add frames: [..., n, F] -> [..., n + hop * (F - 1)]."""
     n, nf = frames.shape[-2:]
@@ -102,10 +97,7 @@ def _overlap_add(frames, hop):
     return out, lambda g: (_frame_array(g, n, hop, nf),)
 
 
-_overlap_add.op_name = "overlap_add"
-_overlap_add.saves = ()
-
-
+@op("stft_window")
 def _window_mul(frames, w):
     """frames [..., n, F] times window w [n] along the frame axis."""
     xp = backend.get_array_module(frames)
@@ -120,9 +112,7 @@ def _window_mul(frames, w):
     return out, bw
 
 
-_window_mul.op_name = "stft_window"
-
-
+@op("window_envelope")
 def _envelope(w, n_frames, hop):
     """Overlap-added squared window, the istft normaliser: [n] -> [n + hop * (F - 1)]."""
     xp = backend.get_array_module(w)
@@ -137,9 +127,7 @@ def _envelope(w, n_frames, hop):
     return out, bw
 
 
-_envelope.op_name = "window_envelope"
-
-
+@op("istft_normalize")
 def _div_env(y, env):
     """y [..., L] divided by the envelope env [L]."""
     xp = backend.get_array_module(y)
@@ -152,9 +140,6 @@ def _div_env(y, env):
         return gy, _cast_like(ge.sum(axis=axes) if axes else ge, env.dtype)
 
     return out, bw
-
-
-_div_env.op_name = "istft_normalize"
 
 
 # ---------------------------------------------------------------------------- argument checks

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 import paddle_hl
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 
 from .. import _checks as ck
 from .. import _kernels as K
@@ -70,11 +70,10 @@ def _u_recv_linear_hi(inputs, grads, src, dst, reduce_op, n_out):
                   n_out=inputs[0].shape[0]),)
 
 
-_u_recv_linear.op_name = "send_u_recv"
-_u_recv_linear.saves = ()
-_u_recv_linear.hi = _u_recv_linear_hi
+op("send_u_recv", saves=(), hi=_u_recv_linear_hi)(_u_recv_linear)
 
 
+@op("send_u_recv", saves=())
 def _u_recv_extreme(x, src, dst, reduce_op, n_out):
     """max / min of ``x[src]`` into ``dst``. Every message equal to its destination's result
     receives that destination's whole gradient (ties are not split, as in Paddle)."""
@@ -90,10 +89,6 @@ def _u_recv_extreme(x, src, dst, reduce_op, n_out):
         return (K.segment_sum(gm, K.Segments(src, n_in)).reshape((n_in,) + tail),)
 
     return out.reshape((n_out,) + tail), bw
-
-
-_u_recv_extreme.op_name = "send_u_recv"
-_u_recv_extreme.saves = ()
 
 
 def send_u_recv(x, src_index, dst_index, reduce_op="sum", out_size=None, name=None):
@@ -218,6 +213,8 @@ def _edge_scalar(ya):
     return all(d == 1 for d in ya.shape[1:])
 
 
+# x is read through its gathered copy; y directly
+@op("send_ue_recv", saves=(1,))
 def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out, need_x=True, need_y=True):
     """op(x[src], y) per edge, reduced into ``dst``."""
     xa, ya = _align(x, y)
@@ -290,10 +287,6 @@ def _ue_recv_weighted(x, xa, ya, yshape, src, dst, message_op, reduce_op, n_out,
     return out, bw
 
 
-_ue_recv.op_name = "send_ue_recv"
-_ue_recv.saves = (1,)  # x is read through its gathered copy; y directly
-
-
 # -------------------------------------------------- higher-order rules (written with these ops)
 
 def _no_rule(op, message_op, reduce_op=None):
@@ -349,7 +342,7 @@ def _ue_recv_hi(inputs, grads, src, dst, message_op, reduce_op, n_out, need_x=Tr
     return gx, gy
 
 
-_ue_recv.hi = _ue_recv_hi
+op("ue_recv", hi=_ue_recv_hi)(_ue_recv)
 
 
 def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None,
@@ -397,6 +390,8 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", 
                  n_out=n_out, need_x=not x.stop_gradient, need_y=not y.stop_gradient)
 
 
+# backward reads only the gathered copies
+@op("send_uv", saves=())
 def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
     """op(x[src], y[dst]) per edge."""
     xa, ya = _align(x, y)
@@ -420,10 +415,6 @@ def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
     return out, bw
 
 
-_uv.op_name = "send_uv"
-_uv.saves = ()  # backward reads only the gathered copies
-
-
 def _uv_hi(inputs, grads, src, dst, message_op, need_x=True, need_y=True):
     if message_op == "div":
         _no_rule("send_uv", message_op)
@@ -445,7 +436,7 @@ def _uv_hi(inputs, grads, src, dst, message_op, need_x=True, need_y=True):
     return (_sum_to(gx, xa.shape).reshape(x.shape), _sum_to(gy, ya.shape).reshape(y.shape))
 
 
-_uv.hi = _uv_hi
+op("uv", hi=_uv_hi)(_uv)
 
 
 def send_uv(x, y, src_index, dst_index, message_op="add", name=None):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from paddle_hl.framework import random as _random
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 
 from .. import _checks as ck
 from .. import _kernels as K
@@ -39,11 +39,9 @@ def _wrap_outputs(*arrays):
     return apply(_identity, *arrays)
 
 
+@op("graph_sampling")
 def _identity(*arrays):
     return tuple(arrays) if len(arrays) > 1 else arrays[0], None
-
-
-_identity.op_name = "graph_sampling"
 
 
 def _ranges(xp, starts, lens):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..framework import random as _fr
-from ..framework.op import apply
+from ..framework.op import apply, op
 from ..framework.tensor import Tensor, _wrap
 
 __all__ = []
@@ -81,6 +81,7 @@ def _dx_dalpha(alpha, x):
     return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
 
+@op("gamma_rsample", saves=())
 def _gamma_rsample_kernel(alpha, draws):
     def backward(g):
         xp = backend.get_array_module(g)
@@ -91,10 +92,6 @@ def _gamma_rsample_kernel(alpha, draws):
         return g * xp.asarray(d), None
 
     return draws, backward
-
-
-_gamma_rsample_kernel.saves = ()
-_gamma_rsample_kernel.op_name = "gamma_rsample"
 
 
 def gamma_rsample(alpha: Tensor) -> Tensor:

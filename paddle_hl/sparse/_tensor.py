@@ -21,7 +21,7 @@ from paddle_hl.backend import get_array_module as _xp
 from paddle_hl.framework import dtype as _dt
 from paddle_hl.framework import state
 from paddle_hl.framework._printing import format_values
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 from paddle_hl.framework.tensor import Tensor, _wrap, init_slots
 
 __all__ = []
@@ -35,6 +35,7 @@ def _as_values(values, stop_gradient):
 
 
 # ---------------------------------------------------------------------- differentiable kernels
+@op("gather_kernel", saves=())
 def _gather_kernel(v, pos):
     """``v[pos]`` along the first axis; backward scatter-adds into v's shape."""
     n = v.shape[0]
@@ -48,9 +49,7 @@ def _gather_kernel(v, pos):
     return v[pos], bw
 
 
-_gather_kernel.saves = ()
-
-
+@op("scatter_kernel", saves=())
 def _scatter_kernel(v, pos, n):
     """Rows of v placed at ``pos`` of an ``n``-row zero array (duplicates summed)."""
     xp = _xp(v)
@@ -61,9 +60,6 @@ def _scatter_kernel(v, pos, n):
         return g[pos], None, None
 
     return out, bw
-
-
-_scatter_kernel.saves = ()
 
 
 def _scatter_add(out, pos, v):
@@ -88,13 +84,12 @@ def scatter_values(values: Tensor, pos, n: int) -> Tensor:
     return apply(_scatter_kernel, values, pos, n)
 
 
+@op("copy_kernel", saves=())
 def _copy_kernel(v):
     return v.copy(), lambda g: (g,)
 
 
-_copy_kernel.saves = ()
-
-
+@op("dense_to_values_kernel", saves=())
 def _dense_to_values_kernel(arr, idx):
     shape = arr.shape
 
@@ -107,9 +102,7 @@ def _dense_to_values_kernel(arr, idx):
     return arr[idx], bw
 
 
-_dense_to_values_kernel.saves = ()
-
-
+@op("values_to_dense_kernel", saves=())
 def _values_to_dense_kernel(v, idx, shape):
     xp = _xp(v)
     out = xp.zeros(shape, dtype=v.dtype)
@@ -120,9 +113,6 @@ def _values_to_dense_kernel(v, idx, shape):
         return g[idx], None, None
 
     return out, bw
-
-
-_values_to_dense_kernel.saves = ()
 
 
 # ---------------------------------------------------------------------- the classes

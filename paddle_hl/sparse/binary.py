@@ -12,7 +12,7 @@ import numpy as np
 
 import paddle_hl
 from paddle_hl import backend
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 from paddle_hl.framework.tensor import Tensor
 
 from . import _kernels as K
@@ -190,6 +190,7 @@ def _needs_grad(t):
     return isinstance(t, Tensor) and not t.stop_gradient and paddle_hl.is_grad_enabled()
 
 
+@op("spmm_kernel", saves=(0, 4))
 def _spmm_kernel(v, crows, cols, shape, y, need_v=True, need_y=True):
     nb, m, n, off, per = _batches(crows, shape)
     y3 = y if y.ndim == 3 else y[None]
@@ -216,9 +217,6 @@ def _spmm_kernel(v, crows, cols, shape, y, need_v=True, need_y=True):
         return gv, None, None, None, None if gy is None else gy.reshape(y.shape), None, None
 
     return (out if y.ndim == 3 else out[0]), bw
-
-
-_spmm_kernel.saves = (0, 4)
 
 
 def _spspmm(xa, ya, where):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework import state
-from ..framework.op import apply
+from ..framework.op import apply, op
 from ..framework.tensor import Tensor, _wrap, to_array
 
 __all__ = []
@@ -188,9 +188,7 @@ def _cast_hi(inputs, grads, dtype):
     return (grads[0].astype(inputs[0].dtype),)
 
 
-_cast_kernel.op_name = "cast"
-_cast_kernel.saves = ()
-_cast_kernel.hi = _cast_hi
+op("cast", saves=(), hi=_cast_hi)(_cast_kernel)
 
 
 def cast_to(x: Tensor, npd) -> Tensor:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
-from ..framework.op import apply, apply_, check_inplace
+from ..framework.op import apply, apply_, check_inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import OPERATOR, check_kinds, tensor_arg
 
@@ -181,6 +181,7 @@ def _close_args(x, y, rtol, atol, op):
     return x, y, vals[0], vals[1]
 
 
+@op("isclose")
 def _isclose_kernel(x, y, rtol, atol, equal_nan):
     xp = _xp(x)
     dt = np.promote_types(np.float32, np.result_type(x.dtype, y.dtype)) \
@@ -193,9 +194,6 @@ def _isclose_kernel(x, y, rtol, atol, equal_nan):
     if equal_nan:
         res = res | (xp.isnan(a) & xp.isnan(b))
     return xp.asarray(res), None
-
-
-_isclose_kernel.op_name = "isclose"
 
 
 def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):

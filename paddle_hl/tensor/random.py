@@ -14,7 +14,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import random as _fr
-from ..framework.op import apply, apply_, check_inplace
+from ..framework.op import apply, apply_, check_inplace, op
 from ..framework.random import (
     generator,
     generator_for,
@@ -295,13 +295,10 @@ def bernoulli(x, name=None) -> Tensor:
     return _wrap((u < p).astype(p.dtype))
 
 
+@op("poisson", saves=())
 def _poisson_kernel(lam, samples):
     xp = _xp(lam)
     return samples, lambda g: (xp.zeros_like(g), None)
-
-
-_poisson_kernel.op_name = "poisson"
-_poisson_kernel.saves = ()
 
 
 def poisson(x, name=None) -> Tensor:
@@ -377,13 +374,10 @@ def multinomial(x, num_samples=1, replacement=False, name=None) -> Tensor:
 
 # ---------------------------------------------------------------- inplace fills
 
+@op("random_fill", saves=())
 def _replace_kernel(x, v):
     xp = _xp(x)
     return v.astype(x.dtype, copy=False), lambda g: (xp.zeros_like(g), None)
-
-
-_replace_kernel.saves = ()
-_replace_kernel.op_name = "random_fill"
 
 
 def _fill_random(x, arr, op):

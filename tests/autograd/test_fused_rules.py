@@ -15,7 +15,6 @@ import os
 import pkgutil
 import types
 
-
 import paddle_hl
 
 # "module.kernel name" -> why the array backward is hand-written and the create_graph rule apart

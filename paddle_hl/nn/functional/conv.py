@@ -26,7 +26,7 @@ from ...backend import get_array_module
 from ...backend import windows as _win
 from ...framework import dtype as _dt
 from ...framework import state
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
 
@@ -226,12 +226,9 @@ def _convw_hi(inputs, grads, stride, pads, dil, groups, cl, ksize, need):
     return gx, gg
 
 
-_conv_kernel.op_name = "conv"
-_conv_kernel.hi = _conv_hi
-_convt_kernel.op_name = "conv_transpose"
-_convt_kernel.hi = _convt_hi
-_convw_kernel.op_name = "conv_filter_grad"
-_convw_kernel.hi = _convw_hi
+op("conv", hi=_conv_hi)(_conv_kernel)
+op("conv_transpose", hi=_convt_hi)(_convt_kernel)
+op("conv_filter_grad", hi=_convw_hi)(_convw_kernel)
 
 
 # --------------------------------------------------------------------------- argument parsing
@@ -636,12 +633,8 @@ def _fold_hi(inputs, grads, size, ksize, stride, pads, dil):
     return (apply(_unfold_kernel, grads[0], ksize=ksize, stride=stride, pads=pads, dil=dil),)
 
 
-_unfold_kernel.op_name = "unfold"
-_unfold_kernel.saves = ()
-_unfold_kernel.hi = _unfold_hi
-_fold_kernel.op_name = "fold"
-_fold_kernel.saves = ()
-_fold_kernel.hi = _fold_hi
+op("unfold", saves=(), hi=_unfold_hi)(_unfold_kernel)
+op("fold", saves=(), hi=_fold_hi)(_fold_kernel)
 
 
 def _fold_pads(paddings, op):

@@ -8,13 +8,14 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import _unbroadcast, apply
+from ...framework.op import _unbroadcast, apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import cast_to, tensor_arg
 
 __all__ = []
 
 
+@op("pairwise_distance")
 def _pdist_kernel(x, y, p, epsilon, keepdim):
     """``||x - y + epsilon||_p`` over the last axis (x and y broadcast)."""
     xp = backend.get_array_module(x)
@@ -56,9 +57,6 @@ def _pdist_kernel(x, y, p, epsilon, keepdim):
         return _unbroadcast(gd, x.shape), _unbroadcast(-gd, y.shape)
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_pdist_kernel.op_name = "pairwise_distance"
 
 
 def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-6,

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor._helpers import int_tensor_arg as _int_arg
 from ...tensor._helpers import tensor_arg
@@ -85,6 +85,7 @@ def gather_tree(ids: Tensor, parents: Tensor) -> Tensor:
     return _wrap(out)
 
 
+@op("temporal_shift", saves=())
 def _tshift_kernel(x, seg_num, c1, c2, nhwc):
     xp = backend.get_array_module(x)
     v = x.reshape((x.shape[0] // seg_num, seg_num) + x.shape[1:])   # [N, T, ...]
@@ -111,10 +112,6 @@ def _tshift_kernel(x, seg_num, c1, c2, nhwc):
         return (shift(g.reshape(v.shape), True).reshape(x.shape),)
 
     return res, bw
-
-
-_tshift_kernel.op_name = "temporal_shift"
-_tshift_kernel.saves = ()
 
 
 def temporal_shift(x: Tensor, seg_num: int, shift_ratio: float = 0.25, name=None,

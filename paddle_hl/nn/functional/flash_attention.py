@@ -14,7 +14,7 @@ from ... import backend
 from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
-from ...framework.op import _unbroadcast, apply
+from ...framework.op import _unbroadcast, apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor._helpers import cast_to
 
@@ -28,6 +28,7 @@ def _keep_mask(shape, p, arr):
     return u >= p
 
 
+@op("dropout", saves=())
 def _masked_scale(x, keep, scale):
     """out = x · keep · scale (dropout with a precomputed mask)."""
     out = x * keep
@@ -41,10 +42,6 @@ def _masked_scale(x, keep, scale):
         return gx, None
 
     return out, backward
-
-
-_masked_scale.saves = ()
-_masked_scale.op_name = "dropout"
 
 
 def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
@@ -66,6 +63,7 @@ def _softmax_last(s):
     return e
 
 
+@op("scaled_dot_product_attention", saves=(0, 1, 2))
 def _attention(q, k, v, mask, keep, scale, drop_scale):
     """Attention on ``[..., Lq, d]`` / ``[..., Lk, d]`` / ``[..., Lk, dv]`` arrays.
 
@@ -117,10 +115,6 @@ def _attention(q, k, v, mask, keep, scale, drop_scale):
         return dq, dk, dv, dmask, None
 
     return (out, pd), backward
-
-
-_attention.saves = (0, 1, 2)
-_attention.op_name = "scaled_dot_product_attention"
 
 
 def _additive_mask(mask, dtype, where):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor._helpers import tensor_arg
 
@@ -59,6 +59,7 @@ def one_hot(x, num_classes, name=None):
     return _wrap(out.astype(np.float32))
 
 
+@op("embedding", saves=())
 def _embedding_kernel(ids, w, padding_idx):
     xp = backend.get_array_module(w)
     out = xp.take(w, ids, axis=0)
@@ -77,10 +78,6 @@ def _embedding_kernel(ids, w, padding_idx):
         return None, gw.astype(w.dtype, copy=False), None
 
     return out, bw
-
-
-_embedding_kernel.op_name = "embedding"
-_embedding_kernel.saves = ()
 
 
 def embedding(x, weight, padding_idx=None, sparse=False, name=None):

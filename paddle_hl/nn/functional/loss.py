@@ -20,7 +20,7 @@ from ... import backend
 from ...backend import get_array_module as _xp
 from ...backend.arrays import sigmoid as _sigmoid
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import linalg as _la
 from ...tensor import manipulation as _mp
@@ -28,10 +28,10 @@ from ...tensor import math as _m
 from ...tensor import search as _se
 from ...tensor import stat as _st
 from ...tensor._helpers import cast_to, tensor_arg
-from . import activation as _act
-from .activation import _softmax_arr, _softplus_arr
 from ...tensor._helpers import float_arg as _float_arg
 from ...tensor._helpers import int_tensor_arg as _int_arg
+from . import activation as _act
+from .activation import _softmax_arr, _softplus_arr
 
 __all__ = []
 
@@ -208,6 +208,7 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name=None) ->
     return _reduce(_m.abs(_m.subtract(input, label)), reduction)
 
 
+@op("smooth_l1_loss")
 def _huber_kernel(x, y, delta):
     xp = _xp(x)
     r = y.astype(_work(x), copy=False) - x.astype(_work(x), copy=False)
@@ -221,9 +222,6 @@ def _huber_kernel(x, y, delta):
         return ((-dr).astype(x.dtype, copy=False), dr.astype(y.dtype, copy=False))
 
     return out, bw
-
-
-_huber_kernel.op_name = "smooth_l1_loss"
 
 
 def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -368,6 +366,7 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
 
 
 # --------------------------------------------------------------- binary classification
+@op("binary_cross_entropy")
 def _bce_kernel(x, y):
     xp = _xp(x)
     w = x.astype(_work(x), copy=False)
@@ -381,9 +380,6 @@ def _bce_kernel(x, y):
                 None)
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_bce_kernel.op_name = "binary_cross_entropy"
 
 
 def binary_cross_entropy(input: Tensor, label: Tensor, weight=None, reduction: str = "mean",
@@ -422,6 +418,7 @@ def binary_cross_entropy(input: Tensor, label: Tensor, weight=None, reduction: s
     return _reduce(loss, reduction)
 
 
+@op("binary_cross_entropy_with_logits")
 def _bce_logits_kernel(x, y, pw):
     xp = _xp(x)
     w = x.astype(_work(x), copy=False)
@@ -437,9 +434,6 @@ def _bce_logits_kernel(x, y, pw):
         return (gx.astype(x.dtype, copy=False), None, None)
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_bce_logits_kernel.op_name = "binary_cross_entropy_with_logits"
 
 
 def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight=None,
@@ -526,6 +520,7 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer=None, alpha: flo
     return _reduce(loss, reduction)
 
 
+@op("kl_div")
 def _kl_kernel(x, y):
     xp = _xp(x)
     w = x.astype(_work(x), copy=False)
@@ -538,9 +533,6 @@ def _kl_kernel(x, y):
         return ((-g * yw * pos).astype(x.dtype, copy=False), None)
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_kl_kernel.op_name = "kl_div"
 
 
 def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", name=None) -> Tensor:
@@ -860,6 +852,7 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
 _LOGP_FLOOR = -64.0
 
 
+@op("cross_entropy")
 def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing, reduction,
                     out_shape):
     """Fused (log-)softmax + label pick + weighting + reduction for integer labels.
@@ -968,9 +961,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
     return out.astype(x.dtype, copy=False), bw
 
 
-_ce_hard_kernel.op_name = "cross_entropy"
-
-
+@op("cross_entropy")
 def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
     """Fused cross entropy against a soft (probability) label of x's shape."""
     xp = _xp(x)
@@ -1026,9 +1017,6 @@ def _ce_soft_kernel(x, y, weight, axis, use_softmax, reduction):
         return gx.reshape(x.shape).astype(x.dtype, copy=False), None, gw
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_ce_soft_kernel.op_name = "cross_entropy"
 
 
 def _hard_label(input, label, axis, op):
@@ -1111,6 +1099,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight=None, ignore_index: int =
                  reduction=reduction, out_shape=tuple(out_shape))
 
 
+@op("softmax_with_cross_entropy")
 def _swce_kernel(x, label, axis, ignore_index, soft):
     """softmax_with_cross_entropy with the softmax as a second, differentiable output."""
     xp = _xp(x)
@@ -1133,9 +1122,6 @@ def _swce_kernel(x, label, axis, ignore_index, soft):
         return gx, None
 
     return (loss, p.reshape(x.shape).astype(x.dtype, copy=False)), bw
-
-
-_swce_kernel.op_name = "softmax_with_cross_entropy"
 
 
 def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool = False,
@@ -1180,6 +1166,7 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
                  use_softmax=True, smoothing=0.0, reduction="none", out_shape=tuple(oshape))
 
 
+@op("nll_loss")
 def _nll_kernel(x, label, weight, ignore_index, reduction):
     """Pick ``-x[n, label]`` along axis 1, weight, reduce; x is ``[N, C, *]``."""
     xp = _xp(x)
@@ -1219,9 +1206,6 @@ def _nll_kernel(x, label, weight, ignore_index, reduction):
         return gx.reshape(x.shape), None, None
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_nll_kernel.op_name = "nll_loss"
 
 
 def nll_loss(input: Tensor, label: Tensor, weight=None, ignore_index: int = -100,
@@ -1330,6 +1314,7 @@ def _scatter_rows(dst, idx, vals):
     return dst
 
 
+@op("hsigmoid_loss")
 def _hsig_kernel(x, w, b, label, ptable, pcode, num_classes):
     xp = _xp(x)
     wd = _work(x)
@@ -1375,9 +1360,6 @@ def _hsig_kernel(x, w, b, label, ptable, pcode, num_classes):
         return gx, gw, gb, None, None, None
 
     return out.astype(x.dtype, copy=False), bw
-
-
-_hsig_kernel.op_name = "hsigmoid_loss"
 
 
 def hsigmoid_loss(input: Tensor, label: Tensor, num_classes: int, weight: Tensor, bias=None,
@@ -1441,6 +1423,7 @@ def hsigmoid_loss(input: Tensor, label: Tensor, num_classes: int, weight: Tensor
 
 
 # ----------------------------------------------------------------- margin cross entropy
+@op("margin_cross_entropy")
 def _margin_ce_kernel(x, label, m1, m2, m3, scale, reduction):
     xp = _xp(x)
     n, c = x.shape
@@ -1483,9 +1466,6 @@ def _margin_ce_kernel(x, label, m1, m2, m3, scale, reduction):
         return gx.astype(x.dtype, copy=False), None
 
     return (out.astype(x.dtype, copy=False), p.astype(x.dtype, copy=False)), bw
-
-
-_margin_ce_kernel.op_name = "margin_cross_entropy"
 
 
 def margin_cross_entropy(logits: Tensor, label: Tensor, margin1: float = 1.0,
@@ -1532,6 +1512,7 @@ def margin_cross_entropy(logits: Tensor, label: Tensor, margin1: float = 1.0,
 
 
 # ---------------------------------------------------------------------------- CTC loss
+@op("ctc_loss")
 def _ctc_kernel(logits, labels, in_len, lab_len, blank, reduction, norm_by_times):
     """CTC on softmax(logits) ``[T, B, C]``: alpha/beta in log space, one step per time frame,
     vectorised over the batch and the extended label positions.
@@ -1641,9 +1622,6 @@ def _ctc_kernel(logits, labels, in_len, lab_len, blank, reduction, norm_by_times
     return out.astype(logits.dtype), bw
 
 
-_ctc_kernel.op_name = "ctc_loss"
-
-
 def _lengths(v, op, arg, n):
     v = _int_arg(v, op, arg)
     if v.size != n:
@@ -1717,6 +1695,7 @@ def _rev_lcse(a, xp):
     return _lcse(a[..., ::-1], xp)[..., ::-1]
 
 
+@op("rnnt_loss")
 def _rnnt_kernel(acts, labels, in_len, lab_len, blank, fastemit_lambda, reduction):
     """RNN-T loss on log-probabilities ``[B, T, U+1, V]`` (used as given, as Paddle's CPU
     warp-rnnt does). Each time step is one vectorised update over the batch and every label
@@ -1786,9 +1765,6 @@ def _rnnt_kernel(acts, labels, in_len, lab_len, blank, fastemit_lambda, reductio
         return grad.astype(acts.dtype), None, None, None
 
     return out.astype(acts.dtype), bw
-
-
-_rnnt_kernel.op_name = "rnnt_loss"
 
 
 def rnnt_loss(input: Tensor, label: Tensor, input_lengths: Tensor, label_lengths: Tensor,

@@ -20,7 +20,7 @@ import numpy as np
 from ... import backend
 from ...backend import _threads
 from ...backend.arrays import up as _up
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
 from ...tensor import math as _math
@@ -211,8 +211,7 @@ def _norm_hi(i, g, view, raxes, pshape, eps):
     return _manip.reshape(dx, list(x.shape)), gw, gb
 
 
-_norm_k.op_name = "norm"
-_norm_k.hi = _norm_hi
+op("norm", hi=_norm_hi)(_norm_k)
 
 
 def _normalize(x, w, b, view, raxes, pshape, eps):
@@ -302,8 +301,7 @@ def _affine_hi(i, g, view, pshape, eps):
     return gx, gw, gb, None, None
 
 
-_affine_k.op_name = "batch_norm"
-_affine_k.hi = _affine_hi
+op("batch_norm", hi=_affine_hi)(_affine_k)
 
 
 def _identity_k(x, w, b):
@@ -317,10 +315,11 @@ def _identity_k(x, w, b):
     return x.copy(), backward
 
 
-_identity_k.op_name = "batch_norm"
-_identity_k.saves = ()
-_identity_k.hi = lambda i, g: (g[0], None if i[1] is None else i[1] * 0.0,
-                               None if i[2] is None else i[2] * 0.0)
+def _identity_hi(i, g):
+    return (g[0], None if i[1] is None else i[1] * 0.0, None if i[2] is None else i[2] * 0.0)
+
+
+op("batch_norm", saves=(), hi=_identity_hi)(_identity_k)
 
 
 # ---------------------------------------------------------------- batch_norm

@@ -19,7 +19,7 @@ import numpy as np
 from ...backend import get_array_module
 from ...backend import windows as _win
 from ...backend.arrays import up as _up
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
 from .conv import (
@@ -148,14 +148,16 @@ def _maxpool_gather_kernel(x, h, ksize, stride, ext, cl):
     return out, bw
 
 
-_maxpool_route_kernel.op_name = "max_pool_grad"
-_maxpool_route_kernel.saves = (0,)
-_maxpool_route_kernel.hi = lambda i, g, **a: (None, apply(_maxpool_gather_kernel, i[0], g[0],
-                                                          **a))
-_maxpool_gather_kernel.op_name = "max_pool_gather"
-_maxpool_gather_kernel.saves = (0,)
-_maxpool_gather_kernel.hi = lambda i, g, **a: (None, apply(_maxpool_route_kernel, i[0], g[0],
-                                                           **a))
+def _maxpool_route_hi(i, g, **a):
+    return None, apply(_maxpool_gather_kernel, i[0], g[0], **a)
+
+
+def _maxpool_gather_hi(i, g, **a):
+    return None, apply(_maxpool_route_kernel, i[0], g[0], **a)
+
+
+op("max_pool_grad", saves=(0,), hi=_maxpool_route_hi)(_maxpool_route_kernel)
+op("max_pool_gather", saves=(0,), hi=_maxpool_gather_hi)(_maxpool_gather_kernel)
 
 
 def _maxpool_hi(inputs, grads, ksize, stride, ext, cl, mask, need):
@@ -163,9 +165,7 @@ def _maxpool_hi(inputs, grads, ksize, stride, ext, cl, mask, need):
                   ext=ext, cl=cl),)
 
 
-_maxpool_kernel.op_name = "max_pool"
-_maxpool_kernel.saves = ()
-_maxpool_kernel.hi = _maxpool_hi
+op("max_pool", saves=(), hi=_maxpool_hi)(_maxpool_kernel)
 
 
 def _max_pool(op, nd, x, kernel_size, stride, padding, return_mask, ceil_mode, data_format):
@@ -331,12 +331,8 @@ def _avgpool_adj_hi(inputs, grads, size, **a):
     return (apply(_avgpool_kernel, grads[0], **a),)
 
 
-_avgpool_kernel.op_name = "avg_pool"
-_avgpool_kernel.saves = ()
-_avgpool_kernel.hi = _avgpool_hi
-_avgpool_adj_kernel.op_name = "avg_pool_grad"
-_avgpool_adj_kernel.saves = ()
-_avgpool_adj_kernel.hi = _avgpool_adj_hi
+op("avg_pool", saves=(), hi=_avgpool_hi)(_avgpool_kernel)
+op("avg_pool_grad", saves=(), hi=_avgpool_adj_hi)(_avgpool_adj_kernel)
 
 
 def _avg_pool(op, nd, x, kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
@@ -483,12 +479,8 @@ def _adaptive_avg_adj_hi(inputs, grads, size, cl):
     return (apply(_adaptive_avg_kernel, grads[0], osz=osz, cl=cl),)
 
 
-_adaptive_avg_kernel.op_name = "adaptive_avg_pool"
-_adaptive_avg_kernel.saves = ()
-_adaptive_avg_kernel.hi = _adaptive_avg_hi
-_adaptive_avg_adj_kernel.op_name = "adaptive_avg_pool_grad"
-_adaptive_avg_adj_kernel.saves = ()
-_adaptive_avg_adj_kernel.hi = _adaptive_avg_adj_hi
+op("adaptive_avg_pool", saves=(), hi=_adaptive_avg_hi)(_adaptive_avg_kernel)
+op("adaptive_avg_pool_grad", saves=(), hi=_adaptive_avg_adj_hi)(_adaptive_avg_adj_kernel)
 
 
 def _output_size(output_size, size, op):
@@ -607,16 +599,21 @@ def _amax_gather_kernel(x, h, osz):
     return _win.adaptive_max_gather(h, flat), bw
 
 
-_adaptive_max_kernel.op_name = "adaptive_max_pool"
-_adaptive_max_kernel.saves = ()
-_adaptive_max_kernel.hi = lambda i, g, osz, mask: (apply(_amax_route_kernel, i[0], g[0],
-                                                         osz=osz),)
-_amax_route_kernel.op_name = "adaptive_max_pool_grad"
-_amax_route_kernel.saves = (0,)
-_amax_route_kernel.hi = lambda i, g, osz: (None, apply(_amax_gather_kernel, i[0], g[0], osz=osz))
-_amax_gather_kernel.op_name = "adaptive_max_pool_gather"
-_amax_gather_kernel.saves = (0,)
-_amax_gather_kernel.hi = lambda i, g, osz: (None, apply(_amax_route_kernel, i[0], g[0], osz=osz))
+def _adaptive_max_hi(i, g, osz, mask):
+    return (apply(_amax_route_kernel, i[0], g[0], osz=osz),)
+
+
+def _amax_route_hi(i, g, osz):
+    return None, apply(_amax_gather_kernel, i[0], g[0], osz=osz)
+
+
+def _amax_gather_hi(i, g, osz):
+    return None, apply(_amax_route_kernel, i[0], g[0], osz=osz)
+
+
+op("adaptive_max_pool", saves=(), hi=_adaptive_max_hi)(_adaptive_max_kernel)
+op("adaptive_max_pool_grad", saves=(0,), hi=_amax_route_hi)(_amax_route_kernel)
+op("adaptive_max_pool_gather", saves=(0,), hi=_amax_gather_hi)(_amax_gather_kernel)
 
 
 def _adaptive_max(op, nd, x, output_size, return_mask):
@@ -703,13 +700,14 @@ def _unpool_gather_kernel(g, idx):
     return out, bw
 
 
-_unpool_kernel.op_name = "max_unpool"
-_unpool_kernel.saves = ()
-_unpool_kernel.hi = lambda i, g, osz: (apply(_unpool_gather_kernel, g[0], i[1]), None)
-_unpool_gather_kernel.op_name = "max_unpool_grad"
-_unpool_gather_kernel.saves = ()
-_unpool_gather_kernel.hi = lambda i, g: (apply(_unpool_kernel, g[0], i[1],
-                                                osz=tuple(i[0].shape[2:])), None)
+op("max_unpool",
+   saves=(),
+   hi=lambda i, g, osz: (apply(_unpool_gather_kernel, g[0], i[1]), None))(_unpool_kernel)
+def _unpool_gather_hi(i, g):
+    return apply(_unpool_kernel, g[0], i[1], osz=tuple(i[0].shape[2:])), None
+
+
+op("max_unpool_grad", saves=(), hi=_unpool_gather_hi)(_unpool_gather_kernel)
 
 
 def _max_unpool(op, nd, x, indices, kernel_size, stride, padding, data_format, output_size):

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 
 from ... import backend
+from ...framework.op import op
 
 __all__ = []
 
@@ -108,6 +109,7 @@ def _step_back(xp, mode, cache, g_h, g_c, h, c, w_hh):
 
 
 # ============================================================================ kernels
+@op("rnn_cell")
 def _cell_kernel(x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
     """One step of a built-in cell on ``[batch, input_size]`` inputs.
 
@@ -132,9 +134,8 @@ def _cell_kernel(x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
     return h_new, backward
 
 
-_cell_kernel.op_name = "rnn_cell"
-
-
+# h0/c0 are copied into the state history
+@op("seq_kernel", saves=(0, 3, 4))
 def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_major, zero_pad):
     """A built-in cell run over a whole sequence (one direction of one layer).
 
@@ -230,9 +231,6 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
                 dhh2.sum(0).astype(b_hh.dtype, copy=False), None)
 
     return (y, h_last), backward
-
-
-_seq_kernel.saves = (0, 3, 4)  # h0/c0 are copied into the state history
 
 
 # ============================================================================ row shards

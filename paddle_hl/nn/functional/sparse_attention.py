@@ -11,12 +11,13 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 
 __all__ = []
 
 
+@op("sparse_attention", saves=(0, 1, 2))
 def _sparse_attn(q, k, v, allowed, scale):
     """Softmax attention over the True entries of ``allowed`` ``[B, H, L, L]``; a row with no
     allowed entry gives a zero output."""
@@ -40,10 +41,6 @@ def _sparse_attn(q, k, v, allowed, scale):
         return xp.matmul(ds, k), xp.matmul(xp.swapaxes(ds, -1, -2), q), dv, None
 
     return out, backward
-
-
-_sparse_attn.op_name = "sparse_attention"
-_sparse_attn.saves = (0, 1, 2)
 
 
 def _pattern(offset, columns, b, h, n, where):

@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
 
@@ -240,12 +240,12 @@ def _resample_t_kernel(g, plan):
 
 
 # both are linear maps, each the other's transpose: that is their higher-order rule
-_resample_kernel.op_name = "interpolate"
-_resample_kernel.saves = ()
-_resample_kernel.hi = lambda i, g, plan: (apply(_resample_t_kernel, g[0], plan=plan),)
-_resample_t_kernel.op_name = "interpolate_grad"
-_resample_t_kernel.saves = ()
-_resample_t_kernel.hi = lambda i, g, plan: (apply(_resample_kernel, g[0], plan=plan),)
+op("interpolate",
+   saves=(),
+   hi=lambda i, g, plan: (apply(_resample_t_kernel, g[0], plan=plan),))(_resample_kernel)
+op("interpolate_grad",
+   saves=(),
+   hi=lambda i, g, plan: (apply(_resample_kernel, g[0], plan=plan),))(_resample_t_kernel)
 
 
 def _interp_size(size, nd: int, op: str) -> list:
@@ -519,6 +519,7 @@ def _grid_corners(coords, sizes, mode: str, xp):
     return taps
 
 
+@op("grid_sample")
 def _grid_sample_kernel(x, grid, mode, padding_mode, align_corners):
     xp = backend.get_array_module(x)
     dt = x.dtype
@@ -572,9 +573,6 @@ def _grid_sample_kernel(x, grid, mode, padding_mode, align_corners):
         return gx, gg.reshape(grid.shape).astype(grid.dtype)
 
     return out, backward
-
-
-_grid_sample_kernel.op_name = "grid_sample"
 
 
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, name=None):
@@ -644,6 +642,7 @@ def _base_line(n: int, align_corners: bool):
     return (np.arange(n, dtype=np.float64) * 2 + 1) / n - 1
 
 
+@op("affine_grid", saves=())
 def _affine_kernel(theta, sizes, align_corners):
     xp = backend.get_array_module(theta)
     dt = theta.dtype
@@ -665,10 +664,6 @@ def _affine_kernel(theta, sizes, align_corners):
         return (r.astype(dt) if r.dtype != dt else r,)
 
     return out, backward
-
-
-_affine_kernel.op_name = "affine_grid"
-_affine_kernel.saves = ()
 
 
 def affine_grid(theta, out_shape, align_corners=True, name=None):
@@ -739,9 +734,7 @@ def _shuffle_hi(inputs, grads, pre, perm, post):
     return (apply(_shuffle_kernel, grads[0], pre=mid, perm=inv, post=tuple(inputs[0].shape)),)
 
 
-_shuffle_kernel.op_name = "shuffle"
-_shuffle_kernel.saves = ()
-_shuffle_kernel.hi = _shuffle_hi
+op("shuffle", saves=(), hi=_shuffle_hi)(_shuffle_kernel)
 
 
 def _nchw_arg(x, data_format, op):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.op import apply
+from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
 from ...tensor._helpers import name_suffix as _name_suffix
@@ -592,8 +592,7 @@ def _spectral_hi(i, g, dim, power_iters, eps):
     return _manip.transpose(_manip.reshape(gmat, list(wm.shape)), inv), None, None
 
 
-_spectral_k.op_name = "spectral_norm"
-_spectral_k.hi = _spectral_hi
+op("spectral_norm", hi=_spectral_hi)(_spectral_k)
 
 
 class SpectralNorm(Layer):

@@ -14,7 +14,7 @@ import numpy as np
 
 import paddle_hl
 from paddle_hl import backend
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 from paddle_hl.framework.tensor import Tensor
 
 from ..._tensor import SparseCooTensor
@@ -36,6 +36,7 @@ def _ntuple(v, nd, where, arg):
     return [int(v)] * nd
 
 
+@op("conv_kernel", saves=(1,))
 def _conv_kernel(v, w, table, n_in, symmetric, need_v=True):
     xp = backend.get_array_module(v)
     kk, cin, cout = w.shape
@@ -70,9 +71,6 @@ def _conv_kernel(v, w, table, n_in, symmetric, need_v=True):
         return gv, gw, None, None, None, None
 
     return out, bw
-
-
-_conv_kernel.saves = (1,)
 
 
 def _conv_pairs_kernel(v, w, pairs, n_out, need_v=True):

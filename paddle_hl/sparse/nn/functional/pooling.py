@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paddle_hl import backend
-from paddle_hl.framework.op import apply
+from paddle_hl.framework.op import apply, op
 
 from ..._tensor import SparseCooTensor
 from ...unary import coalesce, require_sparse
@@ -13,6 +13,7 @@ from .conv import _ntuple
 __all__ = []
 
 
+@op("pool_kernel", saves=())
 def _pool_kernel(v, table, n_in):
     xp = backend.get_array_module(v)
     c = v.shape[1]
@@ -28,9 +29,6 @@ def _pool_kernel(v, table, n_in):
         return gv[: n_in * c].reshape(n_in, c).astype(g.dtype), None, None
 
     return out, bw
-
-
-_pool_kernel.saves = ()
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NDHWC",
