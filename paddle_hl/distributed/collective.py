@@ -56,6 +56,47 @@ def env_world_size() -> int:
     return _env_int(_SIZE_VARS, 1)
 
 
+class ParallelEnv:
+    """The trainer environment as the launcher describes it (Paddle's variables, or MPI's)."""
+
+    @property
+    def rank(self) -> int:
+        return get_rank()
+
+    @property
+    def world_size(self) -> int:
+        return get_world_size()
+
+    @property
+    def device_id(self) -> int:
+        return int(os.environ.get("FLAGS_selected_gpus", "0").split(",")[0])
+
+    @property
+    def device_type(self) -> str:
+        return "gpu" if _nccl.default_is_gpu() else "cpu"
+
+    @property
+    def current_endpoint(self) -> str:
+        return os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
+
+    @property
+    def trainer_endpoints(self) -> list:
+        eps = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
+        return eps.split(",") if eps else []
+
+    @property
+    def nrings(self) -> int:
+        return 1
+
+    @property
+    def pg_timeout(self) -> int:
+        return int(_comm.timeout() * 1000)
+
+    local_rank = rank
+    nranks = world_size
+    dev_id = device_id
+
+
 def init_parallel_env():
     """Join the other processes of the job and create the global group.
 
@@ -72,8 +113,6 @@ def init_parallel_env():
         >>> env.world_size
         1
     """
-    from .parallel import ParallelEnv
-
     if 0 in _GROUPS:
         return ParallelEnv()
     size = env_world_size()
@@ -109,8 +148,6 @@ def _use_local_gpu():
     would otherwise put them all on GPU 0."""
     from .. import backend
     from ..framework.place import set_device
-    from .parallel import ParallelEnv
-
     n = backend.device_count()
     if n:
         set_device(f"gpu:{ParallelEnv().device_id % n}")

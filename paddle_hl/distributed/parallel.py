@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 
@@ -11,49 +10,9 @@ from ..framework import state
 from ..nn.layer.layers import Layer
 from . import _comm, _nccl
 from . import collective as _coll
+from .collective import ParallelEnv  # noqa: F401  (paddle.distributed.parallel.ParallelEnv)
 
 __all__ = []
-
-
-class ParallelEnv:
-    """The trainer environment as the launcher describes it (Paddle's variables, or MPI's)."""
-
-    @property
-    def rank(self) -> int:
-        return _coll.get_rank()
-
-    @property
-    def world_size(self) -> int:
-        return _coll.get_world_size()
-
-    @property
-    def device_id(self) -> int:
-        return int(os.environ.get("FLAGS_selected_gpus", "0").split(",")[0])
-
-    @property
-    def device_type(self) -> str:
-        return "gpu" if _nccl.default_is_gpu() else "cpu"
-
-    @property
-    def current_endpoint(self) -> str:
-        return os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
-
-    @property
-    def trainer_endpoints(self) -> list:
-        eps = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
-        return eps.split(",") if eps else []
-
-    @property
-    def nrings(self) -> int:
-        return 1
-
-    @property
-    def pg_timeout(self) -> int:
-        return int(_comm.timeout() * 1000)
-
-    local_rank = rank
-    nranks = world_size
-    dev_id = device_id
 
 
 def get_rank(group=None) -> int:
