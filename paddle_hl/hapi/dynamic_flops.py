@@ -140,12 +140,10 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
     shape = [1 if d is None or d == -1 else int(d) for d in input_size]
     x = _wrap(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
     modes = [(layer, layer.training) for layer in net.sublayers(include_self=True)]
-    prev = state.grad_enabled
-    state.grad_enabled = False
     try:
-        net(x)
+        with state.no_grad():
+            net(x)
     finally:
-        state.grad_enabled = prev
         for h in hooks:
             h.remove()
         for layer, training in modes:

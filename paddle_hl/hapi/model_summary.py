@@ -100,12 +100,10 @@ def _summary_rows(net, inputs):
         hooks.append(layer.register_forward_post_hook(hook))
     modes = [(layer, layer.training) for layer in net.sublayers(include_self=True)]
     net.eval()
-    prev = state.grad_enabled
-    state.grad_enabled = False
     try:
-        net(*inputs)
+        with state.no_grad():
+            net(*inputs)
     finally:
-        state.grad_enabled = prev
         for h in hooks:
             h.remove()
         for layer, training in modes:

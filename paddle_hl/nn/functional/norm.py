@@ -433,7 +433,7 @@ def _shape_list(normalized_shape, op):
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None):
-    """Layer normalization over the trailing ``normalized_shape`` dims (B80: exact in float64).
+    """Layer normalization over the trailing ``normalized_shape`` dims (exact in float64).
 
     Args:
         x (Tensor): input of shape [*, *normalized_shape].
@@ -472,7 +472,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
 def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.9, eps=1e-05, data_format="NCHW", name=None):
     """Instance normalization: each (sample, channel) slice is normalized over its spatial
-    dims (B80: weight and bias may be None).
+    dims (weight and bias may be None).
 
     As in Paddle 2.6 the statistics always come from the input; ``running_mean``,
     ``running_var``, ``use_input_stats`` and ``momentum`` are accepted and ignored.
@@ -544,7 +544,7 @@ _LRN_FORMATS = ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC")
 def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW",
                         name=None):
     """Local response normalization across channels:
-    ``x / (k + alpha * mean(x^2 over a window of size channels)) ** beta`` (B80).
+    ``x / (k + alpha * mean(x^2 over a window of size channels)) ** beta``.
 
     The window around channel c spans ``[c - size // 2, c + (size - 1) // 2]``, zero padded.
 
