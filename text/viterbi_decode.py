@@ -20,7 +20,7 @@ __all__ = []  # the package exports the public names
 def _array(t):
     """The backend array of a Tensor without a copy (NumPy on CPU, CuPy on GPU)."""
     if t.__dlpack_device__()[0] == 2:  # kDLCUDA
-        return backend.cupy_module().from_dlpack(t)
+        return backend.gpu_backend().from_dlpack(t)
     return t.numpy()
 
 
@@ -32,7 +32,7 @@ def _on(xp, arr):
 def _tensor_arg(x, fn: str, arg: str):
     if isinstance(x, paddle.Tensor):
         return x
-    if isinstance(x, np.ndarray) or backend.is_gpu_array(x):
+    if backend.is_array(x):
         return paddle.utils.dlpack.from_dlpack(x) if backend.is_gpu_array(x) else \
             paddle.to_tensor(x)
     raise TypeError(f"{fn}: {arg} must be a paddle.Tensor, but got {type(x).__name__}")

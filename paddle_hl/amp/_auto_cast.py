@@ -149,18 +149,16 @@ def _device_kind(device, where):
         if s == "cpu":
             return _pl.CPUPlace()
         if s.startswith(("gpu", "cuda")):
-            if backend.cupy_module() is None:
+            if not backend.gpu_available():
                 raise ValueError(f"{where}: The device should not be {device}, since paddle_hl "
-                                 f"has no GPU backend here ({backend.cupy_error()})")
+                                 f"has no GPU backend here ({backend.gpu_error()})")
             return _pl.parse_place(device)
     raise ValueError(f"{where}: Paddle supports CPUPlace, CUDAPlace and CUDAPinnedPlace, but "
                      f"received {device!r}")
 
 
 def _capability(place):
-    # CuPy reports the compute capability as a string of digits, e.g. '80' for 8.0
-    cc = str(backend.cupy_module().cuda.Device(place.index).compute_capability)
-    return int(cc[:-1]), int(cc[-1])
+    return backend.gpu_backend().compute_capability(place.index)
 
 
 def is_float16_supported(device=None) -> bool:

@@ -29,6 +29,26 @@ code. Two backends exist, one module each, under identical names:
   own depthwise-convolution kernels, or None where the generic per-tap loop of
   ``windows.py`` should run (``windows`` calls them; see there for the arguments).
 
+- Devices (the CPU backend has one, index 0, and gives each function its host meaning):
+  ``device_count()``, ``current_device()``, ``use_device(index)``, ``device_of(arr)``,
+  ``to_device(arr, index)`` (no copy when already there), ``synchronize(index)``,
+  ``memory_stats(index)`` (bytes ``(in use, held)`` by the device's pool), ``empty_cache()``,
+  ``device_properties(index)`` (a dict: name, major, minor, total_memory,
+  multi_processor_count; None on the CPU) and ``compute_capability(index)`` (``(major,
+  minor)``; None on the CPU).
+- ``record_event()`` / ``event_seconds(start, end)``: points in the device's timeline and the
+  seconds between them (CUDA events on the GPU; the profiler times kernels with them).
+- ``to_dlpack(arr)`` / ``from_dlpack(obj)``: DLPack export and import of the backend's arrays.
+- ``seeded_draws(seed, device_index, private)``: an object with the draw methods of
+  ``numpy.random.Generator`` that random ops use, seeded with ``seed``.
+- ``csr_dense`` / ``csr_t_dense`` / ``csr_csr``: CSR sparse products (cuSPARSE on the GPU), or
+  None where ``paddle_hl.sparse``'s own CPU kernels should run.
+
+Outside this package, code asks :func:`gpu_available` / :func:`gpu_error` whether a GPU can be
+used and reaches the GPU's functions through :func:`gpu_backend`, or an array's through
+:func:`for_array`; no module outside it names CuPy (``distributed/_nccl.py``, the NCCL
+transport, is the one exception). :func:`is_array` recognises an array of any backend.
+
 ``_threads.py`` is the CPU backend's thread pool: the large NumPy kernels (im2col/col2im
 copies, batch norm, depthwise blocks, optimizer updates) split their work over the batch or
 channel axis on it (``PADDLE_HL_NUM_THREADS=1`` disables it; results do not depend on it).
@@ -184,3 +204,26 @@ def fused_update(kernel, grad, scalars, outputs):
     if type(outputs[0]) is np.ndarray:
         return False
     return for_array(outputs[0]).fused_update(kernel, grad, scalars, outputs)
+
+
+def gpu_available() -> bool:
+    """Whether the GPU backend can be used here (CuPy installed and a CUDA device visible)."""
+    return cupy_module() is not None
+
+
+def gpu_error() -> str:
+    """Why the GPU backend is not available (for error messages)."""
+    return cupy_error()
+
+
+def is_array(obj) -> bool:
+    """Whether ``obj`` is an array of some backend (a NumPy or a GPU array)."""
+    return isinstance(obj, np.ndarray) or is_gpu_array(obj)
+
+
+def seeded_draws(seed, place_kind, device_index, private=False):
+    """A draw object for random ops (``numpy.random.Generator``'s method names) seeded with
+    ``seed``, on the CPU (``place_kind`` "cpu") or GPU ``device_index``; see the backends'
+    ``seeded_draws`` for ``private``."""
+    mod = gpu_backend() if place_kind == "gpu" else _numpy
+    return mod.seeded_draws(seed, device_index if place_kind == "gpu" else 0, private)

@@ -173,3 +173,198 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
 def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     """None: the generic per-tap loop of ``windows`` runs (see :func:`depthwise_forward`)."""
     return None
+
+
+# ---------------------------------------------------------------------------- devices
+
+def device_count():
+    """The number of visible CUDA GPUs."""
+    return int(cupy.cuda.runtime.getDeviceCount())
+
+
+def current_device():
+    """The index of the GPU that new arrays and kernels go to."""
+    return int(cupy.cuda.Device().id)
+
+
+def use_device(index):
+    """Make GPU ``index`` the current device of this thread."""
+    cupy.cuda.Device(index).use()
+
+
+def device_of(arr):
+    """The index of the GPU holding ``arr``."""
+    return int(arr.device.id)
+
+
+def to_device(arr, index):
+    """``arr`` (a host or GPU array) on GPU ``index``; no copy when it is already there."""
+    with cupy.cuda.Device(index):
+        if isinstance(arr, cupy.ndarray) and arr.device.id == index:
+            return arr
+        return cupy.asarray(arr)
+
+
+def synchronize(index):
+    """Block until every kernel queued on GPU ``index`` has finished."""
+    cupy.cuda.Device(index).synchronize()
+
+
+def memory_stats(index):
+    """``(in use, held)`` bytes of the memory pool of GPU ``index`` (CuPy's default pool keeps
+    one sub-pool per device and reports the current device's)."""
+    with cupy.cuda.Device(index):
+        pool = cupy.get_default_memory_pool()
+        return int(pool.used_bytes()), int(pool.total_bytes())
+
+
+def empty_cache():
+    """Return the pools' cached, unused blocks (device and pinned host memory) to the driver."""
+    cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def device_properties(index):
+    """A dict with the ``name``, ``major``, ``minor``, ``total_memory`` (bytes) and
+    ``multi_processor_count`` of GPU ``index``."""
+    p = cupy.cuda.runtime.getDeviceProperties(index)
+    name = p["name"]
+    return {"name": name.decode() if isinstance(name, bytes) else str(name),
+            "major": int(p["major"]), "minor": int(p["minor"]),
+            "total_memory": int(p["totalGlobalMem"]),
+            "multi_processor_count": int(p["multiProcessorCount"])}
+
+
+def compute_capability(index):
+    """The compute capability of GPU ``index`` as ``(major, minor)``."""
+    # CuPy reports it as a string of digits, e.g. '80' for 8.0 and '100' for 10.0
+    cc = str(cupy.cuda.Device(index).compute_capability)
+    return int(cc[:-1]), int(cc[-1])
+
+
+# ---------------------------------------------------------------------------- timing events
+
+def record_event():
+    """A CUDA event recorded now on the current stream (a point in the GPU's timeline)."""
+    ev = cupy.cuda.Event()
+    ev.record()
+    return ev
+
+
+def event_seconds(start, end):
+    """Seconds between two events of :func:`record_event`; waits for ``end`` to complete."""
+    end.synchronize()
+    return cupy.cuda.get_elapsed_time(start, end) / 1e3
+
+
+# ---------------------------------------------------------------------------- DLPack
+
+def to_dlpack(arr):
+    """A DLPack capsule sharing ``arr``'s device memory."""
+    return arr.toDlpack()
+
+
+def from_dlpack(obj):
+    """A CuPy array sharing the memory of a DLPack capsule or ``__dlpack__`` object on a CUDA
+    device."""
+    return cupy.from_dlpack(obj)
+
+
+# ---------------------------------------------------------------------------- random numbers
+
+class _Draws:
+    """NumPy-Generator-like draws on a GPU from a ``cupy.random.RandomState`` (cuRAND)."""
+
+    __slots__ = ("_rs",)
+
+    def __init__(self, rs):
+        self._rs = rs
+
+    def random(self, size, dtype=np.float64):
+        return self._rs.random_sample(size, dtype=dtype)
+
+    def uniform(self, low, high, size):
+        return self._rs.uniform(low, high, size)
+
+    def standard_normal(self, size, dtype=np.float64):
+        return self._rs.standard_normal(size, dtype=dtype)
+
+    def normal(self, loc, scale, size):
+        return self._rs.normal(loc, scale, size)
+
+    def integers(self, low, high, size, dtype=np.int64):
+        # RandomState.randint samples [low, high) like Generator.integers
+        return self._rs.randint(low, high, size=size, dtype=dtype)
+
+    def permutation(self, n):
+        return self._rs.permutation(n)
+
+    def poisson(self, lam, size=None):
+        return self._rs.poisson(lam, size)
+
+    def exponential(self, scale, size):
+        return self._rs.exponential(scale, size)
+
+    def standard_cauchy(self, size):
+        return self._rs.standard_cauchy(size)
+
+    def geometric(self, p, size):
+        return self._rs.geometric(p, size)
+
+    def binomial(self, n, p, size=None):
+        return self._rs.binomial(n, p, size)
+
+    def standard_gamma(self, shape, size=None):
+        return self._rs.standard_gamma(shape, size)
+
+
+_shared_states: dict = {}  # device index -> the RandomState reseeded by each shared draw
+
+
+def seeded_draws(seed, device_index, private):
+    """A draw object (the method names of ``numpy.random.Generator`` that random ops use)
+    seeded with ``seed`` on GPU ``device_index``.
+
+    ``private=False`` reseeds the device's one shared state (creating cuRAND generators is
+    costly, and the global generator takes a fresh seed before every draw); ``private=True``
+    gives a state of its own that later draws elsewhere cannot disturb.
+    """
+    with cupy.cuda.Device(device_index):
+        if private:
+            return _Draws(cupy.random.RandomState(seed))
+        rs = _shared_states.get(device_index)
+        if rs is None:
+            rs = _shared_states[device_index] = cupy.random.RandomState(seed)
+        else:
+            rs.seed(seed)
+    return _Draws(rs)
+
+
+# ---------------------------------------------------------------------------- sparse products
+
+def _sps():
+    import cupyx.scipy.sparse as sps  # noqa: PLC0415  (loaded on the first sparse product)
+
+    return sps
+
+
+def csr_dense(vals, crows, cols, m, n, y):
+    """``A @ y`` for the CSR matrix A ``[m, n]`` (values, crows, cols) and dense y ``[n, k]``
+    (cuSPARSE)."""
+    return _sps().csr_matrix((vals, cols, crows), shape=(m, n)) @ y
+
+
+def csr_t_dense(vals, crows, cols, m, n, g):
+    """``A.T @ g`` for the CSR matrix A ``[m, n]`` and dense g ``[m, k]`` (cuSPARSE)."""
+    return _sps().csr_matrix((vals, cols, crows), shape=(m, n)).T @ g
+
+
+def csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n):
+    """``A @ B`` of CSR matrices ``[m, k]`` and ``[k, n]`` (cuSPARSE): (values, crows, cols)
+    with int64 indices, duplicates summed and column indices sorted in each row."""
+    sps = _sps()
+    c = (sps.csr_matrix((av, acol, acr), shape=(m, k))
+         @ sps.csr_matrix((bv, bcol, bcr), shape=(k, n))).tocsr()
+    c.sum_duplicates()
+    c.sort_indices()
+    return c.data, c.indptr.astype(np.int64), c.indices.astype(np.int64)

@@ -14,6 +14,7 @@ import itertools
 import math
 import os
 import sys
+import time
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
@@ -457,3 +458,119 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
         # redoes it exactly
         return None
     return gw
+
+
+# ---------------------------------------------------------------------------- devices
+# The host is this backend's one device (index 0): the device functions below give the CPU
+# meaning of the GPU backend's (nothing to select, nothing queued, no pool to report).
+
+def device_count():
+    """The number of devices of this backend: 1 (the host)."""
+    return 1
+
+
+def current_device():
+    """The index of the current device: 0 (the host)."""
+    return 0
+
+
+def use_device(index):
+    """Nothing to select on the host; ``index`` must be 0."""
+    if index != 0:
+        raise ValueError(f"use_device: the CPU backend has one device (index 0), got {index}")
+
+
+def device_of(arr):
+    """The device holding ``arr``: 0 (the host)."""
+    return 0
+
+
+def to_device(arr, index):
+    """``arr`` in host memory (a device-to-host copy for another backend's array)."""
+    use_device(index)
+    return arr if type(arr) is np.ndarray else to_numpy(arr)
+
+
+def synchronize(index):
+    """Nothing to wait for: NumPy runs each operation to completion before returning."""
+    use_device(index)
+
+
+def memory_stats(index):
+    """``(0, 0)``: NumPy allocates through the C heap, with no pool to report."""
+    use_device(index)
+    return 0, 0
+
+
+def empty_cache():
+    """Nothing to release: NumPy keeps no memory pool."""
+
+
+def device_properties(index):
+    """None: the host has no GPU properties."""
+    use_device(index)
+    return None
+
+
+def compute_capability(index):
+    """None: compute capability is a GPU notion."""
+    use_device(index)
+    return None
+
+
+# ---------------------------------------------------------------------------- timing events
+
+def record_event():
+    """A point in the host's timeline (``time.perf_counter``); on the CPU work is done when
+    the call that queued it returns, so host time is device time."""
+    return time.perf_counter()
+
+
+def event_seconds(start, end):
+    """Seconds between two points of :func:`record_event`."""
+    return end - start
+
+
+# ---------------------------------------------------------------------------- DLPack
+
+def to_dlpack(arr):
+    """A DLPack capsule of ``arr`` (a copy when it is read-only, which NumPy will not export);
+    TypeError for bfloat16, which NumPy's DLPack export does not support."""
+    if arr.dtype.name == "bfloat16":
+        raise TypeError("to_dlpack: NumPy cannot export bfloat16 tensors through DLPack; cast "
+                        "the tensor (x.astype('float32')) or view its bits as uint16 first")
+    if not arr.flags.writeable:
+        arr = arr.copy()
+    return arr.__dlpack__()
+
+
+def from_dlpack(obj):
+    """A NumPy array sharing the host memory of a ``__dlpack__`` object."""
+    return np.from_dlpack(obj)
+
+
+# ---------------------------------------------------------------------------- random numbers
+
+def seeded_draws(seed, device_index, private):
+    """A ``numpy.random.Generator`` (PCG64) seeded with ``seed``; always a fresh one, so
+    ``private`` changes nothing on the host."""
+    use_device(device_index)
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+# ---------------------------------------------------------------------------- sparse products
+# None: the sparse module's own CPU kernels run (SciPy when installed, else NumPy segment sums).
+
+def csr_dense(vals, crows, cols, m, n, y):
+    """None: ``paddle_hl.sparse`` computes ``A @ y`` on the CPU itself."""
+    return None
+
+
+def csr_t_dense(vals, crows, cols, m, n, g):
+    """None: ``paddle_hl.sparse`` computes ``A.T @ g`` on the CPU itself."""
+    return None
+
+
+def csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n):
+    """None: ``paddle_hl.sparse`` computes ``A @ B`` on the CPU itself."""
+    return None

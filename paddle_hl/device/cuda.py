@@ -1,4 +1,4 @@
-"""``paddle.device.cuda``: GPU queries and memory statistics, backed by CuPy.
+"""``paddle.device.cuda``: GPU queries and memory statistics, from the GPU backend.
 
 Without CuPy or a GPU, ``device_count()`` is 0, ``empty_cache()`` does nothing, and the other
 functions raise as Paddle does when it is not compiled with CUDA.
@@ -14,7 +14,7 @@ __all__ = ["device_count", "synchronize", "empty_cache", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "get_device_name",
            "get_device_capability", "get_device_properties"]
 
-# CuPy's memory pool reports current usage only; peaks are tracked at each query and at
+# The GPU backend's memory pool reports current usage only; peaks are tracked at each query and at
 # synchronize() so max_* never goes below any value seen.
 _peak_allocated: dict = {}
 _peak_reserved: dict = {}
@@ -55,11 +55,11 @@ def _device_id(device, api: str) -> int:
     return idx
 
 
-def _cupy(api: str, error=None):
-    cp = backend.cupy_module()
-    if cp is None:
+def _gpu(api: str, error=None):
+    """The GPU backend module, or the error Paddle raises when it is not compiled with CUDA."""
+    if not backend.gpu_available():
         raise error if error is not None else _no_cuda(api)
-    return cp
+    return backend.gpu_backend()
 
 
 def device_count() -> int:
@@ -80,33 +80,26 @@ def synchronize(device=None) -> None:
     Returns:
         None
     """
-    cp = _cupy("synchronize", RuntimeError(
+    gpu = _gpu("synchronize", RuntimeError(
         "paddle_hl is not running with CUDA (CuPy with a GPU is needed). Cannot visit device "
         "synchronize."))
     idx = _device_id(device, "synchronize")
-    with cp.cuda.Device(idx):
-        cp.cuda.Device(idx).synchronize()
-    _observe(idx, cp)
+    gpu.synchronize(idx)
+    _observe(idx, gpu)
 
 
 def empty_cache() -> None:
-    """Return the cached, unused GPU memory blocks of CuPy's memory pool to the driver.
+    """Return the cached, unused blocks of the GPU backend's memory pools to the driver.
 
     Returns:
         None
     """
-    cp = backend.cupy_module()
-    if cp is None:
-        return
-    cp.get_default_memory_pool().free_all_blocks()
-    cp.get_default_pinned_memory_pool().free_all_blocks()
+    if backend.gpu_available():
+        backend.gpu_backend().empty_cache()
 
 
-def _observe(idx, cp):
-    # CuPy's default pool keeps one sub-pool per device and reports the current device's
-    with cp.cuda.Device(idx):
-        pool = cp.get_default_memory_pool()
-        used, total = int(pool.used_bytes()), int(pool.total_bytes())
+def _observe(idx, gpu):
+    used, total = gpu.memory_stats(idx)
     _peak_allocated[idx] = max(_peak_allocated.get(idx, 0), used)
     _peak_reserved[idx] = max(_peak_reserved.get(idx, 0), total)
     return used, total
@@ -115,14 +108,14 @@ def _observe(idx, cp):
 def _pool_stat(device, op, which, peaks=None):
     """Bytes in use (which=0) or held (which=1) by the device's pool now, or, given the
     matching ``peaks`` dict, the peak observed so far (this query included)."""
-    cp = _cupy(op)
+    gpu = _gpu(op)
     idx = _device_id(device, op)
-    now = _observe(idx, cp)[which]
+    now = _observe(idx, gpu)[which]
     return now if peaks is None else peaks[idx]
 
 
 def memory_allocated(device=None) -> int:
-    """Bytes of GPU memory currently held by tensors (CuPy's pool in use).
+    """Bytes of GPU memory currently held by tensors (the GPU pool's bytes in use).
 
     Args:
         device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
@@ -146,7 +139,7 @@ def max_memory_allocated(device=None) -> int:
 
 
 def memory_reserved(device=None) -> int:
-    """Bytes of GPU memory held by CuPy's pool (in use plus cached).
+    """Bytes of GPU memory held by the GPU backend's pool (in use plus cached).
 
     Args:
         device (CUDAPlace|int|str, optional): The GPU. Default: the current one.
@@ -176,12 +169,8 @@ class _DeviceProperties:
     __slots__ = ("name", "major", "minor", "total_memory", "multi_processor_count")
 
     def __init__(self, props: dict):
-        name = props["name"]
-        self.name = name.decode() if isinstance(name, bytes) else str(name)
-        self.major = int(props["major"])
-        self.minor = int(props["minor"])
-        self.total_memory = int(props["totalGlobalMem"])
-        self.multi_processor_count = int(props["multiProcessorCount"])
+        for key in self.__slots__:
+            setattr(self, key, props[key])
 
     def __repr__(self):
         return (f"_gpuDeviceProperties(name='{self.name}', major={self.major}, "
@@ -199,9 +188,9 @@ def get_device_properties(device=None) -> _DeviceProperties:
         _DeviceProperties: With fields name, major, minor, total_memory,
         multi_processor_count.
     """
-    cp = _cupy("get_device_properties")
+    gpu = _gpu("get_device_properties")
     idx = _device_id(device, "get_device_properties")
-    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(idx))
+    return _DeviceProperties(gpu.device_properties(idx))
 
 
 def get_device_name(device=None) -> str:
@@ -213,7 +202,7 @@ def get_device_name(device=None) -> str:
     Returns:
         str: The name.
     """
-    _cupy("get_device_properties")
+    _gpu("get_device_properties")
     return get_device_properties(device).name
 
 
@@ -226,6 +215,6 @@ def get_device_capability(device=None) -> tuple:
     Returns:
         tuple[int, int]: e.g. (9, 0).
     """
-    _cupy("get_device_properties")
+    _gpu("get_device_properties")
     p = get_device_properties(device)
     return p.major, p.minor

@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 
+from .. import backend
 from ..framework.tensor import Tensor
 from . import _comm, _nccl
 from ._comm import Group, ReduceOp, Task
@@ -146,7 +147,6 @@ def _use_local_gpu():
     """Make this rank's GPU (``FLAGS_selected_gpus``, its rank on the machine) the default
     device, as Paddle's init_parallel_env does: ``set_device('gpu')`` in every rank of a job
     would otherwise put them all on GPU 0."""
-    from .. import backend
     from ..framework.place import set_device
     n = backend.device_count()
     if n:
@@ -283,9 +283,7 @@ def _host_array(values):
 
 
 def _to_device(values, like):
-    import cupy
-
-    return cupy.asarray(values, dtype=like.dtype)
+    return backend.get_array_module(like).asarray(values, dtype=like.dtype)
 
 
 def _gpu(g, tensor):
@@ -623,9 +621,8 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     nc = _gpu(g, tensor) if g.nranks > 1 else None
     if nc is not None:
         if g.rank == root:
-            import cupy
-
-            send = cupy.stack([_to_device(t._data, arr) for t in tensor_list])
+            send = backend.get_array_module(arr).stack([_to_device(t._data, arr)
+                                                        for t in tensor_list])
         return _done(nc.scatter(arr, send, root), sync_op)
     arr, own = _host(tensor)
     if g.rank == root:
@@ -670,9 +667,8 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
     _same_meta(g, arrays[:1], "alltoall")
     nc = _gpu(g, in_tensor_list[0])
     if nc is not None:
-        import cupy
-
-        recv, task = nc.alltoall(cupy.stack([_to_device(a, like) for a in arrays]))
+        xp = backend.get_array_module(like)
+        recv, task = nc.alltoall(xp.stack([_to_device(a, like) for a in arrays]))
         _fill_list(out_tensor_list, list(recv), "alltoall", "out_tensor_list", like)
         return _done(task, sync_op)
     send = np.stack([_host(t)[0] for t in in_tensor_list])

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from .. import backend
 from ..autograd import PyLayer
 from ..framework.tensor import Tensor, _wrap
 from ..nn.layer.layers import Layer
@@ -81,7 +82,7 @@ def _gather_last(t):
     parts = []
     _coll.all_gather(parts, _wrap(np.ascontiguousarray(t._data)
                                   if isinstance(t._data, np.ndarray) else t._data))
-    xp = np if isinstance(t._data, np.ndarray) else __import__("cupy")
+    xp = backend.get_array_module(t._data)
     return _wrap(xp.concatenate([p._data for p in parts], axis=-1))
 
 
@@ -139,7 +140,7 @@ class _ParallelEmbedding(Layer):
         from ..nn import functional as F
 
         ids = x._data
-        xp = np if isinstance(ids, np.ndarray) else __import__("cupy")
+        xp = backend.get_array_module(ids)
         inside = (ids >= self.lo) & (ids < self.hi)
         local = _wrap(xp.where(inside, ids - self.lo, 0).astype(ids.dtype))
         y = F.embedding(local, self.weight)

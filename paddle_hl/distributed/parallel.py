@@ -6,6 +6,7 @@ import contextlib
 
 import numpy as np
 
+from .. import backend
 from ..framework import state
 from ..nn.layer.layers import Layer
 from . import _comm, _nccl
@@ -13,6 +14,11 @@ from . import collective as _coll
 from .collective import ParallelEnv  # noqa: F401  (paddle.distributed.parallel.ParallelEnv)
 
 __all__ = []
+
+
+def _xp(on_gpu):
+    """The array module of a gradient bucket: the GPU backend's or NumPy."""
+    return backend.gpu_backend().xp if on_gpu else np
 
 
 def get_rank(group=None) -> int:
@@ -99,7 +105,7 @@ class _Reducer:
         return self.scale[b] is not None
 
     def _buffer(self, b):
-        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        xp = _xp(self.on_gpu[b])
         return xp.empty(self.sizes[b], dtype=self.params[self.buckets[b][0]]._data.dtype)
 
     def _reset(self):
@@ -126,7 +132,7 @@ class _Reducer:
         buf, absorbed = fill
         off, n = self.offsets[i]
         part = buf[off:off + n].reshape(leaf._data.shape)
-        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        xp = _xp(self.on_gpu[b])
         if not isinstance(g, xp.ndarray):
             return False
         cur = leaf._grad
@@ -189,7 +195,7 @@ class _Reducer:
             self._start(b, buf)
             return
         buf, absorbed = fill if fill is not None else (self._buffer(b), ())
-        xp = _nccl.cupy_module() if gpu else np
+        xp = _xp(gpu)
         for i in idx:
             if i in absorbed:
                 continue
@@ -224,7 +230,7 @@ class _Reducer:
                 buf *= buf.dtype.type(1.0 / self.group.nranks)
             else:
                 buf //= self.group.nranks
-        xp = _nccl.cupy_module() if self.on_gpu[b] else np
+        xp = _xp(self.on_gpu[b])
         off = 0
         views = []
         for i in self.buckets[b]:

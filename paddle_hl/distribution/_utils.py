@@ -19,7 +19,7 @@ def _np_dtype_of(x):
     """The float dtype a parameter asks for, or None when it adapts (a Python number)."""
     if isinstance(x, Tensor):
         d = x._data.dtype
-    elif isinstance(x, np.ndarray) or backend.is_gpu_array(x):
+    elif backend.is_array(x):
         d = x.dtype
     else:
         return None
@@ -45,7 +45,7 @@ def to_param(x, op: str, arg: str, dtype=None) -> Tensor:
             raise TypeError(f"{op}: '{arg}' must be a number, list, numpy array or Tensor, got "
                             f"{type(x).__name__} ({e})") from None
         # arrays keep float32/float64; numbers (NumPy scalars too) and lists become float32
-        keeps = isinstance(x, np.ndarray) or backend.is_gpu_array(x)
+        keeps = backend.is_array(x)
         if not (keeps and arr.dtype in _FLOATS):
             arr = arr.astype(np.float32)
         t = _wrap(arr)

@@ -636,7 +636,7 @@ def _higher_order(node, grads):
     for e, d in zip(node.edges, node.in_data):
         d = d.get() if type(d) is Packed else d
         if e is None:
-            inputs.append(_wrap(d) if isinstance(d, np.ndarray) or backend.is_gpu_array(d) else d)
+            inputs.append(_wrap(d) if backend.is_array(d) else d)
         elif type(e) is tuple:
             t = _wrap(d, False)
             t._node, t._idx = e

@@ -79,7 +79,7 @@ _current = [_CPU]
 def place_of(arr) -> Place:
     if type(arr) is np.ndarray or not backend.is_gpu_array(arr):
         return _CPU
-    return CUDAPlace(arr.device.id)
+    return CUDAPlace(backend.for_array(arr).device_of(arr))
 
 
 def current_place() -> Place:
@@ -91,8 +91,8 @@ def parse_place(p) -> Place:
     if p is None:
         return _current[0]
     if isinstance(p, Place):
-        if p.kind == "gpu" and backend.cupy_module() is None:
-            raise ValueError(f"{p} requested but {backend.cupy_error()}")
+        if p.kind == "gpu" and not backend.gpu_available():
+            raise ValueError(f"{p} requested but {backend.gpu_error()}")
         return p
     if isinstance(p, str):
         s = p.strip().lower()
@@ -106,9 +106,9 @@ def parse_place(p) -> Place:
                 except ValueError:
                     raise ValueError(f"set_device: cannot parse device {p!r}; expected "
                                      "'cpu', 'gpu' or 'gpu:N'") from None
-            if backend.cupy_module() is None:
+            if not backend.gpu_available():
                 raise ValueError(
-                    f"The device should not be {p!r}: {backend.cupy_error()}; paddle_hl runs "
+                    f"The device should not be {p!r}: {backend.gpu_error()}; paddle_hl runs "
                     "on the CPU with NumPy. Install CuPy for your CUDA version to use a GPU.")
             n = backend.device_count()
             if idx >= n:
@@ -122,7 +122,7 @@ def set_device(device: str) -> Place:
     place = parse_place(device)
     _current[0] = place
     if place.kind == "gpu":
-        backend.cupy_module().cuda.Device(place.index).use()
+        backend.gpu_backend().use_device(place.index)
     return place
 
 
@@ -133,9 +133,9 @@ def get_device() -> str:
 
 
 def xp_for(place: Place):
-    """Array module for a place (numpy or cupy)."""
+    """Array module for a place (the CPU's or the GPU backend's)."""
     if place.kind == "gpu":
-        return backend.cupy_module()
+        return backend.gpu_backend().xp
     return np
 
 
@@ -143,13 +143,9 @@ def move(arr, place: Place):
     """Return ``arr`` on ``place`` (a copy only when the place changes)."""
     if place.kind != "gpu":
         return backend.to_numpy(arr)
-    cp = backend.cupy_module()
-    with cp.cuda.Device(place.index):
-        if isinstance(arr, cp.ndarray) and arr.device.id == place.index:
-            return arr
-        return cp.asarray(arr)
+    return backend.gpu_backend().to_device(arr, place.index)
 
 
 def is_compiled_with_cuda() -> bool:
     """True when CuPy and a CUDA device are usable (paddle_hl's GPU backend)."""
-    return backend.cupy_module() is not None
+    return backend.gpu_available()

@@ -6,7 +6,7 @@ single ``paddle.seed(s)`` makes a whole program repeat exactly.
 - The CPU generator is a NumPy ``Generator`` over PCG64. Its full state is a small dict, so
   ``get_rng_state`` / ``set_rng_state`` save and restore it exactly.
 - Each GPU has its own *seed stream*, also a NumPy PCG64 generator. A draw on the GPU takes one
-  64-bit number from that stream and reseeds the device's ``cupy.random.RandomState`` with it.
+  64-bit number from that stream and reseeds the device's generator state (cuRAND) with it.
   The GPU numbers therefore depend only on the stream's state, which is what
   ``get_cuda_rng_state`` saves, and the heavy sampling still runs on the device.
 
@@ -106,7 +106,6 @@ def _check_seed(seed) -> int:
 
 _cpu = Generator()
 _gpus: dict = {}      # device index -> Generator (the seed stream of that device)
-_gpu_states: dict = {}  # device index -> cupy.random.RandomState, reseeded before each draw
 
 
 def _gpu_generator(index: int) -> Generator:
@@ -143,7 +142,7 @@ def seed(seed) -> Generator:
 
 
 def _gpu_indices():
-    return list(range(backend.device_count())) if backend.cupy_module() is not None else []
+    return list(range(backend.device_count())) if backend.gpu_available() else []
 
 
 def get_cuda_rng_state() -> list:
@@ -172,8 +171,8 @@ def _device_kind(device):
         if s == "cpu":
             return "cpu"
         if s.startswith(("gpu", "cuda")):
-            if backend.cupy_module() is None:
-                raise ValueError(f"The device should not be {device!r}: {backend.cupy_error()}")
+            if not backend.gpu_available():
+                raise ValueError(f"The device should not be {device!r}: {backend.gpu_error()}")
             return "gpu"
     raise ValueError(f"get_rng_state: unknown device {device!r}; expected 'cpu' or 'gpu'")
 
@@ -211,72 +210,20 @@ def set_rng_state(state_list, device=None) -> None:
 
 # --------------------------------------------------------------------------- drawing numbers
 
-class _CupyDraws:
-    """NumPy-Generator-like draws on a GPU, from a RandomState reseeded per call."""
-
-    __slots__ = ("_rs", "_cp")
-
-    def __init__(self, rs, cp):
-        self._rs = rs
-        self._cp = cp
-
-    def random(self, size, dtype=np.float64):
-        return self._rs.random_sample(size, dtype=dtype)
-
-    def uniform(self, low, high, size):
-        return self._rs.uniform(low, high, size)
-
-    def standard_normal(self, size, dtype=np.float64):
-        return self._rs.standard_normal(size, dtype=dtype)
-
-    def normal(self, loc, scale, size):
-        return self._rs.normal(loc, scale, size)
-
-    def integers(self, low, high, size, dtype=np.int64):
-        # RandomState.randint samples [low, high) like Generator.integers
-        return self._rs.randint(low, high, size=size, dtype=dtype)
-
-    def permutation(self, n):
-        return self._rs.permutation(n)
-
-    def poisson(self, lam, size=None):
-        return self._rs.poisson(lam, size)
-
-    def exponential(self, scale, size):
-        return self._rs.exponential(scale, size)
-
-    def standard_cauchy(self, size):
-        return self._rs.standard_cauchy(size)
-
-    def geometric(self, p, size):
-        return self._rs.geometric(p, size)
-
-    def binomial(self, n, p, size=None):
-        return self._rs.binomial(n, p, size)
-
-    def standard_gamma(self, shape, size=None):
-        return self._rs.standard_gamma(shape, size)
-
-
 def generator(place=None):
     """The object random ops draw from for ``place`` (the current device when None).
 
     On the CPU this is the global ``numpy.random.Generator``; on a GPU an object with the same
     method names (random, uniform, standard_normal, normal, integers, permutation, poisson,
-    exponential, standard_cauchy, geometric, binomial, standard_gamma) producing CuPy arrays.
-    Each call on a GPU consumes one number of that device's seed stream.
+    exponential, standard_cauchy, geometric, binomial, standard_gamma) producing GPU arrays
+    (``seeded_draws`` of the GPU backend). Each call on a GPU consumes one number of that
+    device's seed stream.
     """
     place = _pl.current_place() if place is None else place
     if place.kind != "gpu":
         return _cpu._np
-    cp = backend.cupy_module()
     idx = place.index
-    rs = _gpu_states.get(idx)
-    with cp.cuda.Device(idx):
-        if rs is None:
-            rs = _gpu_states[idx] = cp.random.RandomState(0)
-        rs.seed(_gpu_generator(idx).random())
-    return _CupyDraws(rs, cp)
+    return backend.seeded_draws(_gpu_generator(idx).random(), "gpu", idx)
 
 
 def generator_for(arr):
@@ -293,9 +240,7 @@ def local_generator(seed: int, place=None):
     s = _check_seed(seed)
     if place.kind != "gpu":
         return np.random.Generator(np.random.PCG64(s))
-    cp = backend.cupy_module()
-    with cp.cuda.Device(place.index):
-        return _CupyDraws(cp.random.RandomState(s), cp)
+    return backend.seeded_draws(s, "gpu", place.index, private=True)
 
 
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))

@@ -67,7 +67,7 @@ class Recorder:
     def __init__(self, record_shapes=False, profile_memory=False, gpu=False, with_flops=False):
         self.ops = []     # (kernel or node fn, t0, t1, tid, phase 0 fwd/1 bwd, info or None)
         self.spans = []   # (name, type name, t0, t1, tid, args or None)
-        self.kernels = []  # (index into ops, start cuda event, end cuda event, device id)
+        self.kernels = []  # (index into ops, start event, end event, device id)
         self.mem = []     # (t, tid, 'Allocate'|'Free', nbytes, place, addr, allocated, peak)
         self.record_shapes = bool(record_shapes or with_flops)
         self.profile_memory = bool(profile_memory)
@@ -81,16 +81,15 @@ class Recorder:
         self.sys0 = _system_cpu_times()
         self.t_perf1 = None
         self.closed = False
-        self._cp = None
+        self._gpu = None
         self._ref_event = None
         if gpu:
-            self._cp = backend.cupy_module()
-            if self._cp is None:
+            if not backend.gpu_available():
                 self.gpu = False
             else:
+                self._gpu = backend.gpu_backend()
                 # device timestamps are measured from this event, recorded "now" on the host
-                self._ref_event = self._cp.cuda.Event()
-                self._ref_event.record()
+                self._ref_event = self._gpu.record_event()
                 self._ref_host = perf()
         self.op_hook = self._make_op_hook()
 
@@ -109,20 +108,18 @@ class Recorder:
 
         shapes = self.record_shapes
         memory = self.profile_memory
-        gpu = self._cp if self.gpu else None
+        gpu = self._gpu if self.gpu else None
 
         def full_hook(fn, arrays, attrs):
             ev0 = ev1 = None
             on_gpu = gpu is not None and any(backend.is_gpu_array(a) for a in arrays)
             if on_gpu:
-                ev0 = gpu.cuda.Event()
-                ev0.record()
+                ev0 = gpu.record_event()
             t0 = perf()
             out, bw = fn(*arrays, **attrs)
             t1 = perf()
             if on_gpu:
-                ev1 = gpu.cuda.Event()
-                ev1.record()
+                ev1 = gpu.record_event()
             info = None
             if shapes:
                 ins, dts = _describe(arrays)
@@ -130,7 +127,7 @@ class Recorder:
             idx = len(self.ops)
             ops_append((fn, t0, t1, _thread(), 0, info))
             if on_gpu:
-                self.kernels.append((idx, ev0, ev1, gpu.cuda.Device().id))
+                self.kernels.append((idx, ev0, ev1, gpu.current_device()))
             if memory:
                 self._track(out, t1)
             return out, bw
@@ -165,7 +162,8 @@ class Recorder:
             nbytes = getattr(a, "nbytes", None)
             if nbytes is None or getattr(a, "base", None) is not None:
                 continue  # views own no memory
-            place = f"Place(gpu:{a.device.id})" if backend.is_gpu_array(a) else "Place(cpu)"
+            place = (f"Place(gpu:{backend.for_array(a).device_of(a)})" if backend.is_gpu_array(a)
+                     else "Place(cpu)")
             self._mem_event(t, tid, "Allocate", nbytes, place, id(a))
             try:
                 self._finalizers.append(weakref.finalize(a, self._freed, nbytes, place, id(a)))
@@ -213,12 +211,11 @@ class Recorder:
         """(op index, device id, device start offset s, duration s) of each timed GPU op."""
         if not self.kernels:
             return []
-        cp = self._cp
-        self.kernels[-1][2].synchronize()
+        seconds = self._gpu.event_seconds  # waits for the later event (done after the first)
         res = []
         for idx, e0, e1, dev in self.kernels:
-            start = cp.cuda.get_elapsed_time(self._ref_event, e0) / 1e3
-            dur = cp.cuda.get_elapsed_time(e0, e1) / 1e3
+            start = seconds(self._ref_event, e0)
+            dur = seconds(e0, e1)
             res.append((idx, dev, self._ref_host + start, dur))
         return res
 

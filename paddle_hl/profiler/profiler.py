@@ -176,7 +176,7 @@ def _supported_targets():
     from .. import backend
 
     targets = [ProfilerTarget.CPU, ProfilerTarget.CUSTOM_DEVICE]
-    if backend.cupy_module() is not None:
+    if backend.gpu_available():
         targets.insert(1, ProfilerTarget.GPU)
     return targets
 

@@ -2,8 +2,9 @@
 
 SciPy's compiled CSR routines do the heavy work when SciPy is installed (the ``sparse`` extra);
 without it the CSR x dense products fall back to vectorised NumPy and the sparse x sparse product
-raises an ImportError naming the extra. CuPy arrays go to ``cupyx.scipy.sparse`` (see
-``_cupy_kernels``); the functions here only dispatch on the array type.
+raises an ImportError naming the extra. Each product first asks the backend of its arrays
+(``backend.for_array(...).csr_dense`` and friends): the GPU backend computes it with cuSPARSE,
+the CPU backend answers None and the kernels here run.
 """
 
 from __future__ import annotations
@@ -69,16 +70,11 @@ def scipy_sparse(required=False):
     return _SCIPY
 
 
-def _is_gpu(a):
-    return backend.is_gpu_array(a)
-
-
 def csr_dense(vals, crows, cols, m, n, y):
     """``A @ y`` for the 2-D CSR matrix A ``[m, n]`` and dense y ``[n, k]``."""
-    if _is_gpu(y):
-        from . import _cupy_kernels
-
-        return _cupy_kernels.csr_dense(vals, crows, cols, m, n, y)
+    out = backend.for_array(y).csr_dense(vals, crows, cols, m, n, y)
+    if out is not None:
+        return out
     sps = scipy_sparse()
     if sps is not None:
         a = sps.csr_matrix((vals, cols, crows), shape=(m, n))
@@ -95,10 +91,9 @@ def csr_dense(vals, crows, cols, m, n, y):
 
 def csr_t_dense(vals, crows, cols, m, n, g):
     """``A.T @ g`` for the 2-D CSR matrix A ``[m, n]`` and dense g ``[m, k]``."""
-    if _is_gpu(g):
-        from . import _cupy_kernels
-
-        return _cupy_kernels.csr_t_dense(vals, crows, cols, m, n, g)
+    out = backend.for_array(g).csr_t_dense(vals, crows, cols, m, n, g)
+    if out is not None:
+        return out
     sps = scipy_sparse()
     if sps is not None:
         # A.T of a CSR matrix is a CSC matrix over the same arrays: no copy, a fast product
@@ -134,10 +129,9 @@ def sddmm(a, b, rows, cols):
 
 def csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n):
     """``A @ B`` of CSR matrices ``[m, k]`` and ``[k, n]``: (values, crows, cols), sorted."""
-    if _is_gpu(av):
-        from . import _cupy_kernels
-
-        return _cupy_kernels.csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n)
+    out = backend.for_array(av).csr_csr(av, acr, acol, bv, bcr, bcol, m, k, n)
+    if out is not None:
+        return out
     sps = scipy_sparse(required=True)
     a = sps.csr_matrix((av, acol, acr), shape=(m, k))
     b = sps.csr_matrix((bv, bcol, bcr), shape=(k, n))

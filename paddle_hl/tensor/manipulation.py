@@ -2096,7 +2096,7 @@ def setitem(x: Tensor, item, value):
             _check_bool_shapes(item, x.shape, "Tensor.__setitem__")
         if not need:
             v = value._data if isinstance(value, Tensor) else value
-            if isinstance(v, np.ndarray) or backend.is_gpu_array(v):
+            if backend.is_array(v):
                 v = xp.asarray(v).astype(x._data.dtype, copy=False)
             x._data[idx] = v
             x._ver.v += 1

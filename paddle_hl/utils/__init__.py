@@ -69,7 +69,7 @@ def run_check() -> None:
     print("Running verify PaddlePaddle program ... ")
     n_gpu = backend.device_count()
     if n_gpu == 0:
-        warnings.warn(f"paddle_hl runs on the CPU only here ({backend.cupy_error()}); checking "
+        warnings.warn(f"paddle_hl runs on the CPU only here ({backend.gpu_error()}); checking "
                       "the CPU. Install CuPy for your CUDA version to use a GPU.", stacklevel=2)
         _check_dygraph("cpu")
         print("PaddlePaddle works well on 1 CPU.")

@@ -109,26 +109,18 @@ def to_dlpack(x):
         raise TypeError(f"The type of 'x' in to_dlpack must be paddle.Tensor, but received "
                         f"{type(x)}.")
     arr = x._data
-    if arr.dtype == _dt.BFLOAT16_NP and not backend.is_gpu_array(arr):
-        raise TypeError("to_dlpack: NumPy cannot export bfloat16 tensors through DLPack; cast "
-                        "the tensor (x.astype('float32')) or view its bits as uint16 first")
-    if backend.is_gpu_array(arr):
-        return arr.toDlpack()
-    if not arr.flags.writeable:
-        arr = arr.copy()  # NumPy refuses to export read-only memory
     try:
-        return arr.__dlpack__()
+        return backend.for_array(arr).to_dlpack(arr)
     except BufferError as e:
         raise TypeError(f"to_dlpack: a tensor of dtype {x.dtype} cannot be exported through "
                         f"DLPack ({e})") from None
 
 
 def _cuda_import(source):
-    cp = backend.cupy_module()
-    if cp is None:
+    if not backend.gpu_available():
         raise RuntimeError(f"from_dlpack: the DLPack tensor lives on a CUDA device, but "
-                           f"{backend.cupy_error()}")
-    return cp.from_dlpack(source)
+                           f"{backend.gpu_error()}")
+    return backend.gpu_backend().from_dlpack(source)
 
 
 def from_dlpack(dlpack):
