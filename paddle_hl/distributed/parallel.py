@@ -56,23 +56,27 @@ class _Reducer:
     MPI call, so every finished gradient also polls the buckets in flight.
     """
 
-    def __init__(self, params, group, bucket_mb, first_bucket_mb):
+    def __init__(self, params, group, bucket_mb, last_bucket_mb):
         self.group = group
         self.params = params
         self.index = {id(p): i for i, p in enumerate(params)}
-        self.buckets = []  # lists of parameter indices
+        # Groups are formed in registration order, the first (the parameters nearest the
+        # input) holding at most ``last_bucket_mb``: backward finishes those gradients last,
+        # so a small group leaves little to send once backward has ended. Buckets are then
+        # numbered in the order backward fills them (the output side first).
+        groups = []
         cur, size = [], 0
-        limit = first_bucket_mb * (1 << 20)
-        for i in reversed(range(len(params))):
-            p = params[i]
+        limit = last_bucket_mb * (1 << 20)
+        for i, p in enumerate(params):
             nbytes = int(np.prod(p.shape, dtype=np.int64)) * p._data.dtype.itemsize
             if cur and (size + nbytes > limit or _kind(p) != _kind(params[cur[0]])):
-                self.buckets.append(cur)
+                groups.append(cur)
                 cur, size, limit = [], 0, bucket_mb * (1 << 20)
             cur.append(i)
             size += nbytes
         if cur:
-            self.buckets.append(cur)
+            groups.append(cur)
+        self.buckets = [idx[::-1] for idx in reversed(groups)]  # lists of parameter indices
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
         self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
@@ -275,16 +279,17 @@ class DataParallel(Layer):
     are averaged across processes during the backward pass.
 
     At wrap time the parameters and buffers of rank 0 are broadcast to every rank. During
-    ``loss.backward()`` gradients are all-reduced in buckets of ``comm_buffer_size`` MB (the
-    first of ``last_comm_buffer_size`` MB, so that communication starts early), overlapping
-    with the rest of the backward pass. ``no_sync()`` skips the averaging (gradient
+    ``loss.backward()`` gradients are all-reduced in buckets of ``comm_buffer_size`` MB,
+    overlapping with the rest of the backward pass; the last bucket sent (the parameters
+    nearest the input, whose gradients come last) holds at most ``last_comm_buffer_size`` MB,
+    so little is left to send when backward ends. ``no_sync()`` skips the averaging (gradient
     accumulation). With one process it is a transparent wrapper.
 
     Args:
         layers (Layer): the model.
         strategy: accepted for compatibility.
         comm_buffer_size (int, optional): bucket size in MB. Default: 25.
-        last_comm_buffer_size (int, optional): size of the first bucket sent, in MB. Default: 1.
+        last_comm_buffer_size (int, optional): size of the last bucket sent, in MB. Default: 1.
         find_unused_parameters (bool, optional): parameters without a gradient on some rank are
             handled in every case (they count as zeros); kept for compatibility. Default: False.
         group (Group, optional): the process group (the global group when None).

@@ -36,7 +36,7 @@ paddle.seed(100 + rank)  # different initial weights per rank: the wrap broadcas
 net = Net()
 reference = copy.deepcopy(net)
 # tiny buckets (in MB): several buckets, sent while backward runs
-model = paddle.DataParallel(net, comm_buffer_size=0.0004, last_comm_buffer_size=0.0001)
+model = paddle.DataParallel(net, comm_buffer_size=0.0002, last_comm_buffer_size=0.0001)
 # after the wrap every rank holds rank 0's weights
 w0 = []
 dist.all_gather(w0, net.a.weight)
