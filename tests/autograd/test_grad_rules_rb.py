@@ -15,7 +15,7 @@ import pytest
 import paddle_hl as paddle
 from paddle_hl.framework.op import GRAD
 from paddle_hl.tensor import creation, manipulation, search
-from tests.autograd.test_grad_rules import _first, _x
+from tests.autograd.test_grad_rules import _first, _x, check_second_derivative
 
 
 def _mask(shape, seed=3):
@@ -83,25 +83,7 @@ def test_array_and_tensor_paths_agree(case):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_second_derivative_matches_finite_differences(case):
-    fn, arrays = CASES[case]
-    xs, gs = _first(fn, arrays, True)
-    vs = [np.linspace(-1, 1, a.size).reshape(a.shape) for a in arrays]
-    s = sum((g * paddle.to_tensor(v)).sum() for g, v in zip(gs, vs))
-    h2 = paddle.grad([s], xs, allow_unused=True)
-    eps = 1e-6
-    for j, a in enumerate(arrays):
-        num = np.zeros(a.shape)
-        for k in np.ndindex(a.shape):
-            pl = [b.copy() for b in arrays]
-            mi = [b.copy() for b in arrays]
-            pl[j][k] += eps
-            mi[j][k] -= eps
-            gp = _first(fn, pl, False)[1]
-            gm = _first(fn, mi, False)[1]
-            num[k] = sum(((p.numpy() - m.numpy()) * v).sum() for p, m, v in zip(gp, gm, vs)) \
-                / (2 * eps)
-        got = np.zeros(a.shape) if h2[j] is None else h2[j].numpy()
-        np.testing.assert_allclose(got, num, rtol=1e-5, atol=1e-6)
+    check_second_derivative(*CASES[case])
 
 
 KERNELS = [
