@@ -28,7 +28,13 @@ import time
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-import paddle_hl as paddle
+# Run as a script, Python puts this file's folder (the repository root) first on sys.path, and
+# the source folder paddle_hl/ there would shadow the installed package: the installation is
+# what maps the domain folders (vision/, audio/, ...) in as paddle_hl.vision and so on.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import paddle_hl as paddle  # noqa: E402  (after the path fix above)
 
 TEMPLATE = 64  # side of the canvas each glyph is drawn on before warping
 SIDE = 28  # MNIST's image side

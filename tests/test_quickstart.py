@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import os
 import pathlib
 import re
 import struct
 import subprocess
 import sys
+import sysconfig
 
 import numpy as np
 import pytest
@@ -105,3 +107,23 @@ def test_quickstart_reaches_95_percent():
     reloaded = float(re.search(r"reloaded: test accuracy ([0-9.]+)", r.stdout).group(1))
     assert reloaded == acc
     assert "Total params: 61,610" in r.stdout
+
+
+@pytest.mark.slow
+def test_quickstart_runs_from_the_repository_root_on_a_regular_install(tmp_path):
+    """The README's first command installs paddle_hl (not editable) and runs quickstart.py from
+    the repository root, where the source folder paddle_hl/ sits first on sys.path: the script
+    must import the installed package, whose installation maps the domain folders in."""
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                    "--no-build-isolation", "--target", str(site), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    # -S: no site module, so no editable-install finder can map the domains back in; the
+    # dependencies come from this environment's site-packages, after the regular install
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site),
+                                                       sysconfig.get_paths()["purelib"]]))
+    r = subprocess.run([sys.executable, "-S", "quickstart.py", "--train-samples", "640",
+                        "--test-samples", "200", "--epochs", "1", "--min-accuracy", "0"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "test accuracy" in r.stdout
