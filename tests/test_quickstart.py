@@ -116,7 +116,7 @@ def test_quickstart_runs_from_the_repository_root_on_a_regular_install(tmp_path)
     must import the installed package, whose installation maps the domain folders in."""
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--no-build-isolation", "--target", str(site), str(ROOT)],
+                    "--target", str(site), str(ROOT)],
                    check=True, capture_output=True, timeout=300)
     # -S: no site module, so no editable-install finder can map the domains back in; the
     # dependencies come from this environment's site-packages, after the regular install
