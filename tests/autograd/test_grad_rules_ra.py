@@ -15,7 +15,7 @@ import paddle_hl as paddle
 from paddle_hl.framework.op import apply
 from paddle_hl.tensor import math as _math
 
-from .test_grad_rules import _first, _x, check_second_derivative
+from .test_grad_rules import _x, check_paths_agree, check_second_derivative
 
 
 def _z(a, b):
@@ -71,11 +71,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_array_and_tensor_paths_agree(case):
-    fn, arrays = CASES[case]
-    _, g_arr = _first(fn, arrays, False)
-    _, g_ten = _first(fn, arrays, True)
-    for a, t in zip(g_arr, g_ten):
-        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-11, atol=1e-11)
+    check_paths_agree(*CASES[case], rtol=1e-11, atol=1e-11, constant_grad=True)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -16,7 +16,7 @@ import pytest
 
 import paddle_hl as paddle
 import paddle_hl.nn.functional as F
-from tests.autograd.test_grad_rules import _first, _x, check_second_derivative
+from tests.autograd.test_grad_rules import _x, check_paths_agree, check_second_derivative
 
 
 def _seeded(fn):
@@ -72,12 +72,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_array_and_tensor_paths_agree(case):
-    fn, arrays = CASES[case]
-    _, g_arr = _first(fn, arrays, False)
-    _, g_ten = _first(fn, arrays, True)
-    for a, t in zip(g_arr, g_ten):
-        assert not t.stop_gradient
-        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+    check_paths_agree(*CASES[case], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("case", list(CASES))

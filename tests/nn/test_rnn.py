@@ -418,16 +418,13 @@ def test_seq_kernel_gradcheck(mode, reverse, time_major, zero_pad, masked):
     gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("time_major", [False, True])
-@pytest.mark.parametrize("zero_pad,masked", [(True, False), (True, True), (False, True)])
-def test_lstm_seq_kernel_gradcheck_every_layout(reverse, time_major, zero_pad, masked):
-    """The fused LSTM (gates reordered and halved inside, buffers in the layout of x) has
-    finite-difference gradients for every input, initial states included, in each layout."""
-    rng = np.random.default_rng(21)
-    batch, steps, hid = 3, 5, 2
+def _lstm_gradcheck(seed, lengths, reverse, time_major, zero_pad, masked, steps=5, hid=2):
+    """Finite-difference gradients of the fused LSTM sequence kernel for every input (initial
+    states included), one sample per entry of ``lengths`` (its valid steps when masked)."""
+    rng = np.random.default_rng(seed)
+    batch = len(lengths)
     xshape = (steps, batch, 3) if time_major else (batch, steps, 3)
-    mask = (np.arange(steps)[None, :] < np.array([5, 3, 1])[:, None]) if masked else None
+    mask = (np.arange(steps)[None, :] < np.array(lengths)[:, None]) if masked else None
     arrays = [rng.standard_normal(xshape), rng.standard_normal((batch, hid)),
               rng.standard_normal((batch, hid)), rng.standard_normal((4 * hid, 3)),
               rng.standard_normal((4 * hid, hid)), rng.standard_normal(4 * hid),
@@ -438,6 +435,15 @@ def test_lstm_seq_kernel_gradcheck_every_layout(reverse, time_major, zero_pad, m
                      reverse=reverse, time_major=time_major, zero_pad=zero_pad)
 
     gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("zero_pad,masked", [(True, False), (True, True), (False, True)])
+def test_lstm_seq_kernel_gradcheck_every_layout(reverse, time_major, zero_pad, masked):
+    """The fused LSTM (gates reordered and halved inside, buffers in the layout of x) has
+    finite-difference gradients for every input, initial states included, in each layout."""
+    _lstm_gradcheck(21, [5, 3, 1], reverse, time_major, zero_pad, masked)
 
 
 def _lstm_reference(x, h, c, w_ih, w_hh, b_ih, b_hh, lengths, reverse):
@@ -543,20 +549,7 @@ def test_lstm_row_shards_gradcheck(monkeypatch, reverse, time_major, masked):
     """The LSTM loops split over row shards run on threads: finite-difference gradients hold
     for every input with uneven shards."""
     monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 3, 5]))
-    rng = np.random.default_rng(27)
-    batch, steps, hid = 5, 4, 2
-    xshape = (steps, batch, 3) if time_major else (batch, steps, 3)
-    mask = (np.arange(steps)[None, :] < np.array([4, 1, 3, 2, 4])[:, None]) if masked else None
-    arrays = [rng.standard_normal(xshape), rng.standard_normal((batch, hid)),
-              rng.standard_normal((batch, hid)), rng.standard_normal((4 * hid, 3)),
-              rng.standard_normal((4 * hid, hid)), rng.standard_normal(4 * hid),
-              rng.standard_normal(4 * hid)]
-
-    def fn(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        return apply(_seq_kernel, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode="LSTM",
-                     reverse=reverse, time_major=time_major, zero_pad=True)
-
-    gradcheck(fn, arrays, rtol=1e-5, atol=1e-7)
+    _lstm_gradcheck(27, [4, 1, 3, 2, 4], reverse, time_major, True, masked, steps=4)
 
 
 def test_lstm_row_shards_match_one_shard(monkeypatch):
