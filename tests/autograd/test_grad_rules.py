@@ -77,15 +77,9 @@ def test_array_and_tensor_paths_agree(case):
     check_paths_agree(*CASES[case], constant_grad=case.startswith("floor"))
 
 
-def check_second_derivative(fn, arrays, rtol=1e-5, atol=1e-6):
-    """The create_graph gradient of ``sum(v * grad)`` against central differences of the
-    first-order (array path) gradient, for every input of ``fn``."""
-    xs, gs = _first(fn, arrays, True)
-    # d/dx_j of sum(v_i * g_i), against central differences of the first-order gradient
-    vs = [np.linspace(-1, 1, a.size).reshape(a.shape) for a in arrays]
-    s = sum((g * paddle.to_tensor(v)).sum() for g, v in zip(gs, vs))
-    h2 = paddle.grad([s], xs, allow_unused=True)
-    eps = 1e-6
+def central_differences(value, arrays, eps=1e-6):
+    """Central-difference gradients of the scalar ``value(arrays)``, one array per input."""
+    out = []
     for j, a in enumerate(arrays):
         num = np.zeros(a.shape)
         for k in np.ndindex(a.shape):
@@ -93,10 +87,24 @@ def check_second_derivative(fn, arrays, rtol=1e-5, atol=1e-6):
             mi = [b.copy() for b in arrays]
             pl[j][k] += eps
             mi[j][k] -= eps
-            gp = _first(fn, pl, False)[1]
-            gm = _first(fn, mi, False)[1]
-            num[k] = sum(((p.numpy() - m.numpy()) * v).sum() for p, m, v in zip(gp, gm, vs)) \
-                / (2 * eps)
+            num[k] = (value(pl) - value(mi)) / (2 * eps)
+        out.append(num)
+    return out
+
+
+def check_second_derivative(fn, arrays, rtol=1e-5, atol=1e-6):
+    """The create_graph gradient of ``sum(v * grad)`` against central differences of the
+    first-order (array path) gradient, for every input of ``fn``."""
+    xs, gs = _first(fn, arrays, True)
+    vs = [np.linspace(-1, 1, a.size).reshape(a.shape) for a in arrays]
+    s = sum((g * paddle.to_tensor(v)).sum() for g, v in zip(gs, vs))
+    h2 = paddle.grad([s], xs, allow_unused=True)
+
+    def weighted_grad(arrs):  # sum(v_i * g_i) of the first-order gradient at arrs
+        return sum((g.numpy() * v).sum() for g, v in zip(_first(fn, arrs, False)[1], vs))
+
+    for j, num in enumerate(central_differences(weighted_grad, arrays)):
+        a = arrays[j]
         got = np.zeros(a.shape) if h2[j] is None else h2[j].numpy()
         np.testing.assert_allclose(got, num, rtol=rtol, atol=atol)
 
