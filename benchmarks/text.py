@@ -7,8 +7,6 @@
    Embedding(5000, 128) -> LSTM(128, 256) -> Linear(256, 2) on batch 64 x length 200, in
    paddle_hl, PyTorch and Paddle.
 
-The LSTM section also times paddle_hl with NumPy's BLAS held to one thread (threadpoolctl,
-when installed), which shows how much of its time goes to BLAS threading on the machine.
 ``--single-thread`` runs the whole benchmark again in a fresh process with every library held
 to one thread (OMP / OpenBLAS / MKL thread variables set before NumPy loads, torch's intra-op
 threads set to 1).
@@ -19,16 +17,21 @@ ratio of the medians, and the median and range of the per-round ratios (paddle_h
 the other library's in the same round: the steadiest figure on a shared machine). Next to the
 wall-clock times the CPU time (``time.process_time``) is printed.
 
-Run: python benchmarks/text.py [--rounds 15] [--lstm-rounds 7] [--threads N] [--lstm-only]
-     [--single-thread] [--profile]
+The LSTM step runs each library in its own process (one per library and round, interleaved),
+with ``--lstm-steps`` timed steps after a warm-up; the Viterbi section runs in this process.
+
+Run: python benchmarks/text.py [--rounds 15] [--lstm-rounds 7] [--lstm-steps 5] [--threads N]
+     [--lstm-only] [--single-thread] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
@@ -164,6 +167,12 @@ def _time(fn):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+# pause before each timed run: the thread pools of the library that ran before (OpenMP,
+# OpenBLAS workers) spin for a while after their last task and would slow whichever library
+# runs next in this process
+SETTLE_S = 0.3
+
+
 def _interleaved(cases, rounds, warmup=1):
     for fn in cases.values():
         for _ in range(warmup):
@@ -172,6 +181,7 @@ def _interleaved(cases, rounds, warmup=1):
     cpu = {k: [] for k in cases}
     for _ in range(rounds):
         for name, fn in cases.items():
+            time.sleep(SETTLE_S)
             w, c = _time(fn)
             wall[name].append(w)
             cpu[name].append(c)
@@ -207,7 +217,16 @@ def main(argv=None):
                     help="run in a fresh process with every library held to one thread")
     ap.add_argument("--profile", action="store_true",
                     help="also print where paddle_hl's LSTM step spends its time (cProfile)")
+    ap.add_argument("--lstm-steps", type=int, default=5, help="timed LSTM steps per process")
+    ap.add_argument("--lstm-worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.lstm_worker:
+        if args.threads and args.lstm_worker == "torch":
+            import torch
+
+            torch.set_num_threads(args.threads)
+        _lstm_worker(args.lstm_worker, args.lstm_steps, args.profile)
+        return
     if args.single_thread and os.environ.get("_PADDLE_HL_BENCH_ONE_THREAD") != "1":
         # thread pools are sized when the libraries load: start over with the variables set
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
@@ -216,6 +235,7 @@ def main(argv=None):
         cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--threads", "1"] + rest
         os.execve(sys.executable, cmd, env)
 
+    args.env = dict(os.environ)  # for the workers: importing paddle sets OMP_NUM_THREADS=1
     sys.path.insert(0, str(ROOT))
     import zlib  # noqa: F401
 
@@ -269,42 +289,74 @@ def _viterbi_section(paddle_hl, paddle, torch, rounds):
             wall, cpu)
 
 
-def _lstm_section(paddle_hl, paddle, torch, args):
-    cases = {"paddle_hl": _paddle_like_classifier(paddle_hl)}
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        threadpool_limits = None
-    if threadpool_limits is not None and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        # the same step with NumPy's BLAS held to one thread: the 2 x 200 small recurrent GEMMs
-        # of a step gain little from threads, and lose much when the cores are oversubscribed
-        one_thread_step = _paddle_like_classifier(paddle_hl)
+def _lstm_worker(lib_name, steps, profile):
+    """One library's LSTM steps in this process (a worker of :func:`_lstm_section`): warm-up,
+    then ``steps`` timed steps; prints one JSON line with the wall and CPU times."""
+    if lib_name == "torch":
+        import torch
 
-        def hl_one_blas_thread():
-            with threadpool_limits(1, user_api="blas"):
-                return one_thread_step()
+        step = _torch_classifier(torch)
+    else:
+        if lib_name == "paddle":
+            import zlib  # noqa: F401
 
-        cases["paddle_hl, BLAS 1 thread"] = hl_one_blas_thread
-    if torch is not None:
-        cases["torch"] = _torch_classifier(torch)
-    if paddle is not None:
-        cases["paddle 2.6.2"] = _paddle_like_classifier(paddle)
-    wall, cpu = _interleaved(cases, args.lstm_rounds)
-    _report("LSTM classifier train step, batch 64 x length 200, emb 128, hidden 256 "
-            "(target: hl <= 1.0x torch)", wall, cpu)
+            import numpy.random  # noqa: F401  (paddle 2.6.2 crashes under NumPy 2 without)
+            import paddle as lib
 
-    if args.profile:
+            lib.disable_signal_handler()
+        else:
+            sys.path.insert(0, str(ROOT))
+            import paddle_hl as lib
+        step = _paddle_like_classifier(lib)
+    for _ in range(3):  # warm-up: allocator, thread pools, caches
+        step()
+    wall, cpu = [], []
+    for _ in range(steps):
+        w, c = _time(step)
+        wall.append(w)
+        cpu.append(c)
+    if profile:
         import cProfile
         import pstats
 
         prof = cProfile.Profile()
-        step = cases["paddle_hl"]
         prof.enable()
         for _ in range(3):
             step()
         prof.disable()
-        print("\npaddle_hl LSTM step, 3 steps, by own time:")
-        pstats.Stats(prof).sort_stats("tottime").print_stats(10)
+        print(f"\n{lib_name} LSTM step, 3 steps, by own time:", file=sys.stderr)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(10)
+    print(json.dumps({"wall": statistics.median(wall), "cpu": statistics.median(cpu)}))
+
+
+def _lstm_section(paddle_hl, paddle, torch, args):
+    """Each library runs in its own process, one fresh process per library and round, the
+    rounds interleaved: libraries in one process share the allocator and each other's idle
+    thread pools, which slows whichever runs after another."""
+    libs = ["paddle_hl"] + [name for name, mod in (("torch", torch), ("paddle", paddle))
+                            if mod is not None]
+    labels = {"paddle_hl": "paddle_hl", "torch": "torch", "paddle": "paddle 2.6.2"}
+    wall = {labels[k]: [] for k in libs}
+    cpu = {labels[k]: [] for k in libs}
+    for rnd in range(args.lstm_rounds):
+        for lib in libs:
+            cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--lstm-worker", lib,
+                   "--lstm-steps", str(args.lstm_steps), "--threads", str(args.threads)]
+            if args.profile and rnd == 0 and lib == "paddle_hl":
+                cmd.append("--profile")
+            r = subprocess.run(cmd, capture_output=True, text=True, env=args.env)
+            if r.stderr.strip() and args.profile:
+                print(r.stderr)
+            try:
+                res = json.loads(r.stdout.strip().splitlines()[-1])
+            except (IndexError, json.JSONDecodeError):
+                print(f"{lib} did not run: {r.stderr.strip().splitlines()[-1:]}")
+                continue
+            wall[labels[lib]].append(res["wall"])
+            cpu[labels[lib]].append(res["cpu"])
+    _report(f"LSTM classifier train step, batch 64 x length 200, emb 128, hidden 256, median "
+            f"of {args.lstm_steps} steps per process, {args.lstm_rounds} rounds "
+            f"(target: hl <= 1.0x torch)", wall, cpu)
 
 
 if __name__ == "__main__":

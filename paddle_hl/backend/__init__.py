@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _numpy
+from . import _numpy, _openblas
 
 __all__ = []
 
@@ -76,6 +76,7 @@ _cupy_error = ""
 
 # process settings of the CPU backend, used by the op wrapper and the norm kernels
 tune_malloc = _numpy.tune_malloc
+tune_blas_threads = _openblas.tune_thread_timeout
 small_ufunc_buffer = _numpy.small_ufunc_buffer
 
 

@@ -189,6 +189,8 @@ def array_rule(fn, arrays, out, attrs=None):
 
 # every op allocates through NumPy: keep freed blocks for the next step (no page faults)
 backend.tune_malloc()
+# idle OpenBLAS workers sleep soon after a product instead of spinning on every core
+backend.tune_blas_threads()
 
 
 def _unbroadcast(g, shape):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import paddle_hl
+from paddle_hl.backend import _openblas
 from paddle_hl.framework.op import apply
 from paddle_hl.nn.functional import rnn as rnn_kernels
 from paddle_hl.nn.functional.rnn import _cell_kernel, _seq_kernel
@@ -574,12 +575,12 @@ def test_lstm_row_shards_match_one_shard(monkeypatch):
 
 
 def test_blas_one_thread_restores_the_thread_count():
-    ctl = rnn_kernels._openblas()
+    ctl = _openblas.thread_control()
     if not ctl:
         pytest.skip("NumPy does not run on an OpenBLAS found in the process")
     before = ctl[1]()
-    with rnn_kernels._blas_one_thread():
-        with rnn_kernels._blas_one_thread():
+    with _openblas.one_thread():
+        with _openblas.one_thread():
             assert ctl[1]() == 1
         assert ctl[1]() == 1
     assert ctl[1]() == before
@@ -592,7 +593,7 @@ def test_row_shards_only_for_big_loops_on_several_threads():
     shards = rnn_kernels._row_shards(np, 64, 256, 200)
     assert shards[0].start == 0 and shards[-1].stop == 64
     assert all(a.stop == b.start for a, b in zip(shards[:-1], shards[1:]))
-    ctl = rnn_kernels._openblas()
+    ctl = _openblas.thread_control()
     if ctl and ctl[1]() >= 2 and rnn_kernels._cpus() >= 2:
         assert len(shards) >= 2
         before = ctl[1]()

@@ -19,8 +19,6 @@ The kernels have no higher-order rule: ``create_graph=True`` through them raises
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -28,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 
 from ... import backend
+from ...backend import _openblas
 from ...framework.op import op
 
 __all__ = []
@@ -248,10 +247,6 @@ _SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is 
 _SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
 _POOL = None
 _POOL_LOCK = threading.Lock()
-_BLAS = None  # (set_num_threads, get_num_threads) of NumPy's OpenBLAS, or False
-_BLAS_LOCK = threading.Lock()
-_BLAS_USERS = 0
-_BLAS_SAVED = 1
 
 
 def _cpus():
@@ -259,61 +254,6 @@ def _cpus():
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def _openblas():
-    """``(set_num_threads, get_num_threads)`` of the OpenBLAS NumPy runs on, else False.
-
-    Found among the libraries the process has loaded (Linux); any other BLAS, or another
-    platform, gives False and the loops stay on one thread.
-    """
-    global _BLAS
-    if _BLAS is None:
-        _BLAS = False
-        try:
-            with open("/proc/self/maps") as f:
-                paths = sorted({ln.split()[-1] for ln in f
-                                if "openblas" in ln.rsplit("/", 1)[-1].lower()})
-        except OSError:
-            paths = []
-        for path in paths:
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for pre, suf in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
-                             ("openblas_", "64_"), ("openblas_", "")):
-                set_n = getattr(lib, f"{pre}set_num_threads{suf}", None)
-                get_n = getattr(lib, f"{pre}get_num_threads{suf}", None)
-                if set_n is not None and get_n is not None:
-                    set_n.argtypes, set_n.restype = (ctypes.c_int,), None
-                    get_n.argtypes, get_n.restype = (), ctypes.c_int
-                    _BLAS = (set_n, get_n)
-                    return _BLAS
-    return _BLAS
-
-
-@contextlib.contextmanager
-def _blas_one_thread():
-    """Hold NumPy's OpenBLAS to one thread while any shard loop runs (nesting-safe)."""
-    global _BLAS_USERS, _BLAS_SAVED
-    ctl = _openblas()
-    if not ctl:
-        yield
-        return
-    set_n, get_n = ctl
-    with _BLAS_LOCK:
-        if _BLAS_USERS == 0:
-            _BLAS_SAVED = get_n()
-            set_n(1)
-        _BLAS_USERS += 1
-    try:
-        yield
-    finally:
-        with _BLAS_LOCK:
-            _BLAS_USERS -= 1
-            if _BLAS_USERS == 0:
-                set_n(_BLAS_SAVED)
 
 
 def _drop_pool():
@@ -334,7 +274,8 @@ def _row_shards(xp, batch, hidden, steps):
     k = min(_cpus(), 8, batch // _SHARD_MIN_ROWS)
     while k >= 2 and (batch // k) * hidden * hidden < _SHARD_MIN_STEP:
         k -= 1  # each shard's step must be big enough for NumPy to drop the GIL in it
-    if k < 2 or not _openblas() or _BLAS_USERS == 0 and _openblas()[1]() < 2:
+    ctl = _openblas.thread_control()
+    if k < 2 or not ctl or not _openblas.held_to_one_thread() and ctl[1]() < 2:
         return whole
     bounds = [batch * i // k for i in range(k + 1)]
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -351,7 +292,7 @@ def _in_shards(fn, shards):
             _POOL = ThreadPoolExecutor(max(1, min(_cpus(), 8) - 1),
                                        thread_name_prefix="paddle_hl_rnn")
         pool = _POOL
-    with _blas_one_thread():
+    with _openblas.one_thread():
         futs = [pool.submit(fn, rows) for rows in shards[1:]]
         try:
             first = fn(shards[0])
