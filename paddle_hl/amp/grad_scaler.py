@@ -10,7 +10,7 @@ import numpy as np
 from .. import backend
 from ..framework import place as _pl
 from ..framework import state
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor, _wrap, writable
 from . import _hook
 
 __all__ = []
@@ -149,7 +149,7 @@ class GradScaler:
             g = p._grad
             if p.stop_gradient or g is None:
                 continue
-            a = g._data
+            a = writable(g)
             xp = backend.get_array_module(a)
             # the check looks at the unscaled values: a scale of 0 (or one that makes
             # 1/scale overflow) turns finite scaled gradients into NaN/inf here

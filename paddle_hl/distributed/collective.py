@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from .. import backend
-from ..framework.tensor import Tensor
+from ..framework.tensor import Tensor, writable
 from . import _comm, _nccl
 from ._comm import Group, ReduceOp, Task
 
@@ -272,7 +272,7 @@ def _host(t):
 def _store(t, values):
     """Write ``values`` into ``t`` in place (keeping its dtype, shape and device)."""
     if isinstance(t._data, np.ndarray):
-        t._data[...] = _host_array(values).reshape(t._data.shape)
+        writable(t)[...] = _host_array(values).reshape(t._data.shape)
     else:
         t._data[...] = _to_device(values, t._data).reshape(t._data.shape)
 

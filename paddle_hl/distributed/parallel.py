@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..framework import state
+from ..framework.tensor import is_lazy_zero, writable
 from ..nn.layer.layers import Layer
 from . import _comm, _nccl
 from . import collective as _coll
@@ -146,8 +147,11 @@ class _Reducer:
         else:
             if not isinstance(cur._data, xp.ndarray) or cur._data.shape != part.shape:
                 return False
-            xp.add(cur._data, g, out=part)
-            part *= self.scale[b]  # the parameter's slice, still in cache
+            if is_lazy_zero(cur._data):  # cleared: the sum is g
+                xp.multiply(g, self.scale[b], out=part)
+            else:
+                xp.add(cur._data, g, out=part)
+                part *= self.scale[b]  # the parameter's slice, still in cache
             cur._data = part
         absorbed.add(i)
         return True
@@ -252,7 +256,7 @@ class _Reducer:
             if same_device and cur.shape == avg.shape and cur.dtype == avg.dtype:
                 p._grad._data = avg
             elif same_device:
-                cur[...] = avg
+                writable(p._grad)[...] = avg
             else:
                 cur[...] = _coll._to_device(avg, cur)
         if buf.dtype == self.params[self.buckets[b][0]]._data.dtype:

@@ -26,7 +26,7 @@ import numpy as np
 from .. import backend
 from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import state
-from .tensor import Tensor, _HookHandle, _wrap, attach_autograd
+from .tensor import Tensor, _HookHandle, _wrap, attach_autograd, is_lazy_zero
 
 __all__ = []
 
@@ -606,6 +606,10 @@ def _finish_leaves(leaf_grads, create_graph):
             if not owned:
                 g = g.copy()
             leaf._grad = _wrap(g)
+        elif cur.shape == g.shape and is_lazy_zero(cur):
+            # a cleared gradient: the sum is g itself, stored in the same tensor (a Tensor the
+            # user took from x.grad sees it, as when summing in place)
+            leaf._grad._data = g if owned else g.copy()
         elif cur.shape == g.shape and getattr(cur.flags, "writeable", True):
             # in place, as Paddle: a Tensor the user took from x.grad sees the sum
             cur += g

@@ -46,7 +46,7 @@ from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
 from .engine import GRAD, Node, Packed
-from .tensor import Tensor, _wrap, attach_autograd
+from .tensor import Tensor, _wrap, attach_autograd, writable
 
 __all__ = []
 
@@ -479,7 +479,7 @@ def inplace(x: Tensor, name: str, compute, others=(), *, write=True, keep_old=Tr
     if same_dtype and out.dtype != x._data.dtype:
         raise TypeError(f"{name}: the result has dtype {res.dtype}, which differs from x's dtype "
                         f"{x.dtype}")
-    x._data[...] = out
+    writable(x)[...] = out
     x._ver.v += 1
     if need and res._node is not None:
         x._node, x._idx = res._node, res._idx

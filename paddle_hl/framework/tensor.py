@@ -8,6 +8,7 @@ and the autograd entry points.
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 
 import numpy as np
@@ -295,7 +296,7 @@ class Tensor:
             raise ValueError(f"Tensor.copy_: source shape {list(src.shape)} does not match "
                              f"{self.shape}")
         xp = backend.get_array_module(self._data)
-        self._data[...] = xp.asarray(src).astype(self._data.dtype, copy=False)
+        writable(self)[...] = xp.asarray(src).astype(self._data.dtype, copy=False)
         self._ver.v += 1
 
     def reconstruct_from_(self, other):
@@ -488,7 +489,7 @@ class Tensor:
             raise ValueError(f"Tensor.set_value: shape {list(arr.shape)} does not match the "
                              f"tensor's shape {self.shape}")
         xp = backend.get_array_module(self._data)
-        self._data[...] = xp.asarray(arr).astype(self._data.dtype, copy=False)
+        writable(self)[...] = xp.asarray(arr).astype(self._data.dtype, copy=False)
         self._ver.v += 1
         return self
 
@@ -596,14 +597,74 @@ def _wrap(arr, stop_gradient=True):
     return t
 
 
+# dtype -> the read-only 0-d zero that lazy zero gradients are broadcast views of
+_ZERO = {}
+
+
+def lazy_zeros(shape, dtype) -> np.ndarray:
+    """A read-only array of zeros that takes no memory: a zero-stride view of one 0-d zero.
+
+    ``clear_grad`` gives parameters such a gradient. Reading it (optimizers, norms, ``.numpy()``)
+    sees zeros; the next backward replaces it with the new gradient instead of adding that to a
+    buffer of zeros; code that writes into a tensor's buffer first calls :func:`writable`."""
+    dtype = np.dtype(dtype)
+    z = _ZERO.get(dtype)
+    if z is None:
+        z = np.zeros((), dtype)
+        z.flags.writeable = False
+        _ZERO[dtype] = z
+    return np.broadcast_to(z, shape)
+
+
+def is_lazy_zero(arr) -> bool:
+    """Whether ``arr`` is a :func:`lazy_zeros` array (or a view of one)."""
+    return type(arr) is np.ndarray and arr.base is not None and arr.base is _ZERO.get(arr.dtype)
+
+
+def writable(t: Tensor):
+    """Make ``t``'s buffer writable before an in-place write: a read-only NumPy buffer (a lazy
+    zero gradient, a broadcast view) is replaced by a writable copy of its values."""
+    a = t._data
+    if type(a) is np.ndarray and not a.flags.writeable:
+        t._data = np.array(a)
+    return t._data
+
+
+def _grad_refs(t):
+    """Reference counts of ``t``'s gradient tensor and of its buffer, as seen from here."""
+    old = t._grad
+    return sys.getrefcount(old), sys.getrefcount(old._data)
+
+
+def _calibrate_grad_refs():
+    probe = Tensor.__new__(Tensor)
+    probe._grad = _wrap(np.zeros(2))
+    return _grad_refs(probe)
+
+
+def _held_elsewhere(t) -> bool:
+    """Whether anything besides ``t`` holds its gradient tensor or that tensor's buffer (a
+    variable of the user's, a view, a bucket): only then must ``clear_grad`` zero it in place."""
+    return _grad_refs(t) != _GRAD_REFS
+
+
 def _zero_grad(t: Tensor):
     """``clear_grad`` with ``set_to_zero``, with Paddle's aliasing: the gradient tensor handed
     out before is zero-filled, and the parameter gets a fresh zero gradient, so the next
-    backward accumulates into a new tensor instead of into references the user kept."""
+    backward accumulates into a new tensor instead of into references the user kept.
+
+    On the CPU the fresh gradient is a :func:`lazy_zeros` array: no allocation and no pass
+    over the gradient's bytes, and the next backward stores its result instead of adding it
+    to zeros."""
     old = t._grad
-    old._data[...] = 0
-    t._grad = _wrap(backend.get_array_module(old._data).zeros_like(old._data),
-                    old.stop_gradient)
+    arr = old._data
+    if type(arr) is np.ndarray:
+        if arr.flags.writeable and _held_elsewhere(t):
+            arr[...] = 0
+        t._grad = _wrap(lazy_zeros(arr.shape, arr.dtype), old.stop_gradient)
+        return
+    arr[...] = 0
+    t._grad = _wrap(backend.get_array_module(arr).zeros_like(arr), old.stop_gradient)
 
 
 def _same_grad(src: Tensor, arr):
@@ -719,3 +780,7 @@ def _has_np_scalar(data):
 
 def _complex_default():
     return np.complex128 if _dt.default_np() == np.float64 else np.complex64
+
+
+# the counts of a gradient that only its tensor holds (Python versions count differently)
+_GRAD_REFS = _calibrate_grad_refs()

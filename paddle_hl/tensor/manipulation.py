@@ -25,7 +25,7 @@ from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.op import GRAD, apply, apply_, check_inplace, inplace, op, tensor_ops
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor, _wrap, writable
 from ._helpers import (
     cast_to,
     check_tensor_kinds,
@@ -2098,7 +2098,7 @@ def setitem(x: Tensor, item, value):
             v = value._data if isinstance(value, Tensor) else value
             if backend.is_array(v):
                 v = xp.asarray(v).astype(x._data.dtype, copy=False)
-            x._data[idx] = v
+            writable(x)[idx] = v
             x._ver.v += 1
             return
         v = value if isinstance(value, Tensor) else _wrap(xp.asarray(value, dtype=x._data.dtype))

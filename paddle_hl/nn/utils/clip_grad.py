@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework.tensor import Tensor, _wrap
+from ...framework.tensor import Tensor, _wrap, writable
 
 __all__ = []
 
@@ -131,6 +131,6 @@ def clip_grad_value_(parameters, clip_value):
         if g is None:
             continue
         xp = backend.get_array_module(g._data)
-        xp.clip(g._data, -c, c, out=g._data)
+        xp.clip(g._data, -c, c, out=writable(g))
         g._ver.v += 1
     return None
