@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 import numpy as np
 
@@ -80,7 +81,10 @@ class _Reducer:
         self.buckets = [idx[::-1] for idx in reversed(groups)]  # lists of parameter indices
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
-        self.views = {}  # bucket -> (buffer, the gradient views made of it by the last pass)
+        # bucket -> (buffer, weak references to the gradient views made of it by the last
+        # pass): weak, so that ``clear_grad`` sees nothing else holding a gradient and need
+        # not zero-fill it
+        self.views = {}
         self.nccl = None  # the group's NCCL communicator, for GPU parameters
         gpu = [p for p in params if not isinstance(p._data, np.ndarray)]
         if gpu:
@@ -193,7 +197,7 @@ class _Reducer:
         fill = self.filling.pop(b, None)
         views = self.views.get(b)
         if fill is None and views is not None and all(
-                self.params[i]._grad is not None and self.params[i]._grad._data is v
+                self.params[i]._grad is not None and self.params[i]._grad._data is v()
                 for i, v in zip(idx, views[1])):
             # the gradients still are the views of the last pass's buffer (accumulated in
             # place): they are packed already
@@ -245,7 +249,7 @@ class _Reducer:
             p = self.params[i]
             n = int(np.prod(p.shape, dtype=np.int64))
             avg = buf[off:off + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
-            views.append(avg)
+            views.append(_ref(avg))
             off += n
             same_device = isinstance(p._data, xp.ndarray)
             if p._grad is None:
@@ -264,6 +268,14 @@ class _Reducer:
         else:
             # reduced in a wider type: the gradients are copies, not views of the buffer
             self.views.pop(b, None)
+
+
+def _ref(arr):
+    """A weak reference to an array (a strong one for array types that refuse weak ones)."""
+    try:
+        return weakref.ref(arr)
+    except TypeError:
+        return lambda: arr
 
 
 def _kind(p):
