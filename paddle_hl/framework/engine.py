@@ -19,6 +19,7 @@ gradient written with public Tensor ops, so that the gradient is itself differen
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -588,8 +589,24 @@ def _leaf_add(leaf_grads, leaf, g, create_graph):
         entry[2] = True  # a fresh sum: owned, no copy needed
 
 
+def _sole_refs():
+    """The reference count ``_finish_leaves`` sees for a gradient array nothing else holds
+    (the same loop shape; Python versions count differently)."""
+    entries = {0: [None, np.empty(1), False]}
+    for _, g, _ in entries.values():
+        return sys.getrefcount(g)
+
+
+_SOLE_REFS = _sole_refs()
+
+
 def _finish_leaves(leaf_grads, create_graph):
     for leaf, g, owned in leaf_grads.values():
+        if (not owned and type(g) is np.ndarray and g.base is None
+                and sys.getrefcount(g) <= _SOLE_REFS):
+            # a fresh array the op made for this leaf alone (not a view, not handed to
+            # another leaf or kept by anyone): stored without a copy
+            owned = True
         if leaf._hooks:
             for hook in list(leaf._hooks.values()):
                 g = _run_hook(hook, g, create_graph)

@@ -599,6 +599,8 @@ def _wrap(arr, stop_gradient=True):
 
 # dtype -> the read-only 0-d zero that lazy zero gradients are broadcast views of
 _ZERO = {}
+# (shape, dtype) -> a lazy zero array of that shape
+_LAZY = {}
 
 
 def lazy_zeros(shape, dtype) -> np.ndarray:
@@ -607,13 +609,19 @@ def lazy_zeros(shape, dtype) -> np.ndarray:
     ``clear_grad`` gives parameters such a gradient. Reading it (optimizers, norms, ``.numpy()``)
     sees zeros; the next backward replaces it with the new gradient instead of adding that to a
     buffer of zeros; code that writes into a tensor's buffer first calls :func:`writable`."""
-    dtype = np.dtype(dtype)
-    z = _ZERO.get(dtype)
-    if z is None:
-        z = np.zeros((), dtype)
-        z.flags.writeable = False
-        _ZERO[dtype] = z
-    return np.broadcast_to(z, shape)
+    key = (shape, dtype)
+    arr = _LAZY.get(key)
+    if arr is None:
+        dtype = np.dtype(dtype)
+        z = _ZERO.get(dtype)
+        if z is None:
+            z = np.zeros((), dtype)
+            z.flags.writeable = False
+            _ZERO[dtype] = z
+        arr = np.broadcast_to(z, shape)
+        if len(_LAZY) < 4096:  # read-only: one array serves every gradient of its shape
+            _LAZY[key] = arr
+    return arr
 
 
 def is_lazy_zero(arr) -> bool:

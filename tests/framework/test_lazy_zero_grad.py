@@ -136,3 +136,36 @@ def test_grad_scaler_unscales_cleared_gradients():
     assert not scaler._found_inf
     for p in net.parameters():
         np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape, "float32"))
+
+
+@pytest.mark.parametrize("expr", ["add", "sub", "seed", "view", "hook"])
+def test_stored_leaf_gradients_never_alias(expr):
+    # gradients are stored without a copy only when nothing else holds the array: one array
+    # handed to two leaves, a gradient seed the user holds, a view of another gradient, or an
+    # array a hook saw, are copied
+    a = paddle.to_tensor(np.arange(6, dtype="float32").reshape(2, 3), stop_gradient=False)
+    b = paddle.to_tensor(np.ones((2, 3), "float32"), stop_gradient=False)
+    seed = paddle.to_tensor(np.full((2, 3), 2.0, "float32"))
+    seen = []
+    if expr == "hook":
+        a.register_hook(lambda g: seen.append(g) or None)
+    if expr == "view":
+        y = paddle.concat([a * 2.0, b * 2.0], axis=0)[:2] * 3.0 + paddle.concat(
+            [a, b], axis=0)[2:]
+    elif expr == "sub":
+        y = (a - b) * 2.0
+    else:
+        y = (a + b) * 2.0  # the product's gradient is a fresh array handed to both leaves
+    if expr == "seed":
+        (a + b).backward(seed)
+    else:
+        y.sum().backward()
+    ga, gb = a.grad.numpy(), b.grad.numpy()
+    a.grad.scale_(10.0)  # an in-place change of one gradient touches nothing else
+    np.testing.assert_array_equal(b.grad.numpy(), gb)
+    b.grad.scale_(3.0)
+    np.testing.assert_array_equal(a.grad.numpy(), 10 * ga)
+    np.testing.assert_array_equal(b.grad.numpy(), 3 * gb)
+    np.testing.assert_array_equal(seed.numpy(), np.full((2, 3), 2.0, "float32"))
+    for g in seen:
+        np.testing.assert_array_equal(g.numpy(), ga)
