@@ -167,6 +167,12 @@ def _randomize_bn(hl_model, seed=0):
     return state
 
 
+# pause before each timed run: the thread pools of the library that ran before (OpenMP,
+# OpenBLAS workers) keep spinning for a while after their last task and would slow whichever
+# library runs next in this process
+SETTLE_S = 0.3
+
+
 def bench(name, batch, repeat, threads=0):
     """images/s of each library per round (runs interleaved) and paddle_hl's GEMM floor."""
     from paddle_hl.vision import models
@@ -233,6 +239,7 @@ def bench(name, batch, repeat, threads=0):
     cpu = {lib: [] for lib in runners}
     for _ in range(repeat):
         for lib, fn in runners.items():
+            time.sleep(SETTLE_S)
             t0, c0 = time.perf_counter(), time.process_time()
             fn()
             rates[lib].append(batch / (time.perf_counter() - t0))
