@@ -590,22 +590,37 @@ def _leaf_add(leaf_grads, leaf, g, create_graph):
 
 
 def _sole_refs():
-    """The reference count ``_finish_leaves`` sees for a gradient array nothing else holds
-    (the same loop shape; Python versions count differently)."""
-    entries = {0: [None, np.empty(1), False]}
+    """The reference counts ``_finish_leaves`` sees for a gradient array nothing else holds,
+    and for the base of a reshaped one (the same code shape; Python versions count
+    differently)."""
+    entries = {0: [None, np.empty(2).reshape(1, 2), False]}
     for _, g, _ in entries.values():
-        return sys.getrefcount(g)
+        return sys.getrefcount(g), _base_refs(g)
 
 
-_SOLE_REFS = _sole_refs()
+def _base_refs(g):
+    b = g.base
+    return sys.getrefcount(b)
+
+
+_SOLE_REFS, _SOLE_BASE_REFS = _sole_refs()
+
+
+def _sole_base(g) -> bool:
+    """Whether ``g`` is a whole-buffer view (a reshape) of a fresh array only it holds."""
+    b = g.base
+    if type(b) is not np.ndarray or b.base is not None or b.size != g.size:
+        return False
+    del b  # counted by _base_refs alone, as in the calibration
+    return _base_refs(g) <= _SOLE_BASE_REFS
 
 
 def _finish_leaves(leaf_grads, create_graph):
     for leaf, g, owned in leaf_grads.values():
-        if (not owned and type(g) is np.ndarray and g.base is None
-                and sys.getrefcount(g) <= _SOLE_REFS):
-            # a fresh array the op made for this leaf alone (not a view, not handed to
-            # another leaf or kept by anyone): stored without a copy
+        if (not owned and type(g) is np.ndarray and sys.getrefcount(g) <= _SOLE_REFS
+                and (g.base is None or _sole_base(g))):
+            # a fresh array the op made for this leaf alone (or a reshape of one; not a view
+            # into other data, not handed to another leaf or kept by anyone): stored as it is
             owned = True
         if leaf._hooks:
             for hook in list(leaf._hooks.values()):

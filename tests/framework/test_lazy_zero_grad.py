@@ -138,7 +138,7 @@ def test_grad_scaler_unscales_cleared_gradients():
         np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape, "float32"))
 
 
-@pytest.mark.parametrize("expr", ["add", "sub", "seed", "view", "hook"])
+@pytest.mark.parametrize("expr", ["add", "sub", "seed", "view", "hook", "reshape"])
 def test_stored_leaf_gradients_never_alias(expr):
     # gradients are stored without a copy only when nothing else holds the array: one array
     # handed to two leaves, a gradient seed the user holds, a view of another gradient, or an
@@ -154,6 +154,8 @@ def test_stored_leaf_gradients_never_alias(expr):
             [a, b], axis=0)[2:]
     elif expr == "sub":
         y = (a - b) * 2.0
+    elif expr == "reshape":  # two reshapes of one fresh array reach the leaves
+        y = (a.reshape([6]) + b.reshape([6])) * 2.0
     else:
         y = (a + b) * 2.0  # the product's gradient is a fresh array handed to both leaves
     if expr == "seed":
