@@ -449,7 +449,7 @@ def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
 
 
 def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
-    n, c = x.shape[:2]
+    c = x.shape[1]
     dt = g.dtype
     out_size = g.shape[2:]
     xp = _cl_padded(x, pads)
@@ -469,7 +469,7 @@ def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
 def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     """Depthwise conv (groups == C) of a non-empty ``x`` (``windows.depthwise_forward``
     describes the arguments), its taps run block by block on phase planes (:class:`_DwPlan`)
-    so the data stays in cache."""
+    so the data stays in cache, or channels last on small planes (:func:`_use_cl`)."""
     n, c = x.shape[:2]
     size = x.shape[2:]
     pads = ((0, 0),) * len(size) if pads is None else pads
