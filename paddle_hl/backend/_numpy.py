@@ -347,14 +347,135 @@ def _unpadded(padded_shape, pads):
     return tuple(p - lo - hi for p, (lo, hi) in zip(padded_shape[2:], pads))
 
 
+# ---- channels-last taps for small planes
+# On small planes (a network's late layers) the phase-plane runs carry mostly padding and the
+# wide grid's extra columns (a 4x4 plane with padding 1 runs 6-wide rows over 36-pixel planes
+# for 16 outputs). There the taps run channels last instead: x is copied once into a zeroed,
+# padded ``[N, *Sp, C]`` array and each tap is one multiply-add over ``[N, *out, C]`` whose rows
+# are C (or ``out[-1] * C``) contiguous values, with nothing computed outside the outputs.
+# Measured on MobileNetV2's layers (one thread): 1.3-5x faster on output planes up to 8x8 from
+# input planes up to 14x14 (the smaller, the more); on larger planes the two transposing copies
+# (x in, the result out) cost more than the phase planes' waste and the blocked form is faster.
+_DW_CL_MAX_OUT = 64
+_DW_CL_MAX_PLANE = 200
+# ... and their taps run with NumPy's small ufunc buffer (see small_ufunc_buffer) on output
+# planes up to this many pixels: faster there (runs of a few hundred values), slower on larger
+# ones
+_DW_CL_SMALLBUF_MAX = 32
+
+
+def _use_cl(size, out_size, m):
+    """Whether a depthwise layer (input plane ``size``, output plane ``out_size``, multiplier
+    ``m``) runs channels last."""
+    return m == 1 and math.prod(size) <= _DW_CL_MAX_PLANE and math.prod(out_size) <= _DW_CL_MAX_OUT
+
+
+def _cl_scope(out_size):
+    """The FP-warning (and buffer) scope of the channels-last taps."""
+    if math.prod(out_size) <= _DW_CL_SMALLBUF_MAX:
+        return small_ufunc_buffer()
+    return np.errstate(all="ignore")
+
+
+def _cl_taps(ksize, stride, dilation, out_size):
+    """Per tap, the index into a padded ``[N, *Sp, C]`` array of the pixels it reads."""
+    return [(slice(None),) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                                   for o, d, s, n in zip(off, dilation, stride, out_size))
+            for off in itertools.product(*[range(k) for k in ksize])]
+
+
+def _cl_padded(x, pads):
+    """A zeroed ``[N, *Sp, C]`` copy of ``[N, C, *S]`` x (any layout), padded by ``pads``."""
+    n, c = x.shape[:2]
+    size = x.shape[2:]
+    xp = np.zeros((n, *[s + lo + hi for s, (lo, hi) in zip(size, pads)], c), dtype=x.dtype)
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(size, pads))
+    np.copyto(xp[(slice(None),) + inner], np.moveaxis(x, 1, -1))
+    return xp
+
+
+def _cl_weights(w, c, width, dt):
+    """``[K, width, C]``: each tap's channel weights repeated ``width`` times, so a stride-1 row
+    of ``width * C`` values is one contiguous run against one contiguous run of weights."""
+    wk = w.reshape(c, -1).T.astype(dt, copy=False)
+    return np.ascontiguousarray(np.broadcast_to(wk[:, None, :], (wk.shape[0], width, c)))
+
+
+def _cl_result(al, out_cl):
+    """A logical ``[N, C, *S]`` result from a channels-last ``[N, *S, C]`` array: a view when
+    the caller wants channels last, else a channel-first copy."""
+    if out_cl:
+        return np.moveaxis(np.ascontiguousarray(al), -1, 1)
+    return np.ascontiguousarray(np.moveaxis(al, -1, 1))
+
+
+def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
+    n, c = x.shape[:2]
+    dt = x.dtype
+    xp = _cl_padded(x, pads)
+    wt = _cl_weights(w, c, out_size[-1], dt)
+    acc = np.empty((n, *out_size, c), dtype=dt)
+    tmp = np.empty_like(acc)
+    # the last tap's add writes the result in its final layout (channel-first: the transposing
+    # copy and the add are one pass)
+    res = _dw_out((n, c, *out_size), dt, out_cl)
+    taps = _cl_taps(w.shape[2:], stride, dilation, out_size)
+    last = len(taps) - 1
+    with _cl_scope(out_size):
+        for k, sl in enumerate(taps):
+            dst = np.moveaxis(res, 1, -1) if k == last else acc
+            if k == 0:
+                np.multiply(xp[sl], wt[0], out=dst)
+            else:
+                np.multiply(xp[sl], wt[k], out=tmp)
+                np.add(acc, tmp, out=dst)
+    return res
+
+
+def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
+    n, c = padded_shape[:2]
+    dt = g.dtype
+    out_size = g.shape[2:]
+    gl = np.ascontiguousarray(np.moveaxis(g, 1, -1))
+    wt = _cl_weights(w, c, out_size[-1], dt)
+    acc = np.zeros((n, *padded_shape[2:], c), dtype=dt)
+    tmp = np.empty_like(gl)
+    with _cl_scope(out_size):
+        for k, sl in enumerate(_cl_taps(w.shape[2:], stride, dilation, out_size)):
+            np.multiply(gl, wt[k], out=tmp)
+            acc[sl] += tmp
+    inner = tuple(slice(lo, p - hi) for p, (lo, hi) in zip(padded_shape[2:], pads))
+    return _cl_result(acc[(slice(None),) + inner], out_cl)
+
+
+def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
+    c = x.shape[1]
+    dt = g.dtype
+    out_size = g.shape[2:]
+    xp = _cl_padded(x, pads)
+    gl = np.ascontiguousarray(np.moveaxis(g, 1, -1))
+    taps = _cl_taps(ksize, stride, dilation, out_size)
+    gw = np.empty((len(taps), c), dtype=dt)
+    # einsum's sum of products: one pass per tap, no product array (1.3-1.7x faster than a
+    # multiply and a sum over the pixel axis, measured on MobileNetV2's small planes)
+    spec = "".join(chr(ord("a") + i) for i in range(gl.ndim))
+    spec = f"{spec},{spec}->{spec[-1]}"
+    with np.errstate(all="ignore"):
+        for k, sl in enumerate(taps):
+            np.einsum(spec, xp[sl], gl, out=gw[k])
+    return np.ascontiguousarray(gw.T).reshape(c, 1, *ksize)
+
+
 def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     """Depthwise conv (groups == C) of a non-empty ``x`` (``windows.depthwise_forward``
     describes the arguments), its taps run block by block on phase planes (:class:`_DwPlan`)
-    so the data stays in cache."""
+    so the data stays in cache, or channels last on small planes (:func:`_use_cl`)."""
     n, c = x.shape[:2]
     size = x.shape[2:]
     pads = ((0, 0),) * len(size) if pads is None else pads
     m = w.shape[0] // c
+    if _use_cl(size, out_size, m):
+        return _cl_forward(x, w, stride, dilation, out_size, pads, out_cl)
     dt = x.dtype
     plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
@@ -387,14 +508,17 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
 def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     """The input gradient of :func:`depthwise_forward` for a non-empty ``g``
     (``windows.depthwise_input_grad`` describes the arguments), or None for non-finite
-    weights: the blocked form multiplies w by the zeros of the wide grid's extra columns and
-    adds them to real pixels, which is exact only for finite weights."""
-    if not np.isfinite(w).all():
-        return None
+    weights on planes that run blocked: the blocked form multiplies w by the zeros of the wide
+    grid's extra columns and adds them to real pixels, which is exact only for finite weights
+    (the channels-last form computes nothing outside the real pixels)."""
     n, c = padded_shape[:2]
     pads = ((0, 0),) * (len(padded_shape) - 2) if pads is None else pads
     size = _unpadded(padded_shape, pads)
     m = w.shape[0] // c
+    if _use_cl(size, g.shape[2:], m):
+        return _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl)
+    if not np.isfinite(w).all():
+        return None
     out_size = g.shape[2:]
     dt = g.dtype
     plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, g.itemsize)
@@ -425,11 +549,13 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
 def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     """The weight gradient of :func:`depthwise_forward` for a non-empty ``g``
     (``windows.depthwise_weight_grad`` describes the arguments), or None where a non-finite
-    value makes the blocked sum inexact."""
+    value makes the blocked sum inexact (the channels-last form on small planes is exact)."""
     n, c = x.shape[:2]
     size = x.shape[2:]
     pads0 = ((0, 0),) * len(size) if pads is None else pads
     m = g.shape[1] // c
+    if _use_cl(size, g.shape[2:], m):
+        return _cl_weight_grad(x, g, ksize, stride, dilation, pads0)
     out_size = g.shape[2:]
     dt = g.dtype
     plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)

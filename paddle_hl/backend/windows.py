@@ -358,7 +358,8 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads=None, out_cl=False)
 
     A grouped GEMM would run C tiny products of inner size prod(k); a multiply-add per kernel
     tap is much faster. A backend may run the taps its own way (NumPy: block by block on phase
-    planes, so the data stays in cache); otherwise one strided multiply-add per tap covers the
+    planes, so the data stays in cache, and channels last on small planes, where the phase
+    planes would be mostly padding); otherwise one strided multiply-add per tap covers the
     whole batch.
 
     Args:

@@ -160,10 +160,23 @@ def relu_(x, name=None):
     return _run_(_relu_k, x, "relu_")
 
 
+def _relu6_grad(M, g, o):
+    """``g * (0 < out < 6)`` with the mask as a 0/1 factor, as Paddle computes it: a NaN or inf
+    upstream gradient gives NaN where the mask is 0, and a negative one gives -0.0 there. On
+    arrays the boolean mask multiplies g directly (NumPy casts it in the multiply's loop): about
+    10x faster than ``where`` and no float mask is made."""
+    if M.tensor:
+        ov = M.value(o)
+        return g * M.mask((ov > 0) & (ov < 6), g)
+    inside = o > 0
+    inside &= o < 6
+    return g * inside
+
+
 _relu6_k = _elementwise(
     "relu6",
     lambda x, xp: xp.clip(x, 0, 6),
-    lambda M, g, o: M.select((o > 0) & (o < 6), g),
+    _relu6_grad,
     from_out=True)
 
 
