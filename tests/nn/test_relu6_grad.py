@@ -1,4 +1,4 @@
-"""ReLU6's gradient at its boundaries: paddle_hl/nn/functional/activation.py (``relu6``)."""
+"""The gradients of relu6 and hardtanh at their boundaries (a mask product, as Paddle)."""
 
 import numpy as np
 import pytest
@@ -84,5 +84,37 @@ def test_relu6_boundary_parity(dtype, pd):
     with np.errstate(invalid="ignore"):
         y_pd, dx_pd = _grad(pd, x, g)
     y, dx = _grad(paddle, x, g)
+    _same_bits(y, y_pd)
+    _same_bits(dx, dx_pd)
+
+
+def _hardtanh_grad(lib, x, g):
+    t = lib.to_tensor(x, stop_gradient=False)
+    y = lib.nn.functional.hardtanh(t, -1.0, 6.0)
+    (dx,) = lib.grad([y], [t], [lib.to_tensor(g)])
+    return y.numpy(), dx.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hardtanh_grad_is_the_same_mask_product(dtype):
+    """hardtanh's gradient is ``g * (min < x < max)`` in the same way as relu6's."""
+    x, g = _grid(dtype)
+    x = x - 1.0  # the grid shifted down, plus rows exactly on both bounds
+    x = np.concatenate([x, np.full_like(g, -1.0), np.full_like(g, 6.0)])
+    g = np.concatenate([g, g, g])
+    _, dx = _hardtanh_grad(paddle, x, g)
+    with np.errstate(invalid="ignore"):
+        ref = g * ((x > -1) & (x < 6)).astype(dtype)
+    _same_bits(dx, ref)
+
+
+@pytest.mark.parity
+def test_hardtanh_boundary_parity(pd):
+    x, g = _grid("float32")
+    x = np.concatenate([x - 1.0, np.full_like(g, -1.0)])
+    g = np.concatenate([g, g])
+    with np.errstate(invalid="ignore"):
+        y_pd, dx_pd = _hardtanh_grad(pd, x, g)
+    y, dx = _hardtanh_grad(paddle, x, g)
     _same_bits(y, y_pd)
     _same_bits(dx, dx_pd)

@@ -160,17 +160,21 @@ def relu_(x, name=None):
     return _run_(_relu_k, x, "relu_")
 
 
-def _relu6_grad(M, g, o):
-    """``g * (0 < out < 6)`` with the mask as a 0/1 factor, as Paddle computes it: a NaN or inf
-    upstream gradient gives NaN where the mask is 0, and a negative one gives -0.0 there. On
-    arrays the boolean mask multiplies g directly (NumPy casts it in the multiply's loop): about
-    10x faster than ``where`` and no float mask is made."""
+def _band_grad(M, g, v, lo, hi):
+    """``g * (lo < v < hi)`` with the mask as a 0/1 factor, as Paddle computes the gradients of
+    relu6 and hardtanh: a NaN or inf upstream gradient gives NaN where the mask is 0, and a
+    negative one gives -0.0 there. On arrays the boolean mask multiplies g directly (NumPy casts
+    it in the multiply's loop): about 10x faster than ``where`` and no float mask is made."""
     if M.tensor:
-        ov = M.value(o)
-        return g * M.mask((ov > 0) & (ov < 6), g)
-    inside = o > 0
-    inside &= o < 6
+        vv = M.value(v)
+        return g * M.mask((vv > lo) & (vv < hi), g)
+    inside = v > lo
+    inside &= v < hi
     return g * inside
+
+
+def _relu6_grad(M, g, o):
+    return _band_grad(M, g, o, 0, 6)
 
 
 _relu6_k = _elementwise(
@@ -471,7 +475,7 @@ def hardswish(x, name=None):
 _hardtanh_k = _elementwise(
     "hardtanh",
     lambda x, xp, lo, hi: xp.clip(x, lo, hi),
-    lambda M, g, x, lo, hi: M.select((x > lo) & (x < hi), g))
+    _band_grad)
 
 
 def _hardtanh_args(mn, mx, op):
