@@ -118,3 +118,20 @@ def test_hardtanh_boundary_parity(pd):
     y, dx = _hardtanh_grad(paddle, x, g)
     _same_bits(y, y_pd)
     _same_bits(dx, dx_pd)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["hardsigmoid", "hardswish"])
+def test_saturating_activations_boundary_parity(name, pd):
+    """hardsigmoid and hardswish: their gradients are 0 factors (not selections) where they
+    saturate, so NaN, inf and negative upstream gradients give what Paddle gives there."""
+    xs = np.array([-4.0, -3.0, -2.5, 0.0, 2.5, 3.0, 4.0, 6.0, -6.0])
+    x, g = np.repeat(xs, len(GS)).astype("float32"), np.tile(GS, len(xs)).astype("float32")
+    res = []
+    for lib in (pd, paddle):
+        t = lib.to_tensor(x, stop_gradient=False)
+        y = getattr(lib.nn.functional, name)(t)
+        with np.errstate(invalid="ignore"):
+            (dx,) = lib.grad([y], [t], [lib.to_tensor(g)])
+        res.append(dx.numpy())
+    _same_bits(res[1], res[0])

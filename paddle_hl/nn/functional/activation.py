@@ -428,7 +428,7 @@ def softshrink(x, threshold=0.5, name=None):
 _hardsigmoid_k = _elementwise(
     "hardsigmoid",
     lambda x, xp, slope, offset: xp.clip(x * slope + offset, 0, 1),
-    lambda M, g, o, slope, offset: M.select((o > 0) & (o < 1), g * slope),
+    lambda M, g, o, slope, offset: _band_grad(M, g * slope, o, 0, 1),
     from_out=True)
 
 
@@ -450,7 +450,9 @@ def hardsigmoid(x, slope=0.1666667, offset=0.5, name=None):
 
 
 def _hardswish_grad(M, g, x):
-    return M.select(x > -3, g * M.where(x < 3, (2.0 * x + 3.0) / 6.0, 1.0))
+    # a factor that is 0 below -3 (not a selection), so that a NaN or negative upstream
+    # gradient gives NaN or -0.0 there, as Paddle
+    return g * M.where(x > -3, M.where(x < 3, (2.0 * x + 3.0) / 6.0, 1.0), 0.0)
 
 
 _hardswish_k = _elementwise(
