@@ -344,8 +344,8 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     feat = isz + 1 + n
     dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
     order = _lstm_gate_order(xp, n)
-    w_ih_p = w_ih[order].astype(dt, copy=False)
-    w_hh_p = w_hh[order].astype(dt, copy=False)
+    w_ih_p = w_ih[order].astype(dt)
+    w_hh_p = w_hh[order].astype(dt)
     # forward weights with the sigmoid rows halved (tanh form of the sigmoid); the bias
     # column is matched by the ones column of the slots
     w_fwd = xp.empty((4 * n, feat), dtype=dt)
@@ -354,6 +354,10 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     w_fwd[:, isz + 1:] = w_hh_p
     w_fwd[:3 * n] *= 0.5
     w_fwd_t = w_fwd.T
+    # the backward's gate buffer holds 4x the gradients of the sigmoid gates (see back):
+    # the weights that multiply it carry the 1/4 (exact in binary floating point)
+    w_hh_p[:3 * n] *= 0.25
+    w_ih_p[:3 * n] *= 0.25
 
     def tm(a):  # time-major view of an array in x's layout
         return a if time_major else xp.swapaxes(a, 0, 1)
@@ -364,7 +368,7 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     off = 1 if reverse else 0  # step s reads the state in slot s + off, writes slot s + 1 - off
     first, final = (steps, 0) if reverse else (0, steps)
     shards = list(enumerate(_row_shards(xp, batch, n, steps)))
-    bufs = [None] * len(shards)  # per shard: (slots, gates, c slots, tanh(c))
+    bufs = [None] * len(shards)  # per shard: (slots, tanh of gates, sigmoids, c, tanh(c))
 
     def run(k, rows, h, c, y_t):
         """The forward steps of batch rows ``rows`` (shard ``k``) from their ``(h, c)``: fills
@@ -376,9 +380,10 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
             xh[off:off + steps, :, :isz] = x_t[:, rows]
             xh[:, :, isz] = 1
             bufs[k] = (xh, xp.empty((steps, rn, 4 * n), dtype=dt),
+                       xp.empty((steps, rn, 3 * n), dtype=dt),
                        xp.empty((steps + 1, rn, n), dtype=dt),
                        xp.empty((steps, rn, n), dtype=dt))
-        xh, g, cs, tcs = bufs[k]
+        xh, g, sg, cs, tcs = bufs[k]
         hs = xh[:, :, isz + 1:]
         hs[first] = h
         cs[first] = c
@@ -388,18 +393,21 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
         for s in seq:
             a = g[s]
             xp.matmul(xh[s + off], w_fwd_t, out=a)
+            # a keeps tanh(a/2) of the sigmoid gates and tanh of g: the backward's
+            # derivative factor 1 - a² over the whole row; the sigmoids go to their own
+            # contiguous buffer
             xp.tanh(a, out=a)
-            sig = a[:, :3 * n]
-            sig *= 0.5
+            sig = sg[s]
+            xp.multiply(a[:, :3 * n], 0.5, out=sig)
             sig += 0.5
             c_prev, c_new = cs[s + off], cs[s + 1 - off]
-            xp.multiply(a[:, n:2 * n], c_prev, out=c_new)
-            xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
+            xp.multiply(sig[:, n:2 * n], c_prev, out=c_new)
+            xp.multiply(sig[:, :n], a[:, 3 * n:], out=ig)
             c_new += ig
             tc = tcs[s]
             xp.tanh(c_new, out=tc)
             h_new = hs[s + 1 - off]
-            xp.multiply(a[:, 2 * n:3 * n], tc, out=h_new)
+            xp.multiply(sig[:, 2 * n:], tc, out=h_new)
             if m_r is None:
                 if y_r is not None:
                     y_r[s] = h_new
@@ -425,19 +433,24 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     def back(k, rows, dh, dc, gy_t, dx_t):
         """The backward steps of batch rows ``rows`` (shard ``k``): overwrites their
         activations with the gate gradients, writes their input gradient into ``dx_t``,
-        returns the gradients of their initial ``(h, c)`` and their part of ``dW``."""
-        xh, g, cs, tcs = bufs[k]
+        returns the gradients of their initial ``(h, c)`` and their part of ``dW``.
+
+        With ``t = tanh(a/2)`` kept for a sigmoid gate, ``σ' = σ(1 - σ) = (1 - t²)/4``, and
+        ``tanh' = 1 - g²`` for g: one factor ``1 - a²`` over the whole row gives all four
+        derivatives, the sigmoid gates' gradients times 4 (the weights that multiply them
+        carry the 1/4)."""
+        xh, g, sg, cs, tcs = bufs[k]
         m_r = None if m_t is None else m_t[:, rows]
         gy_r = None if gy_t is None else gy_t[:, rows]
         rn = dh.shape[0]
-        sig_d = xp.empty((rn, 3 * n), dtype=dt)
+        der = xp.empty((rn, 4 * n), dtype=dt)
         tmp = xp.empty((rn, n), dtype=dt)
-        d_i = xp.empty((rn, n), dtype=dt)
         dct = xp.empty((rn, n), dtype=dt)
         dh_prev = xp.empty((rn, n), dtype=dt)
         for s in reversed(seq):
             a = g[s]  # activations in, gate gradients out
             i, f, o, gg = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
+            sig = sg[s]
             tc = tcs[s]
             if m_r is None:
                 g_hn, g_cn = dh, dc
@@ -454,34 +467,27 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
                     if zero_pad:
                         gys = gys * ms
                     g_hn += gys
-            # gradient of the cell state: through h = o·tanh(c), plus what reaches c itself
-            xp.multiply(g_hn, o, out=dct)
+            xp.multiply(a, a, out=der)
+            xp.subtract(1.0, der, out=der)
+            # gradient of the cell state: through h = σo·tanh(c), plus what reaches c itself
+            xp.multiply(g_hn, sig[:, 2 * n:], out=dct)
             xp.multiply(tc, tc, out=tmp)
             xp.subtract(1.0, tmp, out=tmp)
             dct *= tmp
             dct += g_cn
-            # σ' = σ(1 - σ) of i, f, o, read before the slots are overwritten
-            sig = a[:, :3 * n]
-            xp.subtract(1.0, sig, out=sig_d)
-            sig_d *= sig
-            xp.multiply(dct, gg, out=d_i)
-            xp.multiply(gg, gg, out=tmp)
-            xp.subtract(1.0, tmp, out=tmp)
-            xp.multiply(dct, i, out=gg)  # g slot: dct·i·(1 - g²)
-            gg *= tmp
-            xp.multiply(d_i, sig_d[:, :n], out=i)
+            # the gate gradients before their derivative factor, each written once its
+            # slot's activation has been read
+            xp.multiply(dct, gg, out=i)
+            xp.multiply(dct, sig[:, :n], out=gg)
+            xp.multiply(dct, cs[s + off], out=f)
             xp.multiply(g_hn, tc, out=o)
-            o *= sig_d[:, 2 * n:]
+            a *= der
             if m_r is None:
-                xp.multiply(dct, f, out=dc)  # gradient of the previous c
-                xp.multiply(dct, cs[s + off], out=f)
-                f *= sig_d[:, n:2 * n]
+                xp.multiply(dct, sig[:, n:2 * n], out=dc)  # gradient of the previous c
                 xp.matmul(a, w_hh_p, out=dh)  # gradient of the previous h
             else:
-                xp.multiply(dct, f, out=tmp)
+                xp.multiply(dct, sig[:, n:2 * n], out=tmp)
                 dc += tmp
-                xp.multiply(dct, cs[s + off], out=f)
-                f *= sig_d[:, n:2 * n]
                 xp.matmul(a, w_hh_p, out=dh_prev)
                 dh += dh_prev
         d2 = g.reshape(-1, 4 * n)
@@ -493,20 +499,21 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
         if spent[0] and steps:
             # a second backward: the first one overwrote the activations with gradients
             _in_shards(lambda kr: run(kr[0], kr[1], bufs[kr[0]][0][first, :, isz + 1:],
-                                      bufs[kr[0]][2][first], None), shards)
+                                      bufs[kr[0]][3][first], None), shards)
         spent[0] = True
         dh = xp.zeros((batch, n), dtype=dt) if g_h is None else g_h.astype(dt)
         dc = xp.zeros((batch, n), dtype=dt) if g_c is None else g_c.astype(dt)
         gy_t = None if g_y is None else tm(g_y)
         dx = xp.empty(lead + (isz,), dtype=dt)
         dx_t = tm(dx)
-        res = _in_shards(lambda kr: back(kr[0], kr[1], dh[kr[1]], dc[kr[1]],
-                                         gy_t, dx_t), shards)
+        res = _in_shards(lambda kr: back(kr[0], kr[1], dh[kr[1]], dc[kr[1]], gy_t, dx_t),
+                         shards)
         dh = xp.concatenate([r[0] for r in res])
         dc = xp.concatenate([r[1] for r in res])
         dw = res[0][2]
         for r in res[1:]:
             dw += r[2]
+        dw[:3 * n] *= 0.25
         back_order = xp.empty_like(order)
         back_order[order] = xp.arange(order.shape[0])
         dw = dw[back_order]
