@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
@@ -301,6 +302,52 @@ def _in_shards(fn, shards):
     return [first] + [f.result() for f in futs]
 
 
+# ============================================================================ work buffers
+# The fused LSTM's buffers (tens of MB per call) are fresh memory on every training step:
+# the kernel maps and zeroes every page again on first touch, which cost about as much as
+# the elementwise work of a whole step loop. Buffers of a graph that is gone (its backward
+# function freed: after ``backward()`` without ``retain_graph``, or at once under no_grad)
+# go back to a small free list keyed by shape and dtype, and the next call of the same
+# shapes takes them. NumPy only; at most _WORK_MAX_BYTES are kept.
+_WORK_MAX_BYTES = 1 << 29
+_WORK = {}
+_WORK_LOCK = threading.Lock()
+_work_bytes = 0
+
+
+def _work_take(xp, shape, dtype):
+    """An uninitialised array of ``shape`` / ``dtype``, from the free list when it has one."""
+    if xp is np:
+        key = (shape, np.dtype(dtype).str)
+        with _WORK_LOCK:
+            free = _WORK.get(key)
+            if free:
+                global _work_bytes
+                a = free.pop()
+                _work_bytes -= a.nbytes
+                return a
+    return xp.empty(shape, dtype=dtype)
+
+
+def _work_give(arrays):
+    """Put ``arrays`` (NumPy arrays nothing else references) on the free list, as long as it
+    stays under its size bound."""
+    global _work_bytes
+    with _WORK_LOCK:
+        for a in arrays:
+            if type(a) is not np.ndarray or _work_bytes + a.nbytes > _WORK_MAX_BYTES:
+                continue
+            _WORK.setdefault((a.shape, a.dtype.str), []).append(a)
+            _work_bytes += a.nbytes
+
+
+def _work_clear():
+    global _work_bytes
+    with _WORK_LOCK:
+        _WORK.clear()
+        _work_bytes = 0
+
+
 # ============================================================================ fused LSTM
 def _lstm_gate_order(xp, n):
     """Row order that turns Paddle's gate blocks (i, f, g, o) into (i, f, o, g)."""
@@ -376,13 +423,13 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
         time-major view, or None), returns the final ``(h, c)`` (views of the slots)."""
         if bufs[k] is None:
             rn = rows.stop - rows.start
-            xh = xp.empty((steps + 1, rn, feat), dtype=dt)
+            xh = _work_take(xp, (steps + 1, rn, feat), dt)
             xh[off:off + steps, :, :isz] = x_t[:, rows]
             xh[:, :, isz] = 1
-            bufs[k] = (xh, xp.empty((steps, rn, 4 * n), dtype=dt),
-                       xp.empty((steps, rn, 3 * n), dtype=dt),
-                       xp.empty((steps + 1, rn, n), dtype=dt),
-                       xp.empty((steps, rn, n), dtype=dt))
+            bufs[k] = (xh, _work_take(xp, (steps, rn, 4 * n), dt),
+                       _work_take(xp, (steps, rn, 3 * n), dt),
+                       _work_take(xp, (steps + 1, rn, n), dt),
+                       _work_take(xp, (steps, rn, n), dt))
         xh, g, sg, cs, tcs = bufs[k]
         hs = xh[:, :, isz + 1:]
         hs[first] = h
@@ -522,4 +569,12 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
                 dw[:, :isz].astype(w_ih.dtype), dw[:, isz + 1:].astype(w_hh.dtype),
                 db.astype(b_ih.dtype), db.astype(b_hh.dtype), None)
 
+    if xp is np:
+        # the buffers outlive the graph only on the free list (they are private: the outputs
+        # and gradients are separate arrays)
+        weakref.finalize(backward, _give_shards, bufs)
     return (y, h_last, c_last), backward
+
+
+def _give_shards(bufs):
+    _work_give([a for b in bufs if b is not None for a in b])
