@@ -610,6 +610,44 @@ def test_lstm_row_shards_match_numpy_reference_float64(monkeypatch, reverse, tim
     np.testing.assert_allclose(c.numpy(), cr, rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("fused_min_rows", [1, 3])
+@pytest.mark.parametrize("reverse,time_major,masked,zero_pad", [
+    (False, False, False, True), (True, True, True, True), (False, False, True, False),
+    (True, False, True, True)])
+def test_lstm_fused_step_gemm_gradcheck(monkeypatch, fused_min_rows, reverse, time_major,
+                                        masked, zero_pad):
+    """Shards of many rows run one GEMM per step on [x|1|h] (here forced with a low row
+    bound; with 3, shards of 1 and 2 rows project their inputs first in the same run):
+    finite-difference gradients for every input."""
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", fused_min_rows)
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 4, 6]))
+    _lstm_gradcheck(37, [4, 1, 3, 2, 4, 3], reverse, time_major, zero_pad, masked, steps=4)
+
+
+def test_lstm_fused_and_projected_steps_agree(monkeypatch):
+    """One GEMM per step of [x|1|h] and the inputs projected first give the same outputs and
+    gradients to float64 rounding, bidirectional, two layers, lengths, backward twice."""
+    def grads():
+        paddle_hl.seed(38)
+        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
+        net.to(dtype="float64")
+        x = paddle_hl.to_tensor(np.random.default_rng(39).standard_normal((7, 5, 4)),
+                                stop_gradient=False)
+        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
+        loss = (y * y).sum() + (h * c).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
+            p.grad.numpy() for p in net.parameters()]
+
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 100)
+    projected = grads()
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 1)
+    for a, b in zip(projected, grads()):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
 def _lstm_kernel_grads(arrays, reverse=False, keep=False):
     """Outputs and input gradients of one fused LSTM call on float32 ``arrays``; with
     ``keep`` the graph is returned alive (not yet differentiated) instead."""

@@ -248,6 +248,9 @@ _SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is 
 _SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
 _POOL = None
 _POOL_LOCK = threading.Lock()
+# rows of an LSTM shard from which one GEMM per step of [x|1|h] beats projecting the inputs
+# of all steps first (see _lstm_seq)
+_FUSED_MIN_ROWS = 16
 
 
 def _cpus():
@@ -371,7 +374,10 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
       final state (after the last for a forward run, before the first for a reverse one).
       After the backward loop one GEMM of the shard's gate gradients with its whole buffer
       gives its part of ``dW_ih``, the bias gradient and ``dW_hh`` together; the shards'
-      parts are summed.
+      parts are summed. A shard of few rows (under ``_FUSED_MIN_ROWS``) first projects the
+      inputs of all its steps with one GEMM and multiplies only ``h`` by ``W_hh`` per step:
+      with few rows a step's GEMM costs the reading of its weights, and ``W_hh`` is the
+      smaller part of them.
     - The gate rows are reordered to (i, f, o, g) and the rows of the three sigmoid gates are
       halved, so ``σ(a) = (1 + tanh(a/2)) / 2`` makes the activations of a step one in-place
       ``tanh`` over all four gates, then one multiply-add over the three contiguous sigmoid
@@ -416,6 +422,11 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
     first, final = (steps, 0) if reverse else (0, steps)
     shards = list(enumerate(_row_shards(xp, batch, n, steps)))
     bufs = [None] * len(shards)  # per shard: (slots, tanh of gates, sigmoids, c, tanh(c))
+    # a shard of few rows projects its inputs of all steps with one GEMM first, and its steps
+    # multiply only h by W_hh: each step's GEMM is then bound by reading the weights, and
+    # W_hh is the smaller part of them
+    w_rec_t = (xp.ascontiguousarray(w_fwd_t[isz + 1:])
+               if any(r.stop - r.start < _FUSED_MIN_ROWS for _, r in shards) else None)
 
     def run(k, rows, h, c, y_t):
         """The forward steps of batch rows ``rows`` (shard ``k``) from their ``(h, c)``: fills
@@ -434,12 +445,22 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
         hs = xh[:, :, isz + 1:]
         hs[first] = h
         cs[first] = c
-        ig = xp.empty((h.shape[0], n), dtype=dt)
+        rn = h.shape[0]
+        ig = xp.empty((rn, n), dtype=dt)
         m_r = None if m_t is None else m_t[:, rows]
         y_r = None if y_t is None else y_t[:, rows]
+        fused = rn >= _FUSED_MIN_ROWS
+        if not fused:
+            xp.matmul(xh[off:off + steps, :, :isz + 1].reshape(-1, isz + 1),
+                      w_fwd_t[:isz + 1], out=g.reshape(-1, 4 * n))
+            rec = xp.empty((rn, 4 * n), dtype=dt)
         for s in seq:
             a = g[s]
-            xp.matmul(xh[s + off], w_fwd_t, out=a)
+            if fused:
+                xp.matmul(xh[s + off], w_fwd_t, out=a)
+            else:
+                xp.matmul(hs[s + off], w_rec_t, out=rec)
+                a += rec
             # a keeps tanh(a/2) of the sigmoid gates and tanh of g: the backward's
             # derivative factor 1 - a² over the whole row; the sigmoids go to their own
             # contiguous buffer
