@@ -4,8 +4,10 @@ with their backward, used by the layers of ``paddle_hl.nn.layer.rnn``.
 Speed: a built-in cell run over a sequence is one fused kernel. Its forward projects the inputs
 of all time steps in one GEMM, then loops over time doing one GEMM per step on the whole batch;
 its backward runs the loop in reverse (BPTT) and forms every weight gradient with one GEMM over
-all steps. The LSTM kernel goes further (see :func:`_lstm_seq`): no transposes, in-place gate
-buffers, and on NumPy with several cores its step loops run as row shards on threads.
+all steps. The LSTM kernel goes further (see :func:`_lstm_seq`): on NumPy with several cores
+its whole forward and backward run as row shards on threads, each step is one GEMM of
+``[x | 1 | h]`` written in place into the gate buffer, and its work buffers are reused from
+one call to the next.
 
 Math, as Paddle documents it (gates in this order in the stacked weights):
 
