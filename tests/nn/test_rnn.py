@@ -574,6 +574,151 @@ def test_lstm_row_shards_match_one_shard(monkeypatch):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("reverse,time_major,masked,zero_pad", [
+    (True, False, True, False), (False, True, False, True), (True, False, False, True),
+    (False, False, True, False)])
+def test_lstm_row_shards_gradcheck_every_mode(monkeypatch, reverse, time_major, masked,
+                                              zero_pad):
+    """Uneven row shards (each running its own forward, backward, dW and dx): finite-difference
+    gradients for every input in both directions, both layouts, with and without masks and
+    zero padding."""
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 2, 3, 5]))
+    _lstm_gradcheck(31, [3, 4, 1, 4, 2], reverse, time_major, zero_pad, masked, steps=4)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("time_major", [False, True])
+def test_lstm_row_shards_match_numpy_reference_float64(monkeypatch, reverse, time_major):
+    """float64, uneven shards, sequence lengths: outputs and final states match a plain NumPy
+    LSTM to float64 rounding."""
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 4, 6]))
+    rng = np.random.default_rng(32)
+    batch, steps, isz, hid = 6, 7, 3, 5
+    lengths = np.array([7, 3, 1, 6, 7, 2])
+    x = rng.standard_normal((batch, steps, isz))
+    h0, c0 = rng.standard_normal((batch, hid)), rng.standard_normal((batch, hid))
+    w = [rng.standard_normal(s) * 0.5 for s in [(4 * hid, isz), (4 * hid, hid), (4 * hid,),
+                                                (4 * hid,)]]
+    mask = np.arange(steps)[None, :] < lengths[:, None]
+    xin = np.ascontiguousarray(x.transpose(1, 0, 2)) if time_major else x
+    y, h, c = apply(_seq_kernel, *[paddle_hl.to_tensor(a) for a in [xin, h0, c0] + w], mask,
+                    mode="LSTM", reverse=reverse, time_major=time_major, zero_pad=True)
+    ys, hr, cr = _lstm_reference(x, h0, c0, *w, lengths, reverse)
+    y = y.numpy().transpose(1, 0, 2) if time_major else y.numpy()
+    np.testing.assert_allclose(y, ys, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(h.numpy(), hr, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(c.numpy(), cr, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("fused_min_rows", [1, 3])
+@pytest.mark.parametrize("reverse,time_major,masked,zero_pad", [
+    (False, False, False, True), (True, True, True, True), (False, False, True, False),
+    (True, False, True, True)])
+def test_lstm_fused_step_gemm_gradcheck(monkeypatch, fused_min_rows, reverse, time_major,
+                                        masked, zero_pad):
+    """Shards of many rows run one GEMM per step on [x|1|h] (here forced with a low row
+    bound; with 3, shards of 1 and 2 rows project their inputs first in the same run):
+    finite-difference gradients for every input."""
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", fused_min_rows)
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 1, 4, 6]))
+    _lstm_gradcheck(37, [4, 1, 3, 2, 4, 3], reverse, time_major, zero_pad, masked, steps=4)
+
+
+def test_lstm_fused_and_projected_steps_agree(monkeypatch):
+    """One GEMM per step of [x|1|h] and the inputs projected first give the same outputs and
+    gradients to float64 rounding, bidirectional, two layers, lengths, backward twice."""
+    def grads():
+        paddle_hl.seed(38)
+        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
+        net.to(dtype="float64")
+        x = paddle_hl.to_tensor(np.random.default_rng(39).standard_normal((7, 5, 4)),
+                                stop_gradient=False)
+        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
+        loss = (y * y).sum() + (h * c).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
+            p.grad.numpy() for p in net.parameters()]
+
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 100)
+    projected = grads()
+    monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 1)
+    for a, b in zip(projected, grads()):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+def _lstm_kernel_grads(arrays, reverse=False, keep=False):
+    """Outputs and input gradients of one fused LSTM call on float32 ``arrays``; with
+    ``keep`` the graph is returned alive (not yet differentiated) instead."""
+    ts = [paddle_hl.to_tensor(a, stop_gradient=False) for a in arrays]
+    y, h, c = apply(_seq_kernel, *ts, None, mode="LSTM", reverse=reverse, time_major=False,
+                    zero_pad=True)
+    loss = (y * y).sum() + (h * 2.0).sum() + c.sum()
+    if keep:
+        return ts, (y, h, c), loss
+    loss.backward()
+    return [o.numpy().copy() for o in (y, h, c)] + [t.grad.numpy().copy() for t in ts]
+
+
+def _lstm_kernel_arrays(seed, batch=5, steps=6, isz=3, hid=4):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype("float32") for s in
+            [(batch, steps, isz), (batch, hid), (batch, hid), (4 * hid, isz), (4 * hid, hid),
+             (4 * hid,), (4 * hid,)]]
+
+
+def test_lstm_work_buffers_reused_only_after_the_graph_is_freed(monkeypatch):
+    """The kernel's buffers go back to a free list when their graph is freed and the next call
+    of the same shapes takes them: results are identical to fresh buffers, and a graph that is
+    still alive keeps its own buffers while other calls run."""
+    monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 2, 5]))
+    rnn_kernels._work_clear()
+    a, b = _lstm_kernel_arrays(33), _lstm_kernel_arrays(34)
+    fresh_a = _lstm_kernel_grads(a)
+    kept = rnn_kernels._work_bytes
+    assert kept > 0  # the graph is gone: its buffers are on the free list
+    ts, outs, loss = _lstm_kernel_grads(a, keep=True)
+    assert rnn_kernels._work_bytes < kept  # taken again
+    fresh_b = _lstm_kernel_grads(b)  # runs while the first graph is alive ...
+    _lstm_kernel_grads(b, reverse=True)
+    loss.backward()  # ... whose backward still reads its own activations
+    alive_a = [o.numpy() for o in outs] + [t.grad.numpy() for t in ts]
+    for x, y in zip(alive_a, fresh_a):
+        np.testing.assert_array_equal(x, y)
+    for x, y in zip(_lstm_kernel_grads(b), fresh_b):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_lstm_work_buffers_bounded(monkeypatch):
+    """Buffers that would take the free list past its bound are left to the allocator."""
+    rnn_kernels._work_clear()
+    monkeypatch.setattr(rnn_kernels, "_WORK_MAX_BYTES", 2000)
+    arrays = _lstm_kernel_arrays(35, batch=3, steps=20)
+    first = _lstm_kernel_grads(arrays)
+    assert rnn_kernels._work_bytes <= 2000
+    for x, y in zip(_lstm_kernel_grads(arrays), first):
+        np.testing.assert_array_equal(x, y)
+    rnn_kernels._work_clear()
+
+
+def test_lstm_seq_kernel_zero_steps():
+    """An empty sequence: empty outputs, the initial states as final states, and their
+    gradients passed straight through."""
+    arrays = _lstm_kernel_arrays(36, batch=2, steps=0)
+    ts = [paddle_hl.to_tensor(a, stop_gradient=False) for a in arrays]
+    y, h, c = apply(_seq_kernel, *ts, None, mode="LSTM", reverse=False, time_major=False,
+                    zero_pad=True)
+    assert y.shape == [2, 0, 4]
+    np.testing.assert_array_equal(h.numpy(), arrays[1])
+    np.testing.assert_array_equal(c.numpy(), arrays[2])
+    ((h * 3.0).sum() + c.sum()).backward()
+    np.testing.assert_array_equal(ts[1].grad.numpy(), np.full((2, 4), 3.0, "float32"))
+    np.testing.assert_array_equal(ts[2].grad.numpy(), np.ones((2, 4), "float32"))
+    assert ts[0].grad.shape == [2, 0, 3]
+    np.testing.assert_array_equal(ts[4].grad.numpy(), np.zeros((16, 4), "float32"))
+
+
 def test_blas_one_thread_restores_the_thread_count():
     ctl = _openblas.thread_control()
     if not ctl:

@@ -4,8 +4,10 @@ with their backward, used by the layers of ``paddle_hl.nn.layer.rnn``.
 Speed: a built-in cell run over a sequence is one fused kernel. Its forward projects the inputs
 of all time steps in one GEMM, then loops over time doing one GEMM per step on the whole batch;
 its backward runs the loop in reverse (BPTT) and forms every weight gradient with one GEMM over
-all steps. The LSTM kernel goes further (see :func:`_lstm_seq`): no transposes, in-place gate
-buffers, and on NumPy with several cores its step loops run as row shards on threads.
+all steps. The LSTM kernel goes further (see :func:`_lstm_seq`): on NumPy with several cores
+its whole forward and backward run as row shards on threads, each step is one GEMM of
+``[x | 1 | h]`` written in place into the gate buffer, and its work buffers are reused from
+one call to the next.
 
 Math, as Paddle documents it (gates in this order in the stacked weights):
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
@@ -247,6 +250,9 @@ _SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is 
 _SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
 _POOL = None
 _POOL_LOCK = threading.Lock()
+# rows of an LSTM shard from which one GEMM per step of [x|1|h] beats projecting the inputs
+# of all steps first (see _lstm_seq)
+_FUSED_MIN_ROWS = 16
 
 
 def _cpus():
@@ -301,6 +307,52 @@ def _in_shards(fn, shards):
     return [first] + [f.result() for f in futs]
 
 
+# ============================================================================ work buffers
+# The fused LSTM's buffers (tens of MB per call) are fresh memory on every training step:
+# the kernel maps and zeroes every page again on first touch, which cost about as much as
+# the elementwise work of a whole step loop. Buffers of a graph that is gone (its backward
+# function freed: after ``backward()`` without ``retain_graph``, or at once under no_grad)
+# go back to a small free list keyed by shape and dtype, and the next call of the same
+# shapes takes them. NumPy only; at most _WORK_MAX_BYTES are kept.
+_WORK_MAX_BYTES = 1 << 29
+_WORK = {}
+_WORK_LOCK = threading.Lock()
+_work_bytes = 0
+
+
+def _work_take(xp, shape, dtype):
+    """An uninitialised array of ``shape`` / ``dtype``, from the free list when it has one."""
+    if xp is np:
+        key = (shape, np.dtype(dtype).str)
+        with _WORK_LOCK:
+            free = _WORK.get(key)
+            if free:
+                global _work_bytes
+                a = free.pop()
+                _work_bytes -= a.nbytes
+                return a
+    return xp.empty(shape, dtype=dtype)
+
+
+def _work_give(arrays):
+    """Put ``arrays`` (NumPy arrays nothing else references) on the free list, as long as it
+    stays under its size bound."""
+    global _work_bytes
+    with _WORK_LOCK:
+        for a in arrays:
+            if type(a) is not np.ndarray or _work_bytes + a.nbytes > _WORK_MAX_BYTES:
+                continue
+            _WORK.setdefault((a.shape, a.dtype.str), []).append(a)
+            _work_bytes += a.nbytes
+
+
+def _work_clear():
+    global _work_bytes
+    with _WORK_LOCK:
+        _WORK.clear()
+        _work_bytes = 0
+
+
 # ============================================================================ fused LSTM
 def _lstm_gate_order(xp, n):
     """Row order that turns Paddle's gate blocks (i, f, g, o) into (i, f, o, g)."""
@@ -313,190 +365,239 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
 
     Layout and speed, for a step loop that is mostly per-step overhead around one small GEMM:
 
-    - Every buffer keeps the layout of ``x`` (``[batch, time, ...]`` or ``[time, batch,
-      ...]``) and the loop walks a time-major *view* of it, so neither the inputs, the outputs
-      nor the input gradient are ever transposed; a step's slice is a strided ``[batch, n]``
-      matrix that BLAS and the ufuncs take as it is.
-    - One buffer holds ``[x | 1 | h_prev]`` for every step: the input projection of all steps
-      with both biases is one GEMM on its first columns, each step writes the state it starts
-      from into the last columns and multiplies them by ``W_hh``, and after the backward loop
-      one GEMM of the gate gradients with the whole buffer gives ``dW_ih``, the bias gradient
-      and ``dW_hh`` together (no separate bias pass, no reduction over the gates).
+    - The batch rows are split into row shards (one, or one per core on NumPy, see
+      :func:`_row_shards`); each shard owns its buffers, time-major ``[slot, rows, ...]``
+      whatever the layout of ``x``, and runs its whole forward and backward on its own thread
+      with single-threaded BLAS, so no phase waits on another core or on BLAS threads.
+    - One buffer holds ``[x | 1 | h]`` per slot: a step's gates are one GEMM of its slot with
+      ``[W_ih | b_ih + b_hh | W_hh]`` (input projection, both biases and the recurrence
+      together), written straight into the step's gate buffer; the step writes its new state
+      into the next step's slot. The slots are ordered by time, with one extra slot for the
+      final state (after the last for a forward run, before the first for a reverse one).
+      After the backward loop one GEMM of the shard's gate gradients with its whole buffer
+      gives its part of ``dW_ih``, the bias gradient and ``dW_hh`` together; the shards'
+      parts are summed. A shard of few rows (under ``_FUSED_MIN_ROWS``) first projects the
+      inputs of all its steps with one GEMM and multiplies only ``h`` by ``W_hh`` per step:
+      with few rows a step's GEMM costs the reading of its weights, and ``W_hh`` is the
+      smaller part of them.
     - The gate rows are reordered to (i, f, o, g) and the rows of the three sigmoid gates are
       halved, so ``σ(a) = (1 + tanh(a/2)) / 2`` makes the activations of a step one in-place
       ``tanh`` over all four gates, then one multiply-add over the three contiguous sigmoid
       gates. Halving is exact in binary floating point.
-    - The pre-activations of all steps live in one buffer that the activations overwrite; the
-      backward overwrites a step's activations with that step's gate gradients once it has
-      read them, so the whole backward allocates no buffer of that size. A second backward
-      (``retain_graph=True``) first recomputes the activations.
-    - On NumPy with several cores both step loops run as row shards on threads (see
-      :func:`_row_shards`); the GEMMs before and after the loops keep BLAS's own threads.
+    - The activations of all steps live in one buffer per shard; the backward overwrites a
+      step's activations with that step's gate gradients once it has read them, so the
+      backward allocates no buffer of that size. A second backward (``retain_graph=True``)
+      first recomputes the activations.
+    - The inputs, outputs and input gradient keep the layout of ``x``; a shard reads and
+      writes its rows of them through time-major views.
     """
     lead = x.shape[:2]
     steps = lead[0] if time_major else lead[1]
     batch = h0.shape[0]
     n = w_hh.shape[1]
     isz = x.shape[2]
+    feat = isz + 1 + n
     dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
     order = _lstm_gate_order(xp, n)
-    w_ih_p = w_ih[order]
-    w_hh_p = w_hh[order]
-    # forward copies with the sigmoid rows halved (tanh form of the sigmoid); the input
-    # weights carry both biases in an extra column, matched by the ones column of ``xh``
-    w_in = xp.empty((4 * n, isz + 1), dtype=dt)
-    w_in[:, :isz] = w_ih_p
-    w_in[:, isz] = (b_ih + b_hh)[order]
-    w_in[:3 * n] *= 0.5
-    w_rec = w_hh_p.astype(dt)
-    w_rec[:3 * n] *= 0.5
+    w_ih_p = w_ih[order].astype(dt)
+    w_hh_p = w_hh[order].astype(dt)
+    # forward weights with the sigmoid rows halved (tanh form of the sigmoid); the bias
+    # column is matched by the ones column of the slots
+    w_fwd = xp.empty((4 * n, feat), dtype=dt)
+    w_fwd[:, :isz] = w_ih_p
+    w_fwd[:, isz] = (b_ih + b_hh)[order]
+    w_fwd[:, isz + 1:] = w_hh_p
+    w_fwd[:3 * n] *= 0.5
+    w_fwd_t = xp.ascontiguousarray(w_fwd.T)  # BLAS packs it faster than the transposed view
+    # the backward's gate buffer holds 4x the gradients of the sigmoid gates (see back):
+    # the weights that multiply it carry the 1/4 (exact in binary floating point)
+    w_hh_p[:3 * n] *= 0.25
+    w_ih_p[:3 * n] *= 0.25
 
-    def tm(a):  # time-major view of a buffer in x's layout
+    def tm(a):  # time-major view of an array in x's layout
         return a if time_major else xp.swapaxes(a, 0, 1)
 
-    xh = xp.empty(lead + (isz + 1 + n,), dtype=dt)
-    xh[..., :isz] = x
-    xh[..., isz] = 1
-    gates = xp.empty(lead + (4 * n,), dtype=dt)
-    c_in = xp.empty(lead + (n,), dtype=dt)
-    tanh_c = xp.empty(lead + (n,), dtype=dt)
-    hin_t, g_t, cin_t, tc_t = tm(xh[..., isz + 1:]), tm(gates), tm(c_in), tm(tanh_c)
+    x_t = tm(x)
     m_t = None if mask is None else mask.T[:, :, None]
     seq = range(steps - 1, -1, -1) if reverse else range(steps)
+    off = 1 if reverse else 0  # step s reads the state in slot s + off, writes slot s + 1 - off
+    first, final = (steps, 0) if reverse else (0, steps)
+    shards = list(enumerate(_row_shards(xp, batch, n, steps)))
+    bufs = [None] * len(shards)  # per shard: (slots, tanh of gates, sigmoids, c, tanh(c))
+    # a shard of few rows projects its inputs of all steps with one GEMM first, and its steps
+    # multiply only h by W_hh: each step's GEMM is then bound by reading the weights, and
+    # W_hh is the smaller part of them
+    w_rec_t = (xp.ascontiguousarray(w_fwd_t[isz + 1:])
+               if any(r.stop - r.start < _FUSED_MIN_ROWS for _, r in shards) else None)
 
-    shards = _row_shards(xp, batch, n, steps)
-
-    def run(h, c, y_t):
-        """The forward: fills the activations and what the backward reads, writes the outputs
-        into ``y_t`` (time-major view), returns the final ``(h, c)``."""
-        xp.matmul(xh[..., :isz + 1].reshape(-1, isz + 1), w_in.T,
-                  out=gates.reshape(-1, 4 * n))
-        res = _in_shards(lambda rows: loop(rows, h[rows], c[rows], y_t), shards)
-        if len(res) == 1:
-            return res[0]
-        return (xp.concatenate([r[0] for r in res]), xp.concatenate([r[1] for r in res]))
-
-    def loop(rows, h, c, y_t):
-        """The forward steps of batch rows ``rows``, starting from their ``(h, c)``."""
-        hin_r, g_r, cin_r, tc_r, y_r = (v[:, rows] for v in (hin_t, g_t, cin_t, tc_t, y_t))
+    def run(k, rows, h, c, y_t):
+        """The forward steps of batch rows ``rows`` (shard ``k``) from their ``(h, c)``: fills
+        the activations and what the backward reads, writes the outputs into ``y_t`` (a
+        time-major view, or None), returns the final ``(h, c)`` (views of the slots)."""
+        if bufs[k] is None:
+            rn = rows.stop - rows.start
+            xh = _work_take(xp, (steps + 1, rn, feat), dt)
+            xh[off:off + steps, :, :isz] = x_t[:, rows]
+            xh[:, :, isz] = 1
+            bufs[k] = (xh, _work_take(xp, (steps, rn, 4 * n), dt),
+                       _work_take(xp, (steps, rn, 3 * n), dt),
+                       _work_take(xp, (steps + 1, rn, n), dt),
+                       _work_take(xp, (steps, rn, n), dt))
+        xh, g, sg, cs, tcs = bufs[k]
+        hs = xh[:, :, isz + 1:]
+        hs[first] = h
+        cs[first] = c
+        rn = h.shape[0]
+        ig = xp.empty((rn, n), dtype=dt)
         m_r = None if m_t is None else m_t[:, rows]
-        rec = xp.empty((h.shape[0], 4 * n), dtype=dt)
-        ig = xp.empty(h.shape, dtype=dt)
+        y_r = None if y_t is None else y_t[:, rows]
+        fused = rn >= _FUSED_MIN_ROWS
+        if not fused:
+            xp.matmul(xh[off:off + steps, :, :isz + 1].reshape(-1, isz + 1),
+                      w_fwd_t[:isz + 1], out=g.reshape(-1, 4 * n))
+            rec = xp.empty((rn, 4 * n), dtype=dt)
         for s in seq:
-            h_prev = hin_r[s]
-            h_prev[...] = h
-            cin_r[s] = c
-            a = g_r[s]
-            xp.matmul(h_prev, w_rec.T, out=rec)
-            a += rec
-            xp.tanh(a, out=a)
-            sig = a[:, :3 * n]
-            sig *= 0.5
-            sig += 0.5
-            c_new = a[:, n:2 * n] * c
-            xp.multiply(a[:, :n], a[:, 3 * n:], out=ig)
-            c_new += ig
-            tc = tc_r[s]
-            xp.tanh(c_new, out=tc)
-            out = y_r[s]
-            xp.multiply(a[:, 2 * n:3 * n], tc, out=out)
-            if m_r is None:
-                h, c = out, c_new
+            a = g[s]
+            if fused:
+                xp.matmul(xh[s + off], w_fwd_t, out=a)
             else:
-                ms = m_r[s]
-                h = xp.where(ms, out, h)
-                c = xp.where(ms, c_new, c)
+                xp.matmul(hs[s + off], w_rec_t, out=rec)
+                a += rec
+            # a keeps tanh(a/2) of the sigmoid gates and tanh of g: the backward's
+            # derivative factor 1 - a² over the whole row; the sigmoids go to their own
+            # contiguous buffer
+            xp.tanh(a, out=a)
+            sig = sg[s]
+            xp.multiply(a[:, :3 * n], 0.5, out=sig)
+            sig += 0.5
+            c_prev, c_new = cs[s + off], cs[s + 1 - off]
+            xp.multiply(sig[:, n:2 * n], c_prev, out=c_new)
+            xp.multiply(sig[:, :n], a[:, 3 * n:], out=ig)
+            c_new += ig
+            tc = tcs[s]
+            xp.tanh(c_new, out=tc)
+            h_new = hs[s + 1 - off]
+            xp.multiply(sig[:, 2 * n:], tc, out=h_new)
+            if m_r is None:
+                if y_r is not None:
+                    y_r[s] = h_new
+                continue
+            ms = m_r[s]
+            if y_r is not None:
+                out = y_r[s]
+                out[...] = h_new
                 if zero_pad:
                     out *= ms
-        return h, c
+            h_new[...] = xp.where(ms, h_new, hs[s + off])
+            c_new[...] = xp.where(ms, c_new, c_prev)
+        return hs[final], cs[final]
+
+    def run_all(h, c, y_t):
+        res = _in_shards(lambda kr: run(kr[0], kr[1], h[kr[1]], c[kr[1]], y_t), shards)
+        return (xp.concatenate([r[0] for r in res]), xp.concatenate([r[1] for r in res]))
 
     y = xp.empty(lead + (n,), dtype=dt)
-    h_last, c_last = run(h0.astype(dt, copy=False), c0.astype(dt, copy=False), tm(y))
-    h_last = h_last.copy()  # without a mask it is a view of y, which the caller owns
-    c_last = c_last.copy()
+    h_last, c_last = run_all(h0.astype(dt, copy=False), c0.astype(dt, copy=False), tm(y))
     spent = [False]
 
-    def back_loop(rows, dh, dc, gy_t):
-        """The backward steps of batch rows ``rows``: overwrites their activations with the
-        gate gradients, returns the gradients of their initial ``(h, c)``."""
-        g_r, cin_r, tc_r = (v[:, rows] for v in (g_t, cin_t, tc_t))
+    def back(k, rows, dh, dc, gy_t, dx_t):
+        """The backward steps of batch rows ``rows`` (shard ``k``): overwrites their
+        activations with the gate gradients, writes their input gradient into ``dx_t``,
+        returns the gradients of their initial ``(h, c)`` and their part of ``dW``.
+
+        With ``t = tanh(a/2)`` kept for a sigmoid gate, ``σ' = σ(1 - σ) = (1 - t²)/4``, and
+        ``tanh' = 1 - g²`` for g: one factor ``1 - a²`` over the whole row gives all four
+        derivatives, the sigmoid gates' gradients times 4 (the weights that multiply them
+        carry the 1/4)."""
+        xh, g, sg, cs, tcs = bufs[k]
         m_r = None if m_t is None else m_t[:, rows]
         gy_r = None if gy_t is None else gy_t[:, rows]
         rn = dh.shape[0]
-        sig_d = xp.empty((rn, 3 * n), dtype=dt)
+        der = xp.empty((rn, 4 * n), dtype=dt)
         tmp = xp.empty((rn, n), dtype=dt)
-        d_i = xp.empty((rn, n), dtype=dt)
+        dct = xp.empty((rn, n), dtype=dt)
+        dh_prev = xp.empty((rn, n), dtype=dt)
         for s in reversed(seq):
-            a = g_r[s]  # activations in, gate gradients out
-            i, f, o, g = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
-            tc = tc_r[s]
+            a = g[s]  # activations in, gate gradients out
+            i, f, o, gg = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
+            sig = sg[s]
+            tc = tcs[s]
             if m_r is None:
                 g_hn, g_cn = dh, dc
+                if gy_r is not None:
+                    g_hn += gy_r[s]
             else:
                 ms = m_r[s]
                 g_hn = dh * ms
                 g_cn = dc * ms
                 dh -= g_hn  # the part that passes the held state straight through
                 dc -= g_cn
-            if gy_r is not None:
-                gys = gy_r[s]
-                if m_r is not None and zero_pad:
-                    gys = gys * ms
-                g_hn = g_hn + gys
-            # gradient of the cell state: through h = o·tanh(c), plus what reaches c itself
-            dct = g_hn * o
+                if gy_r is not None:
+                    gys = gy_r[s]
+                    if zero_pad:
+                        gys = gys * ms
+                    g_hn += gys
+            xp.multiply(a, a, out=der)
+            xp.subtract(1.0, der, out=der)
+            # gradient of the cell state: through h = σo·tanh(c), plus what reaches c itself
+            xp.multiply(g_hn, sig[:, 2 * n:], out=dct)
             xp.multiply(tc, tc, out=tmp)
             xp.subtract(1.0, tmp, out=tmp)
             dct *= tmp
             dct += g_cn
-            dc_prev = dct * f
-            # σ' = σ(1 - σ) of i, f, o, read before the slots are overwritten
-            sig = a[:, :3 * n]
-            xp.subtract(1.0, sig, out=sig_d)
-            sig_d *= sig
-            xp.multiply(dct, g, out=d_i)
-            xp.multiply(g, g, out=tmp)
-            xp.subtract(1.0, tmp, out=tmp)
-            xp.multiply(dct, i, out=g)  # g slot: dct·i·(1 - g²)
-            g *= tmp
-            xp.multiply(d_i, sig_d[:, :n], out=i)
-            xp.multiply(dct, cin_r[s], out=f)
-            f *= sig_d[:, n:2 * n]
+            # the gate gradients before their derivative factor, each written once its
+            # slot's activation has been read
+            xp.multiply(dct, gg, out=i)
+            xp.multiply(dct, sig[:, :n], out=gg)
+            xp.multiply(dct, cs[s + off], out=f)
             xp.multiply(g_hn, tc, out=o)
-            o *= sig_d[:, 2 * n:]
-            dh_prev = a @ w_hh_p
+            a *= der
             if m_r is None:
-                dh, dc = dh_prev, dc_prev
+                xp.multiply(dct, sig[:, n:2 * n], out=dc)  # gradient of the previous c
+                xp.matmul(a, w_hh_p, out=dh)  # gradient of the previous h
             else:
+                xp.multiply(dct, sig[:, n:2 * n], out=tmp)
+                dc += tmp
+                xp.matmul(a, w_hh_p, out=dh_prev)
                 dh += dh_prev
-                dc += dc_prev
-        return dh, dc
+        d2 = g.reshape(-1, 4 * n)
+        dw = d2.T @ xh[off:off + steps].reshape(-1, feat)
+        dx_t[:, rows] = (d2 @ w_ih_p).reshape(steps, rn, isz)
+        return dh, dc, dw
 
     def backward(g_y, g_h, g_c=None):
         if spent[0] and steps:
             # a second backward: the first one overwrote the activations with gradients
-            first = seq[0]
-            run(hin_t[first].copy(), cin_t[first].copy(),
-                xp.empty((steps, batch, n), dtype=dt))
+            _in_shards(lambda kr: run(kr[0], kr[1], bufs[kr[0]][0][first, :, isz + 1:],
+                                      bufs[kr[0]][3][first], None), shards)
         spent[0] = True
-        dh = xp.zeros_like(h_last) if g_h is None else g_h.astype(dt)
-        dc = xp.zeros_like(c_last) if g_c is None else g_c.astype(dt)
+        dh = xp.zeros((batch, n), dtype=dt) if g_h is None else g_h.astype(dt)
+        dc = xp.zeros((batch, n), dtype=dt) if g_c is None else g_c.astype(dt)
         gy_t = None if g_y is None else tm(g_y)
-        res = _in_shards(lambda rows: back_loop(rows, dh[rows], dc[rows], gy_t), shards)
-        if len(res) == 1:
-            dh, dc = res[0]
-        else:
-            dh = xp.concatenate([r[0] for r in res])
-            dc = xp.concatenate([r[1] for r in res])
-        d2 = gates.reshape(-1, 4 * n)
-        dw = d2.T @ xh.reshape(-1, isz + 1 + n)
-        dx = (d2 @ w_ih_p).reshape(lead + (isz,))
-        back = xp.empty_like(order)
-        back[order] = xp.arange(order.shape[0])
-        dw = dw[back]
+        dx = xp.empty(lead + (isz,), dtype=dt)
+        dx_t = tm(dx)
+        res = _in_shards(lambda kr: back(kr[0], kr[1], dh[kr[1]], dc[kr[1]], gy_t, dx_t),
+                         shards)
+        dh = xp.concatenate([r[0] for r in res])
+        dc = xp.concatenate([r[1] for r in res])
+        dw = res[0][2]
+        for r in res[1:]:
+            dw += r[2]
+        dw[:3 * n] *= 0.25
+        back_order = xp.empty_like(order)
+        back_order[order] = xp.arange(order.shape[0])
+        dw = dw[back_order]
         db = dw[:, isz]
         return (dx.astype(x.dtype, copy=False), dh, dc,
                 dw[:, :isz].astype(w_ih.dtype), dw[:, isz + 1:].astype(w_hh.dtype),
                 db.astype(b_ih.dtype), db.astype(b_hh.dtype), None)
 
+    if xp is np:
+        # the buffers outlive the graph only on the free list (they are private: the outputs
+        # and gradients are separate arrays)
+        weakref.finalize(backward, _give_shards, bufs)
     return (y, h_last, c_last), backward
+
+
+def _give_shards(bufs):
+    _work_give([a for b in bufs if b is not None for a in b])
