@@ -553,24 +553,27 @@ def test_lstm_row_shards_gradcheck(monkeypatch, reverse, time_major, masked):
     _lstm_gradcheck(27, [4, 1, 3, 2, 4], reverse, time_major, True, masked, steps=4)
 
 
+def _bidirect_lstm_grads(seed):
+    """Outputs, states, input and parameter gradients of a two-layer bidirectional float64
+    LSTM over sequences of several lengths, backward run twice (``retain_graph``)."""
+    paddle_hl.seed(seed)
+    net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
+    net.to(dtype="float64")
+    x = paddle_hl.to_tensor(np.random.default_rng(seed + 1).standard_normal((7, 5, 4)),
+                            stop_gradient=False)
+    y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
+    loss = (y * y).sum() + (h * c).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
+        p.grad.numpy() for p in net.parameters()]
+
+
 def test_lstm_row_shards_match_one_shard(monkeypatch):
     """Sharded and unsharded runs of a bidirectional network agree, backward twice included."""
-    def grads():
-        paddle_hl.seed(28)
-        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
-        net.to(dtype="float64")
-        x = paddle_hl.to_tensor(np.random.default_rng(29).standard_normal((7, 5, 4)),
-                                stop_gradient=False)
-        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
-        loss = (y * y).sum() + (h * c).sum()
-        loss.backward(retain_graph=True)
-        loss.backward()
-        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
-            p.grad.numpy() for p in net.parameters()]
-
-    one = grads()
+    one = _bidirect_lstm_grads(28)
     monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
-    for a, b in zip(one, grads()):
+    for a, b in zip(one, _bidirect_lstm_grads(28)):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
@@ -627,24 +630,11 @@ def test_lstm_fused_step_gemm_gradcheck(monkeypatch, fused_min_rows, reverse, ti
 def test_lstm_fused_and_projected_steps_agree(monkeypatch):
     """One GEMM per step of [x|1|h] and the inputs projected first give the same outputs and
     gradients to float64 rounding, bidirectional, two layers, lengths, backward twice."""
-    def grads():
-        paddle_hl.seed(38)
-        net = nn.LSTM(4, 6, num_layers=2, direction="bidirect")
-        net.to(dtype="float64")
-        x = paddle_hl.to_tensor(np.random.default_rng(39).standard_normal((7, 5, 4)),
-                                stop_gradient=False)
-        y, (h, c) = net(x, sequence_length=paddle_hl.to_tensor([5, 3, 5, 1, 4, 2, 5]))
-        loss = (y * y).sum() + (h * c).sum()
-        loss.backward(retain_graph=True)
-        loss.backward()
-        return [y.numpy(), h.numpy(), c.numpy(), x.grad.numpy()] + [
-            p.grad.numpy() for p in net.parameters()]
-
     monkeypatch.setattr(rnn_kernels, "_row_shards", _forced_shards([0, 3, 7]))
     monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 100)
-    projected = grads()
+    projected = _bidirect_lstm_grads(38)
     monkeypatch.setattr(rnn_kernels, "_FUSED_MIN_ROWS", 1)
-    for a, b in zip(projected, grads()):
+    for a, b in zip(projected, _bidirect_lstm_grads(38)):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
