@@ -5,8 +5,10 @@ The PyTorch networks are built here with the same architecture and module names 
 zoo and receive paddle_hl's weights, so all libraries run the same numbers; the script checks
 that their outputs agree before timing.
 
-Next to the wall-clock rates, each library's CPU time per forward pass (``time.process_time``,
-all its threads) is printed: on a machine shared with other processes it is the steadier number.
+Every library runs in its own process, a fresh one per round, and the rounds are interleaved;
+each process times ``PASSES`` forward passes after two warm-up passes. Next to the wall-clock
+rates, each library's CPU time per forward pass (``time.process_time``, all its threads) is
+printed: on a machine shared with other processes it is the steadier number.
 
 Run: python benchmarks/vision_inference.py [--batch 8] [--repeat 5] [--models resnet50,...]
       [--threads N]
@@ -25,8 +27,12 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
+import importlib.util
+import json
 import os
 import statistics
+import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -137,7 +143,7 @@ def _load_into_torch(torch_model, hl_state):
     target = torch_model.state_dict()
     new = {}
     for k, v in hl_state.items():
-        a = v.numpy()
+        a = v.numpy() if hasattr(v, "numpy") else np.asarray(v)
         tk = k.replace("._mean", ".running_mean").replace("._variance", ".running_var")
         if tk not in target:
             raise KeyError(f"torch twin has no parameter for {k}")
@@ -167,14 +173,65 @@ def _randomize_bn(hl_model, seed=0):
     return state
 
 
-# pause before each timed run: the thread pools of the library that ran before (OpenMP,
-# OpenBLAS workers) keep spinning for a while after their last task and would slow whichever
-# library runs next in this process
-SETTLE_S = 0.3
+PASSES = 3  # timed passes per worker process (after two warm-up passes); their median counts
+
+
+def _worker(lib_name, name, data_path, out_path, threads):
+    """One library's forward passes in this process: loads the weights and input that the
+    parent saved, prints one JSON line (median ms and CPU ms of the timed passes) and saves the
+    output for the cross-library check."""
+    data = np.load(data_path)
+    x = data["__input__"]
+    state = {k: data[k] for k in data.files if k != "__input__"}
+    if lib_name == "torch":
+        import torch
+
+        if threads:
+            torch.set_num_threads(threads)
+        twin = {"resnet50": _torch_resnet50, "mobilenet_v2": _torch_mobilenet_v2}[name]()
+        model = _load_into_torch(twin, state)
+        t_x = torch.from_numpy(x)
+
+        def run():
+            with torch.inference_mode():
+                return model(t_x)
+    else:
+        if lib_name == "paddle":
+            import zlib  # noqa: F401  (paddle 2.6.2 under NumPy 2 needs these first)
+
+            import numpy.random  # noqa: F401
+            import paddle as lib
+        else:
+            import paddle_hl as lib
+        model = getattr(lib.vision.models, name)()
+        model.set_state_dict({k: lib.to_tensor(v) for k, v in state.items()})
+        model.eval()
+        lib_x = lib.to_tensor(x)
+
+        def run():
+            with lib.no_grad():
+                return model(lib_x)
+
+    out = run().numpy()
+    run()
+    wall, cpu = [], []
+    for _ in range(PASSES):
+        t0, c0 = time.perf_counter(), time.process_time()
+        run()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    np.save(out_path, out)
+    print(json.dumps({"ms": statistics.median(wall) * 1e3,
+                      "cpu_ms": statistics.median(cpu) * 1e3}))
 
 
 def bench(name, batch, repeat, threads=0):
-    """images/s of each library per round (runs interleaved) and paddle_hl's GEMM floor."""
+    """images/s of each library per round and paddle_hl's GEMM floor.
+
+    Every library runs in its own process, a fresh one per round, the rounds interleaved:
+    libraries in one process share the allocator and each other's idle thread pools, which
+    slowed whichever ran after another. All of them run the weights and input saved here,
+    and their outputs are checked against paddle_hl's."""
     from paddle_hl.vision import models
 
     import paddle_hl
@@ -183,71 +240,39 @@ def bench(name, batch, repeat, threads=0):
     hl_model = getattr(models, name)()
     state = _randomize_bn(hl_model)
     hl_model.eval()
-    hl_x = paddle_hl.to_tensor(x)
-    runners = {}
-
-    def run_hl():
-        with paddle_hl.no_grad():
-            return hl_model(hl_x)
-
-    runners["paddle_hl"] = run_hl
-
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None:
-        if threads:
-            torch.set_num_threads(threads)
-        twin = {"resnet50": _torch_resnet50, "mobilenet_v2": _torch_mobilenet_v2}[name]()
-        t_model = _load_into_torch(twin, hl_model.state_dict())
-        t_x = torch.from_numpy(x)
-
-        def run_torch():
-            with torch.inference_mode():
-                return t_model(t_x)
-
-        runners["torch"] = run_torch
-
-    try:
-        import zlib  # noqa: F401  (paddle 2.6.2 under NumPy 2 needs these first)
-
-        import numpy.random  # noqa: F401
-        import paddle
-    except ImportError:
-        paddle = None
-    if paddle is not None:
-        pd_model = getattr(paddle.vision.models, name)()
-        pd_model.set_state_dict({k: paddle.to_tensor(v) for k, v in state.items()})
-        pd_model.eval()
-        pd_x = paddle.to_tensor(x)
-
-        def run_pd():
-            with paddle.no_grad():
-                return pd_model(pd_x)
-
-        runners["paddle"] = run_pd
-
-    # the first call of each library is its warm-up and the cross-library check
-    outputs = {lib: fn().numpy() for lib, fn in runners.items()}
+    libs = ["paddle_hl"]
+    for lib, mod in (("torch", "torch"), ("paddle", "paddle")):
+        if importlib.util.find_spec(mod) is not None:
+            libs.append(lib)
+    rates = {lib: [] for lib in libs}
+    cpu = {lib: [] for lib in libs}
+    with tempfile.TemporaryDirectory() as tmp:
+        data_path = os.path.join(tmp, "data.npz")
+        np.savez(data_path, __input__=x, **state)
+        outputs = {}
+        for rnd in range(repeat):
+            for lib in libs:
+                out_path = os.path.join(tmp, f"{lib}.npy")
+                cmd = [sys.executable, __file__, "--worker", lib, name, data_path, out_path,
+                       "--threads", str(threads)]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                try:
+                    res = json.loads(r.stdout.strip().splitlines()[-1])
+                except (IndexError, json.JSONDecodeError):
+                    raise RuntimeError(f"{lib}/{name} did not run: {r.stderr[-2000:]}") from None
+                rates[lib].append(batch / (res["ms"] / 1e3))
+                cpu[lib].append(res["cpu_ms"])
+                if rnd == 0:
+                    outputs[lib] = np.load(out_path)
     ref = outputs["paddle_hl"]
     for lib, out in outputs.items():
         err = float(np.abs(out - ref).max() / (np.abs(ref).max() + 1e-12))
         if err > 1e-3:
             raise AssertionError(f"{name}: {lib} output differs from paddle_hl (rel {err:.2e})")
-    rates = {lib: [] for lib in runners}
-    cpu = {lib: [] for lib in runners}
-    for _ in range(repeat):
-        for lib, fn in runners.items():
-            time.sleep(SETTLE_S)
-            t0, c0 = time.perf_counter(), time.process_time()
-            fn()
-            rates[lib].append(batch / (time.perf_counter() - t0))
-            cpu[lib].append(time.process_time() - c0)
     from _roofline import gemm_floor, gemm_plan
 
-    floor = gemm_floor(gemm_plan(paddle_hl, hl_model, hl_x, train=False))
-    return rates, floor, {lib: statistics.median(v) * 1e3 for lib, v in cpu.items()}
+    floor = gemm_floor(gemm_plan(paddle_hl, hl_model, paddle_hl.to_tensor(x), train=False))
+    return rates, floor, {lib: statistics.median(v) for lib, v in cpu.items()}
 
 
 def _spread(values):
@@ -261,7 +286,12 @@ def main(argv=None):
     ap.add_argument("--models", default="resnet50,mobilenet_v2")
     ap.add_argument("--threads", type=int, default=0,
                     help="threads per library (BLAS/OpenMP, torch, paddle_hl's pool); 0: default")
+    ap.add_argument("--worker", nargs=4, metavar=("LIB", "MODEL", "DATA", "OUT"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        _worker(*args.worker, args.threads)
+        return
     if args.threads and os.environ.get("_VISION_INFERENCE_THREADS") != str(args.threads):
         # thread counts of BLAS and OpenMP are read when the libraries load: start again with
         # them in the environment
