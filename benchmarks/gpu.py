@@ -6,6 +6,8 @@ Cases (each library runs each case in its own process, so neither holds the othe
   3x224x224, 1000 classes, float32.
 - ``resnet50_amp``: the same step under AMP O1 (float16 autocast with a dynamic loss scaler:
   ``paddle.amp.auto_cast`` + ``GradScaler`` / ``torch.autocast`` + ``torch.amp.GradScaler``).
+- ``resnet50_o2``: the same step under AMP O2 (``paddle.amp.decorate`` to float16 parameters
+  with float32 master weights). PyTorch has no O2 level: its column is the O1 step again.
 - ``encoder``: one Transformer encoder layer (d_model 768, 12 heads, feed-forward 3072,
   dropout 0), batch 32, length 512, forward and backward.
 - ``overhead``: 200 tiny ops (``b = b * 1.0001 + 0.0001`` 100 times on an 8x8 float32 tensor)
@@ -40,7 +42,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-CASES = ("resnet50", "resnet50_amp", "encoder", "overhead")
+CASES = ("resnet50", "resnet50_amp", "resnet50_o2", "encoder", "overhead")
 
 
 # --------------------------------------------------------------------------- availability
@@ -76,7 +78,7 @@ def _hl_case(case, batch):
 
     paddle.set_device("gpu")
     rng = np.random.default_rng(0)
-    if case in ("resnet50", "resnet50_amp"):
+    if case.startswith("resnet50"):
         net = paddle.vision.models.resnet50(num_classes=1000)
         opt = paddle.optimizer.Momentum(learning_rate=0.01, momentum=0.9,
                                         parameters=net.parameters())
@@ -90,10 +92,13 @@ def _hl_case(case, batch):
                 opt.step()
                 opt.clear_grad()
         else:
+            level = "O2" if case == "resnet50_o2" else "O1"
+            if level == "O2":
+                net, opt = paddle.amp.decorate(models=net, optimizers=opt, level="O2")
             scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0)
 
             def step():
-                with paddle.amp.auto_cast(level="O1", dtype="float16"):
+                with paddle.amp.auto_cast(level=level, dtype="float16"):
                     loss = loss_fn(net(x), y)
                 scaler.scale(loss).backward()
                 scaler.step(opt)
@@ -183,7 +188,7 @@ def _torch_step(case, batch):
 
     dev = torch.device("cuda")
     rng = np.random.default_rng(0)
-    if case in ("resnet50", "resnet50_amp"):
+    if case.startswith("resnet50"):
         net = _torch_resnet50(torch).to(dev)
         opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
         loss_fn = torch.nn.CrossEntropyLoss()
@@ -285,6 +290,8 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=0,
                     help="batch size (default: 64 for ResNet-50, 32 for the encoder)")
     ap.add_argument("--libs", default="paddle_hl,torch")
+    ap.add_argument("--log-dir", default="",
+                    help="write each worker's stderr to LOG_DIR/LIB-CASE.log")
     ap.add_argument("--worker", nargs=2, metavar=("LIB", "CASE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
@@ -318,6 +325,10 @@ def main(argv=None):
             r = subprocess.run([sys.executable, __file__, "--steps", str(args.steps),
                                 "--warmup", str(args.warmup), "--batch", str(batch_of(case)),
                                 "--worker", lib, case], capture_output=True, text=True)
+            if args.log_dir:
+                log = pathlib.Path(args.log_dir)
+                log.mkdir(parents=True, exist_ok=True)
+                (log / f"{lib}-{case}.log").write_text(r.stderr)
             out = r.stdout.strip().splitlines()
             try:
                 res[lib] = json.loads(out[-1])

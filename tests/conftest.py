@@ -70,14 +70,15 @@ def device(request):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_state():
+def _fresh_state(request):
     """Each test starts with the default dtype, grad mode on, the suite's device (CPU unless
-    PADDLE_HL_TEST_DEVICE says otherwise) and a fixed seed."""
+    PADDLE_HL_TEST_DEVICE says otherwise; always the CPU for tests marked ``cpu``) and a
+    fixed seed."""
     from paddle_hl.framework import state
 
     paddle_hl.set_default_dtype("float32")
     state.grad_enabled = True
-    paddle_hl.set_device(TEST_DEVICE)
+    paddle_hl.set_device("cpu" if request.node.get_closest_marker("cpu") else TEST_DEVICE)
     np.random.seed(0)
     seed = getattr(paddle_hl, "seed", None)
     if seed is not None:

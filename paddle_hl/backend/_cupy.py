@@ -62,40 +62,61 @@ def as_strided(a, shape, strides):
     return cupy.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
 
 
+# dtypes CuPy's atomic scatters take; others (bfloat16, int8/16, uint8/16, bool) run in float32
+# or int64 and are cast back
+_ATOMIC = frozenset("int32 int64 float16 float32 float64 uint32 uint64".split())
+
+
+def _atomic_dtype(dtype):
+    if dtype.name in _ATOMIC:
+        return None
+    return cupy.dtype("int64") if dtype.kind in "iub" else cupy.dtype("float32")
+
+
+def _atomic_add(out, index, values):
+    wide = _atomic_dtype(out.dtype)
+    if wide is None:
+        cupy.add.at(out, index, values.astype(out.dtype, copy=False))
+        return
+    acc = out.astype(wide)
+    cupy.add.at(acc, index, values.astype(wide, copy=False))
+    out[...] = acc.astype(out.dtype)
+
+
 def scatter_add(size, index, values):
     """A length-``size`` vector with ``values`` summed at ``index`` (atomic adds)."""
     out = cupy.zeros(size, dtype=values.dtype)
-    cupyx.scatter_add(out, index, values)
+    _atomic_add(out, index, values)
     return out
 
 
 def index_add(out, index, values):
     """``out[index] += values`` in place, repeated positions accumulating (atomic adds)."""
-    cupyx.scatter_add(out, index, values)
-
-
-_SCATTER = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max,
-            "minimum": cupyx.scatter_min}
+    _atomic_add(out, index, values)
 
 
 def index_reduce(ufunc, out, index, values):
     """``out[index] = ufunc(out[index], values)`` in place with repeated positions applied one
     after another; ``ufunc`` is "add", "multiply", "maximum" or "minimum".
 
-    add, maximum and minimum are CuPy's atomic scatters. CuPy has no atomic multiply, so the
-    products run in rounds: the k-th occurrence of every position is multiplied in round k,
-    where all positions are distinct.
+    add is CuPy's atomic add. maximum and minimum are atomic for float32 and the integer
+    dtypes; CuPy's float64 atomic min/max round through float32, so float64 (like multiply,
+    which has no atomic form) runs in rounds: the k-th occurrence of every position is
+    combined in round k, where all positions are distinct.
     """
-    fn = _SCATTER.get(ufunc)
-    if fn is not None:
-        fn(out, index, values)
-        return
-    if ufunc != "multiply":
+    if ufunc not in ("add", "multiply", "maximum", "minimum"):
         raise ValueError(f"index_reduce: ufunc must be 'add', 'multiply', 'maximum' or "
                          f"'minimum', got {ufunc!r}")
+    if ufunc == "add":
+        _atomic_add(out, index, values)
+        return
+    if ufunc != "multiply" and out.dtype.name in ("float32", "int32", "int64", "uint32",
+                                                  "uint64"):
+        getattr(cupy, ufunc).at(out, index, values.astype(out.dtype, copy=False))
+        return
     lin = cupy.ravel_multi_index(index, out.shape) if isinstance(index, tuple) else index
     lin_h = cupy.asnumpy(lin).reshape(-1)
-    vals = cupy.broadcast_to(values, lin.shape).reshape(-1)
+    vals = cupy.broadcast_to(values, lin.shape).reshape(-1).astype(out.dtype, copy=False)
     order = np.argsort(lin_h, kind="stable")
     srt = lin_h[order]
     start = np.r_[0, np.flatnonzero(np.diff(srt)) + 1]
@@ -104,9 +125,11 @@ def index_reduce(ufunc, out, index, values):
     rk = cupy.asarray(rank)
     flat = out.reshape(-1)
     lin = cupy.asarray(lin_h)
+    fn = getattr(cupy, ufunc)
     for r in range(int(rank.max()) + 1 if rank.size else 0):
         sel = rk == r
-        flat[lin[sel]] *= vals[sel]
+        at = lin[sel]
+        flat[at] = fn(flat[at], vals[sel])
 
 
 # One fused elementwise kernel per optimizer update. On a GPU each in-place pass of the NumPy

@@ -102,7 +102,8 @@ class ArrayOps:
 
     def select(self, cond, g):
         """``g`` where ``cond`` holds, 0 elsewhere, in g's dtype (NaN/inf in g do not leak)."""
-        return self.xp.where(cond, g, 0).astype(g.dtype, copy=False)
+        # cond may be a host array (an op's index attribute) while g is on the GPU
+        return self.xp.where(self.xp.asarray(cond), g, 0).astype(g.dtype, copy=False)
 
     def mask(self, cond, like):
         """A constant 0/1 array of ``like``'s dtype where ``cond`` holds."""

@@ -39,11 +39,16 @@ def _range(dist, pad=0.1):
             return _moment_range(dist)
         except (NotImplementedError, ValueError):
             draws = 200
-    state = _fr.get_rng_state("cpu")
+    # the draws must not move the user's stream: save both devices' (sample draws on the
+    # current device, which may be a GPU)
+    cpu = _fr.get_rng_state("cpu")
+    gpu = _fr.get_cuda_rng_state()
     try:
         x = dist.sample([draws])
     finally:
-        _fr.set_rng_state(state, "cpu")
+        _fr.set_rng_state(cpu, "cpu")
+        if gpu:
+            _fr.set_cuda_rng_state(gpu)
     x = np.asarray(x.numpy(), dtype=np.float64).reshape(draws, -1)[:, 0]
     x = x[np.isfinite(x)]
     if x.size:

@@ -349,7 +349,12 @@ def worker_loop(dataset, fetch, index_queue, result_queue, done_event, worker_id
             _allocator = ShmAllocator(table, worker_id)
         random.seed(seed)
         np.random.seed(seed % (2 ** 32))
+        from ..framework import place as _place
         from ..framework import random as _random
+
+        # a worker makes CPU tensors, as Paddle's do: a forked child cannot use the parent's
+        # CUDA context, and the batches reach the GPU in the main process
+        _place.set_device("cpu")
 
         _random.seed(seed)
         if worker_init_fn is not None:

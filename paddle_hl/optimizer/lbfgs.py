@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..framework import state as _state
 from .optimizer import Optimizer
 
@@ -106,6 +107,12 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
     return bf[low], bg[low], bracket[low], evals
 
 
+def _host64(a):
+    """A flat float64 host copy of a parameter's or gradient's values (the L-BFGS history and
+    line search run on the host in float64, whatever the device)."""
+    return backend.to_numpy(a).astype(np.float64, copy=False).reshape(-1)
+
+
 class LBFGS(Optimizer):
     """Limited-memory BFGS.
 
@@ -140,23 +147,22 @@ class LBFGS(Optimizer):
     def _flat_grad(self):
         parts = []
         for p in self._params():
-            g = p._grad._data if p._grad is not None else np.zeros(p._data.shape, p._data.dtype)
-            g = np.asarray(g, dtype=np.float64).reshape(-1)
+            g = _host64(p._grad._data) if p._grad is not None else np.zeros(p._data.size)
             reg = getattr(p, "regularizer", None) or self.regularization
             if reg is not None:
-                g = np.asarray(reg.apply(np.asarray(p._data, np.float64).reshape(-1), g))
+                g = np.asarray(reg.apply(_host64(p._data), g))
             parts.append(g)
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def _flat_params(self):
-        return np.concatenate([np.asarray(p._data, np.float64).reshape(-1)
-                               for p in self._params()])
+        return np.concatenate([_host64(p._data) for p in self._params()])
 
     def _set_flat(self, flat):
         off = 0
         for p in self._params():
             n = p._data.size
-            p._data[...] = flat[off:off + n].reshape(p._data.shape).astype(p._data.dtype)
+            part = flat[off:off + n].reshape(p._data.shape).astype(p._data.dtype)
+            p._data[...] = backend.get_array_module(p._data).asarray(part)
             p._ver.v += 1
             off += n
 

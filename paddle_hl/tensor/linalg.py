@@ -1253,6 +1253,11 @@ def _solve_kernel(x, y, vec):
     except np.linalg.LinAlgError as e:
         raise ValueError(f"solve: the matrix x is not invertible ({e}); x has shape "
                          f"{list(x.shape)}") from None
+    if xp is not np and not bool(xp.isfinite(out).all()) and bool(xp.isfinite(ab).all()) \
+            and bool(xp.isfinite(bb).all()):
+        # CuPy's solver returns inf/NaN for a singular matrix instead of raising
+        raise ValueError(f"solve: the matrix x is not invertible (singular matrix); x has "
+                         f"shape {list(x.shape)}")
 
     res = out[..., 0] if vec else out
     return res.astype(dt, copy=False), GRAD

@@ -49,9 +49,17 @@ class OutOfRangeError(IndexError, ValueError):
 
 def _view_of(out: Tensor, x: Tensor) -> Tensor:
     """Mark ``out`` as a view of ``x``: writes through either bump the same version counter."""
-    if out._data.base is not None or out._data is x._data:
+    a, b = out._data, x._data
+    if a is b or (a.base is not None if type(a) is np.ndarray else _same_allocation(a, b)):
         out._ver = x._ver
     return out
+
+
+def _same_allocation(a, b) -> bool:
+    """Whether two GPU arrays lie in one allocation (CuPy views made from a pointer, such as
+    ``as_strided``'s, have no ``base``)."""
+    pa, pb = getattr(a, "data", None), getattr(b, "data", None)
+    return pa is not None and pb is not None and getattr(pa, "mem", 0) is getattr(pb, "mem", 1)
 
 
 def _add_at(a, idx, v):
@@ -189,7 +197,13 @@ def _put_kernel(x, v, idx, mode, gmask=None):
     written elements' gradients, e.g. the last writer of a repeated position."""
     xp = _xp(x)
     out = x.copy()
-    if mode == "set":
+    if mode == "set" and gmask is not None and xp is not np:
+        # a GPU writes repeated positions in no fixed order: write the last writers only,
+        # which NumPy's C-order assignment (and the gradient's mask) picks
+        m = xp.asarray(gmask)
+        sel = tuple(a[m] for a in xp.broadcast_arrays(*idx))
+        out[sel] = xp.broadcast_to(v, m.shape)[m]
+    elif mode == "set":
         out[idx] = v
     else:
         if mode == "zero_add":
@@ -1682,7 +1696,8 @@ def _masked_fill_grad(M, x, mask, value, out, g):
 
 @op("masked_fill", saves=(1,), broadcast=True, grad=_masked_fill_grad)
 def _masked_fill_kernel(x, mask, value):
-    return _xp(x).where(mask, value, x), GRAD
+    # astype: CuPy promotes bfloat16 with a Python scalar to float32
+    return _xp(x).where(mask, value, x).astype(x.dtype, copy=False), GRAD
 
 
 def _masked_fill_args(x, mask, value, op):
@@ -2062,11 +2077,34 @@ def _check_bool_shapes(item, shape, op):
             d += 1
 
 
+def _check_gpu_bounds(idx, shape):
+    """CuPy wraps out-of-range integer array indices around instead of raising: check them
+    against the dims they index (one reduction and sync per index array), as NumPy does."""
+    ndim = len(shape)
+    used = sum(1 for it in idx if it is not None and it is not Ellipsis)
+    d = 0
+    for it in idx:
+        if it is None:
+            continue
+        if it is Ellipsis:
+            d += ndim - used
+            continue
+        if backend.is_gpu_array(it) and it.dtype.kind in "iu" and it.size and d < ndim:
+            n = shape[d]
+            if bool(((it < -n) | (it >= n)).any()):
+                lo, hi = int(it.min()), int(it.max())
+                raise IndexError(f"index out of range for dim {d} of size {n} (indices span "
+                                 f"[{lo}, {hi}])")
+        d += 1
+
+
 def getitem(x: Tensor, item):
     """``x[item]``: basic indices give a view; lists, tensors and masks give a copy."""
     xp = _xp(x._data)
     idx, basic = _index_arrays(item, xp)
     try:
+        if not basic and xp is not np:
+            _check_gpu_bounds(idx, x.shape)
         if basic and x.stop_gradient:
             res = _wrap(x._data[idx])
         else:
@@ -2092,6 +2130,8 @@ def setitem(x: Tensor, item, value):
     need = state.grad_enabled and (not x.stop_gradient or
                                    (isinstance(value, Tensor) and not value.stop_gradient))
     try:
+        if not basic and xp is not np:
+            _check_gpu_bounds(idx, x.shape)
         if not basic:
             _check_bool_shapes(item, x.shape, "Tensor.__setitem__")
         if not need:

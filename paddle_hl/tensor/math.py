@@ -1552,9 +1552,13 @@ def _moveaxis_last(a, axis):
     M.op(_cumsum_k, g, axis=axis, reverse=not reverse),))
 def _cumsum_k(x, axis, reverse):
     xp = _xp(x)
+    # CuPy's scan kernels have no bfloat16 arithmetic: the GPU sums in float32
+    acc = "float32" if xp is not np and x.dtype.name == "bfloat16" else x.dtype
     if reverse:
-        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis), GRAD
-    return xp.cumsum(x, axis=axis, dtype=x.dtype), GRAD
+        out = xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=acc), axis)
+    else:
+        out = xp.cumsum(x, axis=axis, dtype=acc)
+    return out.astype(x.dtype, copy=False), GRAD
 
 
 def _rcumsum(t, axis):

@@ -35,6 +35,7 @@ def test_check_numerics_clean_and_0d():
     np.testing.assert_array_equal(stats.numpy(), [0, 0, 0])
 
 
+@pytest.mark.cpu
 def test_check_numerics_abort_and_reports(capsys):
     x = paddle.to_tensor(VALUES)
     with pytest.raises(RuntimeError, match=r"There are NAN or INF \(num_nan=1, num_inf=2, "

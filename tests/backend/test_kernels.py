@@ -382,3 +382,23 @@ def test_cupy_index_updates_match_numpy(ufunc):
     np.testing.assert_allclose(
         cp.asnumpy(backend.scatter_add(5, cp.asarray(idx), cp.asarray(vals))),
         backend.scatter_add(5, idx, vals), rtol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "bfloat16", "float16"])
+def test_cupy_index_add_widens_dtypes_without_atomics(dtype):
+    """CuPy's atomic add takes 32/64-bit types and float16 only: the others sum in a wider
+    type and are cast back, giving NumPy's sums."""
+    cp = _cp()
+    from paddle_hl.framework import dtype as dt
+
+    npd = dt.to_np(dtype)
+    idx = np.array([4, 1, 4, 4, 0, 1])
+    vals = (RNG.integers(0, 5, 6)).astype(npd)
+    a = (RNG.integers(0, 5, 5)).astype(npd)
+    ref = a.copy()
+    backend.index_add(ref, idx, vals)
+    ag = cp.asarray(a)
+    backend.index_add(ag, cp.asarray(idx), cp.asarray(vals))
+    assert ag.dtype == ref.dtype
+    np.testing.assert_array_equal(cp.asnumpy(ag).astype(np.float32), ref.astype(np.float32))

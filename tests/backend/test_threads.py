@@ -10,6 +10,9 @@ import pytest
 
 from paddle_hl.backend import _threads
 
+# the CPU thread pool: these run on the CPU whatever the suite's device
+pytestmark = pytest.mark.cpu
+
 
 @pytest.fixture
 def threads():

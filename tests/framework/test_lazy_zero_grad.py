@@ -23,6 +23,7 @@ def _backward(net):
     net(_x()).square().mean().backward()
 
 
+@pytest.mark.cpu
 def test_clear_grad_gives_zeros_that_take_no_memory():
     net = _net()
     _backward(net)

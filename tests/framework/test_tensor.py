@@ -12,6 +12,7 @@ import pytest
 import paddle_hl as paddle
 
 
+@pytest.mark.cpu
 def test_repr_matches_paddle_layout():
     x = paddle.to_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     assert repr(x) == ("Tensor(shape=[2, 3], dtype=float32, place=Place(cpu), "
@@ -145,6 +146,7 @@ def test_pickle_and_weakref_and_deepcopy():
     assert pickle.loads(pickle.dumps(b)).dtype == paddle.bfloat16
 
 
+@pytest.mark.cpu
 def test_metadata():
     x = paddle.zeros([2, 3, 4])
     assert x.shape == [2, 3, 4] and isinstance(x.shape, list)
@@ -170,6 +172,7 @@ def test_astype_cast_clone_detach():
     assert x.numpy()[1] == 2.5
 
 
+@pytest.mark.cpu
 def test_to_and_cpu():
     x = paddle.to_tensor([1.0, 2.0])
     assert x.cpu() is x
@@ -180,6 +183,7 @@ def test_to_and_cpu():
     assert x.pin_memory().place == paddle.CPUPlace()
 
 
+@pytest.mark.cpu
 def test_devices_without_gpu():
     from paddle_hl import backend
 

@@ -280,6 +280,7 @@ def test_freed_batches_go_back_to_their_worker(monkeypatch):
     assert _shm(pids) == set()
 
 
+@pytest.mark.cpu
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="pooling needs /dev/shm")
 def test_batches_still_held_are_never_overwritten(monkeypatch):
     """A segment returns to the pool only when the last array (or view) using it is freed."""

@@ -658,6 +658,7 @@ def _lstm_kernel_arrays(seed, batch=5, steps=6, isz=3, hid=4):
              (4 * hid,), (4 * hid,)]]
 
 
+@pytest.mark.cpu
 def test_lstm_work_buffers_reused_only_after_the_graph_is_freed(monkeypatch):
     """The kernel's buffers go back to a free list when their graph is freed and the next call
     of the same shapes takes them: results are identical to fresh buffers, and a graph that is

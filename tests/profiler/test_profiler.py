@@ -240,6 +240,7 @@ def test_ops_forward_backward_and_phases(recorded):
             assert "Forward" in chain and "ProfileStep" in chain
 
 
+@pytest.mark.cpu
 def test_one_op_event_per_op_call():
     with profiler.Profiler(on_trace_ready=lambda p: None) as p:
         a = paddle.ones([3])
@@ -319,6 +320,7 @@ def test_record_event_not_recorded_outside_window():
     assert names == {"range2"}
 
 
+@pytest.mark.cpu
 def test_threads_get_their_own_tid():
     def work():
         for _ in range(3):

@@ -276,6 +276,7 @@ def test_bad_input():
         sp.reshape(_sparse(D, "coo"), [5, 5])
 
 
+@pytest.mark.cpu
 def test_without_scipy(monkeypatch):
     # SciPy is optional: CSR x dense falls back to NumPy, sparse x sparse names the extra
     from paddle_hl.sparse import _kernels
@@ -297,6 +298,7 @@ def test_without_scipy(monkeypatch):
         sp.matmul(x, _sparse(b, "csr"))
 
 
+@pytest.mark.cpu
 def test_large_matmul_uses_threads_consistently(monkeypatch):
     # the column-block / row-block thread split gives the single-thread result
     from paddle_hl.sparse import _kernels

@@ -13,6 +13,7 @@ def _t(shape, dtype="float32", grad=False):
     return paddle.to_tensor(RNG.standard_normal(shape).astype(dtype), stop_gradient=not grad)
 
 
+@pytest.mark.cpu
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("axis", [None, 0, -1, 1, [0, 1], (1,), np.int64(1)])
 def test_mean_matches_numpy_mean(dtype, axis):

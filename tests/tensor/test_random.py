@@ -54,6 +54,7 @@ def test_same_seed_same_numbers(name):
         assert not np.array_equal(a[0], c)
 
 
+@pytest.mark.cpu
 def test_seed_repeats_across_processes():
     """A fixed seed gives the same numbers in a fresh interpreter (no hidden global state)."""
     import subprocess
@@ -87,6 +88,7 @@ def test_rng_state_roundtrip():
         paddle.set_rng_state([])
 
 
+@pytest.mark.cpu
 def test_generator_object():
     g = paddle.seed(9)
     assert isinstance(g, frandom.Generator)

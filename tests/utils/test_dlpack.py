@@ -14,6 +14,7 @@ from paddle_hl.utils import dlpack
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int16", "int32",
                                    "int64", "uint8", "bool", "complex64", "complex128"])
+@pytest.mark.cpu
 @pytest.mark.parametrize("shape", [[], [0], [5], [2, 3]])
 def test_round_trip_shares_memory(dtype, shape):
     x = paddle.to_tensor((np.arange(int(np.prod(shape))).reshape(shape) % 2).astype(dtype))
@@ -68,6 +69,7 @@ def test_torch_interop():
     np.testing.assert_array_equal(dlpack.from_dlpack(torch.arange(3)).numpy(), [0, 1, 2])
 
 
+@pytest.mark.cpu
 def test_errors():
     x = paddle.to_tensor([1.0])
     c = dlpack.to_dlpack(x)

@@ -463,8 +463,9 @@ def _pad_kernel(x, pads, mode, value):
             m = n + lo + hi
             plan.append((axis, lo, n, m, _source_index(lo, n, m, mode)))
             shape[axis] = m
-    if all(lo >= 0 and hi >= 0 for lo, hi in pads):
-        # pure padding: the array module's pad allocates once and fills the borders in place
+    if xp is np and all(lo >= 0 and hi >= 0 for lo, hi in pads):
+        # pure padding: NumPy's pad allocates once and fills the borders in place (CuPy's
+        # 'wrap' differs from NumPy's for pads wider than the axis: the GPU gathers instead)
         out = xp.pad(x, pads, mode=_NP_MODES[mode])
     else:
         out = x

@@ -157,6 +157,8 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
     the inputs, outputs and input gradient are never transposed (see :func:`_lstm_seq`).
     """
     xp = backend.get_array_module(x)
+    if mask is not None:  # built on the host from the sequence lengths
+        mask = xp.asarray(mask)
     if mode == "LSTM":
         return _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major,
                          zero_pad)

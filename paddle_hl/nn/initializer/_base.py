@@ -52,7 +52,7 @@ def _fill(param: Tensor, values) -> None:
             backend.to_numpy(values)
     if values.dtype != arr.dtype:
         values = values.astype(arr.dtype)
-    if arr.ndim == 0 or arr.flags.writeable:
+    if arr.ndim == 0 or getattr(arr.flags, "writeable", True):  # CuPy arrays: always
         arr[...] = values
     else:  # a read-only array (e.g. a broadcast view): replace the storage instead
         param._data = xp.array(values, copy=True)
