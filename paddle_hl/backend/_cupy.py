@@ -114,22 +114,32 @@ def index_reduce(ufunc, out, index, values):
                                                   "uint64"):
         getattr(cupy, ufunc).at(out, index, values.astype(out.dtype, copy=False))
         return
-    lin = cupy.ravel_multi_index(index, out.shape) if isinstance(index, tuple) else index
-    lin_h = cupy.asnumpy(lin).reshape(-1)
-    vals = cupy.broadcast_to(values, lin.shape).reshape(-1).astype(out.dtype, copy=False)
+    if isinstance(index, tuple):  # one position per element: work on the flat array
+        idx = cupy.broadcast_arrays(*[cupy.asarray(i) for i in index])
+        lin = cupy.ravel_multi_index(tuple(idx), out.shape).reshape(-1)
+        target = cupy.ascontiguousarray(out).reshape(-1)  # a copy only when out is strided
+        vals = cupy.broadcast_to(values, idx[0].shape).reshape(-1)
+    else:  # positions along the first axis, each taking a row of values
+        index = cupy.asarray(index)
+        lin = index.reshape(-1)
+        target = out
+        vals = cupy.broadcast_to(values, index.shape + out.shape[1:]).reshape(
+            lin.shape + out.shape[1:])
+    vals = vals.astype(out.dtype, copy=False)
+    lin_h = cupy.asnumpy(lin)
     order = np.argsort(lin_h, kind="stable")
     srt = lin_h[order]
     start = np.r_[0, np.flatnonzero(np.diff(srt)) + 1]
     rank = np.empty_like(order)
     rank[order] = np.arange(srt.size) - np.repeat(start, np.diff(np.r_[start, srt.size]))
     rk = cupy.asarray(rank)
-    flat = out.reshape(-1)
-    lin = cupy.asarray(lin_h)
     fn = getattr(cupy, ufunc)
     for r in range(int(rank.max()) + 1 if rank.size else 0):
         sel = rk == r
         at = lin[sel]
-        flat[at] = fn(flat[at], vals[sel])
+        target[at] = fn(target[at], vals[sel])
+    if target is not out and not out.flags.c_contiguous:
+        out[...] = target.reshape(out.shape)
 
 
 # One fused elementwise kernel per optimizer update. On a GPU each in-place pass of the NumPy

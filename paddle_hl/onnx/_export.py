@@ -604,7 +604,7 @@ HANDLERS = {
 def _record_meta(program, specs, params, d):
     """Replay once, keeping each value's dtype and shape (for scalars, slices, pooling)."""
     rng = np.random.default_rng(1)
-    xs = [x._data for x in _example(specs, d, rng)]
+    xs = [_to_host(x._data) for x in _example(specs, d, rng)]  # the replay runs on the host
     meta = {}
     vals = {}
 

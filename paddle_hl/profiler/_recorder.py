@@ -137,9 +137,14 @@ class Recorder:
     # ---------------------------------------------------------------- backward hooks
     def node(self, node, bw, grads):
         """Run one backward closure and record it as ``<op>_grad`` (engine hook)."""
+        gpu = self._gpu if self.gpu else None
+        on_gpu = gpu is not None and any(backend.is_gpu_array(g) for g in grads)
+        ev0 = gpu.record_event() if on_gpu else None
         t0 = perf()
         res = bw(*grads)
         t1 = perf()
+        if on_gpu:  # the backward's kernels, timed on the device like the forward's
+            self.kernels.append((len(self.ops), ev0, gpu.record_event(), gpu.current_device()))
         self.ops.append((node.fn, t0, t1, _thread(), 1, None))
         if self.profile_memory:
             self._track(tuple(r for r in res if r is not None), t1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..backend import get_array_module
 from ..framework.tensor import Tensor, _wrap
 from ._unbroadcast import unbroadcast_tensor as _unbroadcast_tensor
 
@@ -45,8 +46,10 @@ class TensorOps:
         """``g`` where ``cond`` (bool Tensor or array) holds, 0 elsewhere; differentiable in g."""
         from .search import where
 
-        c = cond if isinstance(cond, Tensor) else _wrap(cond)
-        return where(c, g, 0)
+        if not isinstance(cond, Tensor):  # a host array (an op's index attribute): g's device
+            gd = g._data if isinstance(g, Tensor) else g
+            cond = _wrap(get_array_module(gd).asarray(cond))
+        return where(cond, g, 0)
 
     @staticmethod
     def mask(cond, like):

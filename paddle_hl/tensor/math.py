@@ -1714,6 +1714,7 @@ def _scatter_last(g, idx, n):
     if g.size == 0:
         return xp.zeros(lead + (n,), dtype=g.dtype)
     rows = int(np.prod(lead)) if lead else 1
+    idx = xp.asarray(idx)  # an index attribute may be a host array
     flat = (idx.reshape(rows, -1) + (xp.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
     if g.dtype.kind == "c":
         re = xp.bincount(flat, weights=g.real.ravel(), minlength=rows * n)

@@ -341,12 +341,15 @@ def test_layer_family_matches_cpu(gpu, name):
 
 # --------------------------------------------------------------------------- AMP
 def _amp_run(device, dtype, level):
-    paddle.set_device(device)
+    # the weights are drawn on the CPU on both runs (a GPU initialises from its own stream)
+    paddle.set_device("cpu")
     try:
         paddle.seed(0)
         net = paddle.nn.Sequential(paddle.nn.Conv2D(3, 8, 3, padding=1), paddle.nn.BatchNorm2D(8),
                                    paddle.nn.ReLU(), paddle.nn.Flatten(),
                                    paddle.nn.Linear(8 * 7 * 6, 5))
+        net.to(device)
+        paddle.set_device(device)
         opt = paddle.optimizer.Momentum(learning_rate=0.01, parameters=net.parameters())
         if level == "O2":
             net, opt = paddle.amp.decorate(models=net, optimizers=opt, level="O2", dtype=dtype)
@@ -413,9 +416,11 @@ class _Squares(paddle.io.Dataset):
 def test_dataloader_feeds_a_gpu_model(gpu, workers):
     losses = {}
     for device in ("cpu", gpu):
-        paddle.set_device(device)
+        paddle.set_device("cpu")  # the same initial weights on both runs
         paddle.seed(0)
         net = paddle.nn.Linear(4, 3)
+        net.to(device)
+        paddle.set_device(device)
         opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=net.parameters())
         loader = paddle.io.DataLoader(_Squares(), batch_size=8, num_workers=workers)
         seen = []

@@ -779,7 +779,7 @@ def test_multilayer_parameter_grads_match_numeric(name):
         ana = p.grad.numpy()
         flat = p._data.reshape(-1)
         for idx in rng.choice(flat.size, size=3, replace=False):
-            orig = flat[idx]
+            orig = float(flat[idx])  # a value: CuPy's flat[idx] is a view of the element
             with paddle_hl.no_grad():
                 flat[idx] = orig + eps
                 fp = float(loss().numpy())

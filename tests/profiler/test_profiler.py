@@ -505,6 +505,7 @@ def _table_text(result, **kw):
     return build_text(result, **kw)
 
 
+@pytest.mark.cpu
 def test_summary_prints_all_tables(recorded, capsys):
     recorded.summary()
     out = capsys.readouterr().out
@@ -604,6 +605,7 @@ def test_udf_summary(recorded):
     assert rows[0][0] == "user_forward" and rows[0][1] == "4"
 
 
+@pytest.mark.cpu
 def test_memory_summary(recorded):
     res = recorded.profiler_result
     assert res.memory_events

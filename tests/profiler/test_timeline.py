@@ -53,6 +53,7 @@ def test_repr_html_before_recording():
         p.timeline()
 
 
+@pytest.mark.cpu
 def test_layout_rows_events_and_tooltips(prof):
     res = prof.profiler_result
     data = _payload(prof.timeline().html)
