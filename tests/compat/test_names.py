@@ -64,6 +64,8 @@ SPARSE_ONLY = {"to_sparse_coo", "to_sparse_csr", "indices", "values", "crows", "
 
 
 def test_every_target_tensor_name_exists():
+    if not os.path.exists(API):
+        pytest.skip("the API listing is not beside the checkout")
     with open(API) as f:
         names = json.load(f)["paddle_hl.Tensor"]
     missing = sorted(n for n in names if n not in SPARSE_ONLY and not hasattr(paddle.Tensor, n))

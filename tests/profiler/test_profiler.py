@@ -72,8 +72,13 @@ def _record(**kw):
 
 @pytest.fixture(scope="module")
 def recorded():
-    """One profiled run shared by the read-only tests (steps 1..4 recorded)."""
-    return _record(scheduler=(1, 5), record_shapes=True, profile_memory=True)
+    """One profiled run on the CPU shared by the read-only tests (steps 1..4 recorded)."""
+    prev = paddle.get_device()
+    paddle.set_device("cpu")  # the tables below are the CPU's, whatever the suite's device
+    try:
+        return _record(scheduler=(1, 5), record_shapes=True, profile_memory=True)
+    finally:
+        paddle.set_device(prev)
 
 
 # --------------------------------------------------------------------------- API shape

@@ -18,17 +18,23 @@ from paddle_hl.profiler._statistic import SortedKeys, build_tables
 
 @pytest.fixture(scope="module")
 def prof():
-    net = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 2))
-    opt = paddle.optimizer.SGD(parameters=net.parameters())
-    with profiler.Profiler(on_trace_ready=lambda p: None, record_shapes=True) as p:
-        for _ in range(3):
-            with profiler.RecordEvent("my_range"):
-                loss = net(paddle.randn([4, 6])).mean()
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            p.step()
-    return p
+    """One profiled run on the CPU (a GPU run adds a device lane the layout test counts)."""
+    prev = paddle.get_device()
+    paddle.set_device("cpu")
+    try:
+        net = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 2))
+        opt = paddle.optimizer.SGD(parameters=net.parameters())
+        with profiler.Profiler(on_trace_ready=lambda p: None, record_shapes=True) as p:
+            for _ in range(3):
+                with profiler.RecordEvent("my_range"):
+                    loss = net(paddle.randn([4, 6])).mean()
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+                p.step()
+        return p
+    finally:
+        paddle.set_device(prev)
 
 
 def _payload(html):
