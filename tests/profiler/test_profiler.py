@@ -281,7 +281,9 @@ def test_record_event_nesting_context_and_begin_end():
             pass
     res = p.profiler_result
     res.trees()
-    by = {e.name: e for e in res.events}
+    # host events only: on a GPU each op also has a Kernel event of the same name, which
+    # hangs in the device's tree
+    by = {e.name: e for e in res.events if e.type != "Kernel"}
     assert by["inner"].parent is by["outer"]
     assert by["innermost"].parent is by["inner"]
     assert by["multiply"].parent is by["innermost"]
