@@ -45,6 +45,14 @@ def _check_optimizer(optimizer, where):
                         f"{type(optimizer).__name__}")
 
 
+def _all_true(flags) -> bool:
+    """Whether every 0-d bool flag holds, reading each device's flags in one transfer."""
+    groups = {}
+    for f in flags:
+        groups.setdefault(backend.get_array_module(f), []).append(f)
+    return all(bool(xp.stack(fs).all()) for xp, fs in groups.items())
+
+
 class GradScaler:
     """Dynamic loss scaling (``paddle.amp.GradScaler``).
 
@@ -144,7 +152,7 @@ class GradScaler:
         if st is OptimizerState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         scale = float(backend.to_numpy(self._scale._data).reshape(-1)[0])
-        found = False
+        finite = []  # one 0-d flag per gradient, read together: one device sync per step
         for p in _params_of(optimizer):
             g = p._grad
             if p.stop_gradient or g is None:
@@ -162,9 +170,8 @@ class GradScaler:
                     inv = np.float32(1.0) / np.float32(scale) if scale else np.float32(np.inf)
                     a[...] = (a.astype(_F32) * inv).astype(a.dtype)
             g._ver.v += 1
-            if not found and not bool(xp.isfinite(a).all()):
-                found = True
-        self._found_inf = found
+            finite.append(xp.isfinite(a).all())
+        self._found_inf = not _all_true(finite)
         self._states[id(optimizer)] = OptimizerState.UNSCALED
 
     def step(self, optimizer):
