@@ -289,4 +289,5 @@ def test_spectral_norm_parity(make, kw, shape, train, pd):
         res.append([out.numpy(), layer.weight_u.numpy(), layer.weight_v.numpy()]
                    + [p.grad.numpy() for p in layer.parameters()])
     for a, b in zip(*res):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        # float32 gradients reach 1e5-1e6 here and cancel: the tolerance follows their scale
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b).max()))

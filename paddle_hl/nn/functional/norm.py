@@ -67,6 +67,20 @@ def _rsum(a, raxes):
     return a.sum(axis=raxes, keepdims=True)
 
 
+# rows at least this long take np.vecdot for a per-channel sum of products: one read pass of
+# both arrays and no product temporary, about 3x faster at 256 elements per row; shorter rows
+# are faster as a product and two sums
+_VECDOT_MIN = 64
+
+
+def _rdot(a, b, raxes, xp):
+    """``_rsum(a * b, raxes)`` for a ``[N, C, L]`` view reduced over N and L, without the
+    product's temporary; None when the plain form is the faster one."""
+    if xp is np and raxes == (0, 2) and a.ndim == 3 and a.shape[2] >= _VECDOT_MIN:
+        return np.vecdot(a, b).sum(axis=0)[None, :, None]
+    return None
+
+
 def _split(xp, fn, extent, nbytes):
     """``fn(lo, hi)`` over ``range(extent)``: split over the CPU thread pool on NumPy."""
     if xp is np:
@@ -106,8 +120,10 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
         mu = _rsum(xs, raxes)
         mu /= m
         xp.subtract(xs, mu, out=xcs)
-        xp.multiply(xcs, xcs, out=os)
-        va = _rsum(os, raxes)
+        va = _rdot(xcs, xcs, raxes, xp)
+        if va is None:
+            xp.multiply(xcs, xcs, out=os)
+            va = _rsum(os, raxes)
         va /= m
         inv = 1.0 / xp.sqrt(va + eps)
         sc = inv if wv is None else inv * wv[sl]
@@ -128,8 +144,12 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
             sl = pre + (slice(lo, hi),)
             gs, xcs = gv[sl], xc[sl]
             sgs = _rsum(gs, raxes)
-            t = gs * xcs
-            sgxs = _rsum(t, raxes)
+            sgxs = _rdot(gs, xcs, raxes, xp)
+            if sgxs is None:
+                t = gs * xcs
+                sgxs = _rsum(t, raxes)
+            else:
+                t = xp.empty_like(gs)
             k = scale[sl] / m
             inv = invstd[sl]
             xp.multiply(xcs, -(k * inv * inv * sgxs), out=t)
