@@ -1,0 +1,182 @@
+"""Compiled CPU kernels through numba, an optional extra (``pip install 'paddle_hl[numba]'``).
+
+NumPy runs a kernel as one pass over memory per operation; a normalisation layer's forward and
+backward take about a dozen such passes. With numba installed, the kernels here do the same
+work in two passes each, on all the process's cores, and the NumPy forms stay in use wherever
+numba is missing, switched off, or cannot run:
+
+- ``PADDLE_HL_NUMBA=0`` in the environment switches the compiled kernels off (checked once, at
+  the first kernel call); :func:`set_enabled` switches them at run time.
+- Threads: the kernels are compiled serial and release the GIL; large calls are split over
+  channel ranges on the CPU thread pool (``backend._threads``: sized from the process's CPU
+  affinity, fork-safe), small ones run inline. numba's own thread pools are not used: its
+  OpenMP layer keeps idle threads spinning after each kernel (halving the speed of the BLAS
+  threads that run next), and waking its work-queue threads for each of a network's many
+  small normalisations costs more than the kernels.
+- The first call of each kernel compiles it (about a second) and caches the machine code on
+  disk for later processes.
+
+Kernels take C-contiguous float32 or float64 arrays; results agree with the NumPy forms to
+rounding (sums are accumulated in float64 and in another order).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _threads
+
+__all__ = []
+
+_ENV = "PADDLE_HL_NUMBA"
+
+_state = {"enabled": None, "kernels": None, "error": None}
+
+
+def _env_enabled() -> bool:
+    v = os.environ.get(_ENV, "").strip().lower()
+    if v in ("", "1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{_ENV} must be 0 or 1, got {os.environ[_ENV]!r}")
+
+
+def set_enabled(flag: bool) -> None:
+    """Use the compiled kernels (when numba is installed) or the NumPy forms."""
+    _state["enabled"] = bool(flag)
+
+
+def enabled() -> bool:
+    """Whether the compiled kernels are in use: numba importable and not switched off."""
+    on = _state["enabled"]
+    if on is None:
+        on = _state["enabled"] = _env_enabled()
+    return on and _kernels() is not None
+
+
+def unavailable_reason():
+    """Why the compiled kernels are not in use, or None when they are."""
+    if enabled():
+        return None
+    if _state["error"] is not None:
+        return _state["error"]
+    return f"switched off ({_ENV}=0 or set_enabled(False))"
+
+
+def _kernels():
+    k = _state["kernels"]
+    if k is not None or _state["error"] is not None:
+        return k
+    try:
+        import numba
+    except ImportError as e:  # the extra is not installed
+        _state["error"] = f"numba is not installed ({e}); pip install 'paddle_hl[numba]'"
+        return None
+    _state["kernels"] = k = _compile(numba)
+    return k
+
+
+def _compile(numba):
+    # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
+    # made, so they propagate as in the NumPy forms
+    jit = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+
+    @jit
+    def bn_forward(x, w, b, eps, out, mean, var, invstd, lo, hi):
+        n_, _, l_ = x.shape
+        m = n_ * l_
+        for c in range(lo, hi):
+            s = 0.0
+            for n in range(n_):
+                for i in range(l_):
+                    s += x[n, c, i]
+            mu = s / m
+            ss = 0.0
+            for n in range(n_):
+                for i in range(l_):
+                    d = x[n, c, i] - mu
+                    ss += d * d
+            va = ss / m
+            inv = 1.0 / np.sqrt(va + eps)
+            sc = inv * w[c]
+            sh = b[c] - mu * sc
+            for n in range(n_):
+                for i in range(l_):
+                    out[n, c, i] = x[n, c, i] * sc + sh
+            mean[c] = mu
+            var[c] = va
+            invstd[c] = inv
+
+    @jit
+    def bn_backward(g, x, w, mean, invstd, dx, gw, gb, lo, hi):
+        n_, _, l_ = x.shape
+        m = n_ * l_
+        for c in range(lo, hi):
+            mu = mean[c]
+            sg = 0.0
+            sgx = 0.0
+            for n in range(n_):
+                for i in range(l_):
+                    gv = g[n, c, i]
+                    sg += gv
+                    sgx += gv * (x[n, c, i] - mu)
+            inv = invstd[c]
+            sc = inv * w[c]
+            k = sc / m
+            a = k * inv * inv * sgx
+            shift = k * sg - a * mu
+            for n in range(n_):
+                for i in range(l_):
+                    dx[n, c, i] = sc * g[n, c, i] - a * x[n, c, i] - shift
+            gw[c] = inv * sgx
+            gb[c] = sg
+
+    return {"bn_forward": bn_forward, "bn_backward": bn_backward}
+
+
+def _arr(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def batch_norm_train(x, w, b, eps):
+    """Batch statistics and normalised output of a contiguous ``[N, C, L]`` float array over
+    axes 0 and 2; ``w``/``b`` are per-channel arrays (or None for 1 and 0).
+
+    Returns ``(out, mean, var, invstd)``; mean, var and invstd have shape ``[C]``."""
+    k = _kernels()
+    dt = x.dtype
+    c = x.shape[1]
+    x = _arr(x, dt)
+    w = np.ones(c, dt) if w is None else _arr(w.reshape(-1), dt)
+    b = np.zeros(c, dt) if b is None else _arr(b.reshape(-1), dt)
+    out = np.empty_like(x)
+    mean, var, invstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
+    run, e = k["bn_forward"], dt.type(eps)
+
+    def part(lo, hi):  # whole arrays and a channel range: the kernel sees C-contiguous data
+        run(x, w, b, e, out, mean, var, invstd, lo, hi)
+
+    _threads.split(part, c, 2 * x.nbytes)
+    return out, mean, var, invstd
+
+
+def batch_norm_train_grad(g, x, w, mean, invstd):
+    """The gradients ``(dx, dw, db)`` of :func:`batch_norm_train` for upstream ``g``."""
+    k = _kernels()
+    dt = x.dtype
+    c = x.shape[1]
+    g = _arr(g, dt)
+    x = _arr(x, dt)
+    w = np.ones(c, dt) if w is None else _arr(w.reshape(-1), dt)
+    dx = np.empty_like(x)
+    gw, gb = np.empty(c, dt), np.empty(c, dt)
+    run = k["bn_backward"]
+
+    def part(lo, hi):
+        run(g, x, w, mean, invstd, dx, gw, gb, lo, hi)
+
+    _threads.split(part, c, 3 * x.nbytes)
+    return dx, gw, gb

@@ -1,0 +1,160 @@
+"""The numba extra: compiled normalisation kernels against the NumPy forms, the switch, and
+the fallback when numba is missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import paddle_hl as paddle
+from paddle_hl.backend import _jit
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.fixture
+def both():
+    """Run a function with the compiled kernels and with the NumPy forms; restore after."""
+    pytest.importorskip("numba")
+    before = _jit.enabled()
+
+    def run(fn):
+        out = []
+        for flag in (True, False):
+            _jit.set_enabled(flag)
+            assert _jit.enabled() is flag
+            out.append(fn())
+        return out
+
+    yield run
+    _jit.set_enabled(before)
+
+
+def _bn_step(shape, dtype, affine=True, fmt="NCHW", values=None):
+    x = values if values is not None else RNG.standard_normal(shape).astype(dtype) * 3 + 1
+    g = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    c = shape[1] if fmt.startswith("NC") else shape[-1]
+    layer = {2: paddle.nn.BatchNorm1D, 3: paddle.nn.BatchNorm1D, 4: paddle.nn.BatchNorm2D,
+             5: paddle.nn.BatchNorm3D}[len(shape)]
+
+    def run():
+        paddle.seed(1)
+        kw = {} if affine else {"weight_attr": False, "bias_attr": False}
+        if len(shape) == 4:
+            kw["data_format"] = fmt
+        bn = layer(c, **kw)
+        bn.to(dtype=dtype)
+        if affine:
+            bn.weight.set_value(np.linspace(0.5, 1.5, c).astype(dtype))
+            bn.bias.set_value(np.linspace(-1, 1, c).astype(dtype))
+        bn.train()
+        t = paddle.to_tensor(x, stop_gradient=False)
+        y = bn(t)
+        y.backward(paddle.to_tensor(g))
+        res = [y.numpy(), t.grad.numpy(), bn._mean.numpy(), bn._variance.numpy()]
+        if affine:
+            res += [bn.weight.grad.numpy(), bn.bias.grad.numpy()]
+        return res
+
+    return run
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 8, 8), (2, 5, 1, 1), (8, 16, 2, 2), (3, 4, 10),
+                                   (6, 7), (2, 3, 2, 3, 4)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_matches_the_numpy_form(both, shape, dtype):
+    jit, ref = both(_bn_step(shape, dtype))
+    tol = 2e-5 if dtype == "float32" else 1e-11
+    for a, b in zip(jit, ref):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_batch_norm_without_affine_and_channels_last(both):
+    for kw in ({"affine": False}, {"fmt": "NHWC"}):
+        jit, ref = both(_bn_step((4, 6, 5, 3), "float32", **kw))
+        for a, b in zip(jit, ref):
+            np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+def test_nan_and_inf_stay_in_their_channel(both):
+    x = RNG.standard_normal((4, 3, 5, 5)).astype("float32")
+    x[1, 0, 2, 2] = np.nan
+    x[2, 2, 0, 1] = np.inf
+    jit, ref = both(_bn_step(x.shape, "float32", values=x))
+    for a, b in zip(jit, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = np.isfinite(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=2e-5, atol=2e-5)
+    y = jit[0]
+    assert np.isnan(y[:, 0]).all() and np.isfinite(y[:, 1]).all()
+
+
+def test_large_calls_split_over_threads_agree(both):
+    """Above the thread pool's size threshold the channels are split across threads."""
+    from paddle_hl.backend import _threads
+
+    old = _threads.MIN_BYTES
+    _threads.MIN_BYTES = 0
+    try:
+        jit, ref = both(_bn_step((8, 12, 16, 16), "float32"))
+    finally:
+        _threads.MIN_BYTES = old
+    for a, b in zip(jit, ref):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+def test_two_threads_at_once(both):
+    pytest.importorskip("numba")
+    _jit.set_enabled(True)
+    x = RNG.standard_normal((8, 4, 6, 6)).astype("float32")
+    want, _ = _jit.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[:2]
+    errs = []
+
+    def work():
+        for _ in range(20):
+            out = _jit.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[0]
+            if not np.array_equal(out, want):
+                errs.append("different result")
+
+    ts = [threading.Thread(target=work) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errs
+
+
+def _child(code, **env):
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=e, timeout=120)
+
+
+def test_environment_switch_and_bad_value():
+    code = "from paddle_hl.backend import _jit; print(_jit.enabled(), _jit.unavailable_reason())"
+    r = _child(code, PADDLE_HL_NUMBA="0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("False switched off (PADDLE_HL_NUMBA=0")
+    r = _child(code, PADDLE_HL_NUMBA="maybe")
+    assert r.returncode != 0 and "PADDLE_HL_NUMBA must be 0 or 1, got 'maybe'" in r.stderr
+
+
+def test_without_numba_the_numpy_forms_run():
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import numpy as np, paddle_hl as paddle\n"
+            "from paddle_hl.backend import _jit\n"
+            "bn = paddle.nn.BatchNorm2D(3); bn.train()\n"
+            "y = bn(paddle.to_tensor(np.arange(48, dtype='float32').reshape(2, 3, 2, 4)))\n"
+            "print(_jit.enabled(), round(float(y.numpy().std()), 4))\n"
+            "print(_jit.unavailable_reason())")
+    r = _child(code, PADDLE_HL_NUMBA="1")
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.strip().splitlines()
+    assert first == "False 1.0"
+    assert "numba is not installed" in second and "paddle_hl[numba]" in second
