@@ -13,8 +13,9 @@ numba is missing, switched off, or cannot run:
   OpenMP layer keeps idle threads spinning after each kernel (halving the speed of the BLAS
   threads that run next), and waking its work-queue threads for each of a network's many
   small normalisations costs more than the kernels.
-- The first call of each kernel compiles it (about a second) and caches the machine code on
-  disk for later processes.
+- The first use compiles the kernels (about a second) and caches the machine code on disk
+  for later processes; where numba cannot build them, the NumPy forms run and
+  :func:`unavailable_reason` says why.
 
 Kernels take C-contiguous float32 or float64 arrays; results agree with the NumPy forms to
 rounding (sums are accumulated in float64 and in another order).
@@ -75,8 +76,23 @@ def _kernels():
     except ImportError as e:  # the extra is not installed
         _state["error"] = f"numba is not installed ({e}); pip install 'paddle_hl[numba]'"
         return None
-    _state["kernels"] = k = _compile(numba)
+    try:
+        k = _compile(numba)
+        _warm_up(k)  # compile (or load from the cache) now, where a failure can fall back
+    except Exception as e:  # a numba or LLVM that cannot build these kernels here
+        _state["error"] = f"numba could not compile the kernels ({type(e).__name__}: {e})"
+        return None
+    _state["kernels"] = k
     return k
+
+
+def _warm_up(k):
+    x = np.ones((2, 1, 3), np.float32)
+    c = np.ones(1, np.float32)
+    out, dx = np.empty_like(x), np.empty_like(x)
+    mean, var, inv, gw, gb = (np.empty(1, np.float32) for _ in range(5))
+    k["bn_forward"](x, c, c, np.float32(1e-5), out, mean, var, inv, 0, 1)
+    k["bn_backward"](x, x, c, mean, inv, dx, gw, gb, 0, 1)
 
 
 def _compile(numba):

@@ -158,3 +158,21 @@ def test_without_numba_the_numpy_forms_run():
     first, second = r.stdout.strip().splitlines()
     assert first == "False 1.0"
     assert "numba is not installed" in second and "paddle_hl[numba]" in second
+
+
+def test_a_kernel_that_fails_to_compile_falls_back():
+    pytest.importorskip("numba")
+    code = ("from paddle_hl.backend import _jit\n"
+            "def broken(numba):\n"
+            "    raise RuntimeError('no LLVM target here')\n"
+            "_jit._compile = broken\n"
+            "import numpy as np, paddle_hl as paddle\n"
+            "bn = paddle.nn.BatchNorm2D(2); bn.train()\n"
+            "y = bn(paddle.ones([2, 2, 3, 3]))\n"
+            "print(_jit.enabled(), float(y.numpy().sum()))\n"
+            "print(_jit.unavailable_reason())")
+    r = _child(code, PADDLE_HL_NUMBA="1")
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.strip().splitlines()
+    assert first == "False 0.0"
+    assert second == "numba could not compile the kernels (RuntimeError: no LLVM target here)"
