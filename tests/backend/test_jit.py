@@ -145,34 +145,34 @@ def test_environment_switch_and_bad_value():
     assert r.returncode != 0 and "PADDLE_HL_NUMBA must be 0 or 1, got 'maybe'" in r.stderr
 
 
-def test_without_numba_the_numpy_forms_run():
-    code = ("import sys; sys.modules['numba'] = None\n"
+def _fallback_run(setup, x):
+    """In a fresh interpreter: ``setup``, then a training-mode batch norm of ``x`` (source);
+    returns (enabled and the output's std, the reason the kernels are not in use)."""
+    code = (f"{setup}\n"
             "import numpy as np, paddle_hl as paddle\n"
             "from paddle_hl.backend import _jit\n"
             "bn = paddle.nn.BatchNorm2D(3); bn.train()\n"
-            "y = bn(paddle.to_tensor(np.arange(48, dtype='float32').reshape(2, 3, 2, 4)))\n"
+            f"y = bn(paddle.to_tensor({x}))\n"
             "print(_jit.enabled(), round(float(y.numpy().std()), 4))\n"
             "print(_jit.unavailable_reason())")
     r = _child(code, PADDLE_HL_NUMBA="1")
     assert r.returncode == 0, r.stderr
-    first, second = r.stdout.strip().splitlines()
+    return r.stdout.strip().splitlines()
+
+
+def test_without_numba_the_numpy_forms_run():
+    first, second = _fallback_run("import sys; sys.modules['numba'] = None",
+                                  "np.arange(48, dtype='float32').reshape(2, 3, 2, 4)")
     assert first == "False 1.0"
     assert "numba is not installed" in second and "paddle_hl[numba]" in second
 
 
 def test_a_kernel_that_fails_to_compile_falls_back():
     pytest.importorskip("numba")
-    code = ("from paddle_hl.backend import _jit\n"
-            "def broken(numba):\n"
-            "    raise RuntimeError('no LLVM target here')\n"
-            "_jit._compile = broken\n"
-            "import numpy as np, paddle_hl as paddle\n"
-            "bn = paddle.nn.BatchNorm2D(2); bn.train()\n"
-            "y = bn(paddle.ones([2, 2, 3, 3]))\n"
-            "print(_jit.enabled(), float(y.numpy().sum()))\n"
-            "print(_jit.unavailable_reason())")
-    r = _child(code, PADDLE_HL_NUMBA="1")
-    assert r.returncode == 0, r.stderr
-    first, second = r.stdout.strip().splitlines()
-    assert first == "False 0.0"
+    setup = ("from paddle_hl.backend import _jit\n"
+             "def broken(numba):\n"
+             "    raise RuntimeError('no LLVM target here')\n"
+             "_jit._compile = broken")
+    first, second = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
+    assert first == "False 1.0"
     assert second == "numba could not compile the kernels (RuntimeError: no LLVM target here)"
