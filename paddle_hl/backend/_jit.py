@@ -14,8 +14,9 @@ numba is missing, switched off, or cannot run:
   threads that run next), and waking its work-queue threads for each of a network's many
   small normalisations costs more than the kernels.
 - The first use compiles the kernels (about a second) and caches the machine code on disk
-  for later processes; where numba cannot build them, the NumPy forms run and
-  :func:`unavailable_reason` says why.
+  for later processes (each process compiles its own where no cache folder is writable);
+  where numba cannot build them, the NumPy forms run and :func:`unavailable_reason` says
+  why.
 
 Kernels take C-contiguous float32 or float64 arrays; results agree with the NumPy forms to
 rounding (sums are accumulated in float64 and in another order).
@@ -77,7 +78,12 @@ def _kernels():
         _state["error"] = f"numba is not installed ({e}); pip install 'paddle_hl[numba]'"
         return None
     try:
-        k = _compile(numba)
+        try:
+            k = _compile(numba)
+        except RuntimeError as e:
+            if "cannot cache" not in str(e):
+                raise
+            k = _compile(numba, cache=False)  # no writable cache folder: compile per process
         _warm_up(k)  # compile (or load from the cache) now, where a failure can fall back
     except Exception as e:  # a numba or LLVM that cannot build these kernels here
         _state["error"] = f"numba could not compile the kernels ({type(e).__name__}: {e})"
@@ -95,10 +101,10 @@ def _warm_up(k):
     k["bn_backward"](x, x, c, mean, inv, dx, gw, gb, 0, 1)
 
 
-def _compile(numba):
+def _compile(numba, cache=True):
     # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
     # made, so they propagate as in the NumPy forms
-    jit = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+    jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc", "contract"})
 
     @jit
     def bn_forward(x, w, b, eps, out, mean, var, invstd, lo, hi):

@@ -176,3 +176,17 @@ def test_a_kernel_that_fails_to_compile_falls_back():
     first, second = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
     assert first == "False 1.0"
     assert second == "numba could not compile the kernels (RuntimeError: no LLVM target here)"
+
+
+def test_no_writable_cache_folder_compiles_in_memory():
+    pytest.importorskip("numba")
+    setup = ("from paddle_hl.backend import _jit\n"
+             "real = _jit._compile\n"
+             "def picky(numba, cache=True):\n"
+             "    if cache:\n"
+             "        raise RuntimeError('cannot cache function: no locator available')\n"
+             "    return real(numba, cache=False)\n"
+             "_jit._compile = picky")
+    first, second = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
+    assert first == "True 1.0"
+    assert second == "None"
