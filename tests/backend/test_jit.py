@@ -167,26 +167,26 @@ def test_without_numba_the_numpy_forms_run():
     assert "numba is not installed" in second and "paddle_hl[numba]" in second
 
 
-def test_a_kernel_that_fails_to_compile_falls_back():
-    pytest.importorskip("numba")
-    setup = ("from paddle_hl.backend import _jit\n"
-             "def broken(numba):\n"
-             "    raise RuntimeError('no LLVM target here')\n"
-             "_jit._compile = broken")
-    first, second = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
-    assert first == "False 1.0"
-    assert second == "numba could not compile the kernels (RuntimeError: no LLVM target here)"
+_BROKEN = ("def replacement(numba, cache=True):\n"
+           "    raise RuntimeError('no LLVM target here')")
+_NO_CACHE_FOLDER = ("def replacement(numba, cache=True):\n"
+                    "    if cache:\n"
+                    "        raise RuntimeError('cannot cache function: no locator available')\n"
+                    "    return real(numba, cache=False)")
 
 
-def test_no_writable_cache_folder_compiles_in_memory():
+@pytest.mark.parametrize("replacement,first,second", [
+    # a numba that cannot build the kernels: the NumPy forms run, and the reason is kept
+    (_BROKEN, "False 1.0",
+     "numba could not compile the kernels (RuntimeError: no LLVM target here)"),
+    # no writable cache folder: the kernels compile in memory, in each process
+    (_NO_CACHE_FOLDER, "True 1.0", "None"),
+])
+def test_compile_failures(replacement, first, second):
     pytest.importorskip("numba")
     setup = ("from paddle_hl.backend import _jit\n"
              "real = _jit._compile\n"
-             "def picky(numba, cache=True):\n"
-             "    if cache:\n"
-             "        raise RuntimeError('cannot cache function: no locator available')\n"
-             "    return real(numba, cache=False)\n"
-             "_jit._compile = picky")
-    first, second = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
-    assert first == "True 1.0"
-    assert second == "None"
+             f"{replacement}\n"
+             "_jit._compile = replacement")
+    got = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
+    assert got == [first, second]
