@@ -45,14 +45,6 @@ def _check_optimizer(optimizer, where):
                         f"{type(optimizer).__name__}")
 
 
-def _all_true(flags) -> bool:
-    """Whether every 0-d bool flag holds, reading each device's flags in one transfer."""
-    groups = {}
-    for f in flags:
-        groups.setdefault(backend.get_array_module(f), []).append(f)
-    return all(bool(xp.stack(fs).all()) for xp, fs in groups.items())
-
-
 class GradScaler:
     """Dynamic loss scaling (``paddle.amp.GradScaler``).
 
@@ -171,7 +163,7 @@ class GradScaler:
                     a[...] = (a.astype(_F32) * inv).astype(a.dtype)
             g._ver.v += 1
             finite.append(xp.isfinite(a).all())
-        self._found_inf = not _all_true(finite)
+        self._found_inf = not all(bool(f) for f in backend.host_values(finite))
         self._states[id(optimizer)] = OptimizerState.UNSCALED
 
     def step(self, optimizer):

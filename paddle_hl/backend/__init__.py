@@ -18,6 +18,7 @@ code. Two backends exist, one module each, under identical names:
   (the GPU stages it through pinned memory, an asynchronous copy).
 - ``as_strided(a, shape, strides)``: a view with byte strides (read-only where the backend
   can say so).
+- ``view_of(a, b)``: whether ``a`` (the result of a view op on ``b``) shares ``b``'s storage.
 - ``scatter_add(size, index, values)``: a new 1-D vector with ``values`` summed at ``index``.
 - ``index_add(out, index, values)``: ``out[index] += values`` in place, repeats accumulating.
 - ``index_reduce(ufunc, out, index, values)``: the same for "add", "multiply", "maximum",
@@ -142,6 +143,31 @@ def to_numpy(arr) -> np.ndarray:
     if is_gpu_array(arr):
         return arr.get()
     return np.asarray(arr)
+
+
+def view_of(a, b) -> bool:
+    """Whether array ``a``, made from ``b`` by a view op, shares ``b``'s storage."""
+    if type(a) is np.ndarray:  # every view op passes here: no dispatch on the CPU
+        return a is b or a.base is not None
+    return for_array(a).view_of(a, b)
+
+
+def host_values(arrays) -> list:
+    """The host values of many small device arrays (0-d flags, per-tensor sums), in order,
+    with one transfer per device type instead of one synchronising read per array."""
+    out = [None] * len(arrays)
+    groups = {}
+    for i, a in enumerate(arrays):
+        groups.setdefault(get_array_module(a), []).append(i)
+    for xp, idx in groups.items():
+        if xp is np:
+            for i in idx:
+                out[i] = np.asarray(arrays[i])
+            continue
+        vals = to_numpy(xp.stack([xp.asarray(arrays[i]) for i in idx]))
+        for i, v in zip(idx, vals):
+            out[i] = v
+    return out
 
 
 def device_count() -> int:

@@ -62,6 +62,12 @@ def as_strided(a, shape, strides):
     return cupy.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
 
 
+def view_of(a, b):
+    """Whether ``a`` shares ``b``'s storage: the same array, or a pointer into the same
+    allocation (CuPy views made from a pointer, such as ``as_strided``'s, have no ``base``)."""
+    return a is b or a.data.mem is b.data.mem
+
+
 # dtypes CuPy's atomic scatters take; others (bfloat16, int8/16, uint8/16, bool) run in float32
 # or int64 and are cast back
 _ATOMIC = frozenset("int32 int64 float16 float32 float64 uint32 uint64".split())

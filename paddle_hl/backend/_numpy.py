@@ -86,6 +86,12 @@ def as_strided(a, shape, strides):
     return _np_as_strided(a, shape=shape, strides=strides, writeable=False)
 
 
+def view_of(a, b):
+    """Whether ``a`` may share ``b``'s storage: ``a`` is ``b`` or a view of some array (NumPy
+    keeps the array it views in ``base``)."""
+    return a is b or a.base is not None
+
+
 def scatter_add(size, index, values):
     """A length-``size`` vector with ``values`` summed at ``index`` (both 1-D).
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import place as _pl
 from ..framework import state
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor
+from ..tensor.creation import to_tensor
 
 __all__ = []
 
@@ -139,8 +139,8 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
         seen_types.add(t)
         hooks.append(layer.register_forward_post_hook(make_hook(fn, is_custom)))
     shape = [1 if d is None or d == -1 else int(d) for d in input_size]
-    x = _wrap(_pl.move(np.random.default_rng(0).standard_normal(shape).astype(np.float32),
-                       _pl.current_place()))  # on the current device, as Paddle's input
+    # on the current device, as Paddle's input
+    x = to_tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
     modes = [(layer, layer.training) for layer in net.sublayers(include_self=True)]
     try:
         with state.no_grad():

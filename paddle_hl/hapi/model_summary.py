@@ -8,10 +8,10 @@ import numbers
 import numpy as np
 
 from ..framework import dtype as _dt
-from ..framework import place as _pl
 from ..framework import state
-from ..framework.tensor import Tensor, _wrap
+from ..framework.tensor import Tensor
 from ..static import InputSpec
+from ..tensor.creation import to_tensor
 
 __all__ = []
 
@@ -66,7 +66,7 @@ def _inputs_from_size(input_size, dtypes):
         npd = _dt.to_np(dt or "float32")
         arr = np.ones(shape, dtype=npd) if npd.kind in "biu" else \
             np.random.default_rng(0).standard_normal(shape).astype(npd)
-        tensors.append(_wrap(_pl.move(arr, _pl.current_place())))  # where Paddle puts them
+        tensors.append(to_tensor(arr))  # on the current device, where Paddle puts them
         shapes.append(shape)
     return tensors, shapes
 

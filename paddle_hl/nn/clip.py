@@ -44,21 +44,6 @@ def _sum_squares(arr):
     return xp.vdot(a.ravel(), a.ravel()).real if a.size else xp.zeros((), a.dtype)
 
 
-def _host_values(scalars):
-    """The 0-d arrays' values as Python floats, in order: one transfer per device instead of
-    one device sync per value."""
-    out = [0.0] * len(scalars)
-    groups = {}
-    for i, v in enumerate(scalars):
-        groups.setdefault(backend.get_array_module(v), []).append(i)
-    for xp, idx in groups.items():
-        vals = backend.to_numpy(xp.stack([xp.asarray(scalars[i]).astype("float64")
-                                          for i in idx]))
-        for i, v in zip(idx, vals.tolist()):
-            out[i] = float(v)
-    return out
-
-
 def _needs_clip(p):
     return getattr(p, "need_clip", True) is not False
 
@@ -179,8 +164,8 @@ class ClipGradByGlobalNorm(ClipGradBase):
         if not sums:
             return None
         total = 0.0
-        for v in _host_values(sums):  # added in parameter order, in float64
-            total += v
+        for v in backend.host_values(sums):  # added in parameter order, in float64
+            total += float(v)
         return math.sqrt(total)
 
     def _dygraph_clip(self, params_grads):

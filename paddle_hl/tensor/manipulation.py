@@ -49,17 +49,9 @@ class OutOfRangeError(IndexError, ValueError):
 
 def _view_of(out: Tensor, x: Tensor) -> Tensor:
     """Mark ``out`` as a view of ``x``: writes through either bump the same version counter."""
-    a, b = out._data, x._data
-    if a is b or (a.base is not None if type(a) is np.ndarray else _same_allocation(a, b)):
+    if backend.view_of(out._data, x._data):
         out._ver = x._ver
     return out
-
-
-def _same_allocation(a, b) -> bool:
-    """Whether two GPU arrays lie in one allocation (CuPy views made from a pointer, such as
-    ``as_strided``'s, have no ``base``)."""
-    pa, pb = getattr(a, "data", None), getattr(b, "data", None)
-    return pa is not None and pb is not None and getattr(pa, "mem", 0) is getattr(pb, "mem", 1)
 
 
 def _add_at(a, idx, v):

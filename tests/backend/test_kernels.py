@@ -165,7 +165,8 @@ def test_depthwise_kernels(m):
 
 
 # ------------------------------------------------------------------ the backend interface
-INTERFACE = ("name", "xp", "ndarray", "to_numpy", "from_host", "as_strided", "scatter_add",
+INTERFACE = ("name", "xp", "ndarray", "to_numpy", "from_host", "as_strided", "view_of",
+             "scatter_add",
              "index_add", "index_reduce", "has_fused_updates", "fused_update", "depthwise_forward",
              "depthwise_input_grad", "depthwise_weight_grad",
              # devices, timing, DLPack, random numbers, sparse products
@@ -402,3 +403,16 @@ def test_cupy_index_add_widens_dtypes_without_atomics(dtype):
     backend.index_add(ag, cp.asarray(idx), cp.asarray(vals))
     assert ag.dtype == ref.dtype
     np.testing.assert_array_equal(cp.asnumpy(ag).astype(np.float32), ref.astype(np.float32))
+
+
+def test_host_values_keep_order_and_values():
+    vals = [np.float32(1.5), np.array(True), np.float64(2.25), np.array(7, dtype=np.int64)]
+    got = backend.host_values(vals)
+    assert [v.item() for v in got] == [1.5, True, 2.25, 7]
+    assert backend.host_values([]) == []
+
+
+def test_view_of_on_the_cpu():
+    a = np.arange(6.0)
+    assert backend.view_of(a, a) and backend.view_of(a.reshape(2, 3), a)
+    assert not backend.view_of(a.copy(), a)

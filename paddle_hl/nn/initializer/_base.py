@@ -7,9 +7,8 @@ import numbers
 
 import numpy as np
 
-from ... import backend
 from ...framework import place as _pl
-from ...framework.tensor import Tensor
+from ...framework.tensor import Tensor, writable
 
 __all__ = []
 
@@ -46,16 +45,10 @@ class Initializer:
 def _fill(param: Tensor, values) -> None:
     """Write ``values`` into ``param``'s storage (same device, cast to its dtype)."""
     arr = param._data
-    xp = backend.get_array_module(arr)
-    if backend.get_array_module(values) is not xp:
-        values = xp.asarray(backend.to_numpy(values)) if xp is not np else \
-            backend.to_numpy(values)
+    values = _pl.move(values, _pl.place_of(arr))
     if values.dtype != arr.dtype:
         values = values.astype(arr.dtype)
-    if arr.ndim == 0 or getattr(arr.flags, "writeable", True):  # CuPy arrays: always
-        arr[...] = values
-    else:  # a read-only array (e.g. a broadcast view): replace the storage instead
-        param._data = xp.array(values, copy=True)
+    writable(param)[...] = values  # a read-only buffer (a broadcast view) is replaced first
     param._ver.v += 1
 
 
