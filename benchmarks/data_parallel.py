@@ -83,12 +83,9 @@ def _time_steps(step, steps, barrier, on_start=None):
     barrier()
     if on_start is not None:
         on_start()
-    times, cpu = [], []
-    for _ in range(steps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        step()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+    from _timing import timed
+
+    times, cpu = timed(step, steps)
     _CPU_TIMES[:] = cpu
     return times
 

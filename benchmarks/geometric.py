@@ -27,7 +27,6 @@ import importlib.util
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -148,14 +147,11 @@ def sampling_case(lib, graph):
 
 def _time(fn, repeat, warmup=3):
     """(wall seconds, CPU seconds of this process) per run."""
+    from _timing import timed
+
     for _ in range(warmup):
         fn()
-    ts = []
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        ts.append((time.perf_counter() - t, time.process_time() - c))
-    return ts
+    return list(zip(*timed(fn, repeat)))
 
 
 def main(argv=None):

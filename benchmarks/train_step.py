@@ -33,7 +33,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -160,12 +159,9 @@ def _worker(lib, model, steps, threads, roofline=False):
         step = _paddle_like(paddle_hl, model)
     for _ in range(3):  # warm-up
         step()
-    times, cpu = [], []
-    for _ in range(steps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        step()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+    from _timing import timed
+
+    times, cpu = timed(step, steps)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     res = {"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
            "cpu_ms": statistics.median(cpu) * 1e3, "peak_mb": peak_mb}

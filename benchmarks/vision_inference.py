@@ -33,7 +33,6 @@ import os
 import statistics
 import subprocess
 import tempfile
-import time
 
 import numpy as np
 
@@ -214,12 +213,9 @@ def _worker(lib_name, name, data_path, out_path, threads):
 
     out = run().numpy()
     run()
-    wall, cpu = [], []
-    for _ in range(PASSES):
-        t0, c0 = time.perf_counter(), time.process_time()
-        run()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+    from _timing import timed
+
+    wall, cpu = timed(run, PASSES)
     np.save(out_path, out)
     print(json.dumps({"ms": statistics.median(wall) * 1e3,
                       "cpu_ms": statistics.median(cpu) * 1e3}))
