@@ -13,24 +13,27 @@ runs, so oversubscription shows.
 For paddle_hl on 2 processes it also prints where the step goes:
 
 - the gradient-communication time of a step, outside the math: packing what is not in the
-  buckets yet and starting their all-reduces (``pack``), and waiting at the end of backward
-  for the all-reduces still in flight (``wait``); their sum over the step time is the
-  communication share. The time the engine's hook spends summing each final gradient straight
-  into its bucket, divided by the number of ranks, is printed apart: it replaces the
-  accumulation into ``.grad`` that one process does too;
-- the buckets (MB) and the time one in-place all-reduce of each size takes alone on these 2
-  processes (``alone``): their sum over the step time is the all-reduce share, the cost the
-  data movement itself puts on each step;
-- how many buckets had already finished when backward ended (the overlap).
+  buckets yet and starting their averaging (``pack``), the polls from the backward pass's hook,
+  which average every bucket all ranks have packed (``polls``), and waiting at the end of
+  backward for the rest (``wait``); their sum over the step time is the communication share.
+  The time the engine's hook spends summing each final gradient straight into its bucket is
+  printed apart: it replaces the accumulation into ``.grad`` that one process does too;
+- the buckets (MB) and the time averaging each takes alone on these 2 processes (``alone``):
+  with the buckets in shared memory (the default on one machine), this rank's slice averaged
+  over both ranks' buffers; with ``PADDLE_HL_DP_SHM=0``, an in-place MPI all-reduce. Their sum
+  over the step time is the averaging share, the cost the data movement itself puts on each
+  step;
+- how many buckets had already been averaged (or all-reduced) when backward ended (the
+  overlap).
 
 A baseline of 2 paddle_hl processes training apart (no communication) shows what the machine
 allows 2 processes at all: memory-bandwidth contention, or 2 vCPUs that are one physical core,
 or other load (the load average is printed), already keep it under 2x.
 
-No thread is involved in the overlap: each bucket's non-blocking all-reduce starts from the
-backward pass's hook, MPI moves it while the rank polls (every finished gradient polls the
-buckets in flight) and the end of backward waits for the rest, so compute and communication
-never compete for the GIL.
+No thread is involved in the overlap: each bucket is averaged from the backward pass's hook as
+soon as every rank has packed it (or, through MPI, its non-blocking all-reduce moves while the
+rank polls), and the end of backward waits for the rest, so compute and communication never
+compete for the GIL.
 
 Run: python benchmarks/data_parallel.py [--steps 8] [--repeats 3] [--libs paddle_hl,torch]
 """
@@ -101,28 +104,33 @@ def _worker_paddle_hl(steps):
     rank, world = dist.get_rank(), dist.get_world_size()
     cpu = _pin(rank)
     dist.init_parallel_env()
-    t = {"absorb": 0.0, "pack": 0.0, "wait": 0.0, "finished": 0, "ends": 0}
+    t = {"absorb": 0.0, "pack": 0.0, "poll": 0.0, "wait": 0.0, "finished": 0, "ends": 0}
 
     def timed(name, orig):
+        # the time of ``orig`` less the packing it started (which counts as "pack")
         def call(self, *a):
-            t0 = time.perf_counter()
+            t0, packed = time.perf_counter(), t["pack"]
             try:
                 return orig(self, *a)
             finally:
-                t[name] += time.perf_counter() - t0
+                t[name] += time.perf_counter() - t0 - (t["pack"] - packed)
         return call
 
     orig_done = parallel._Reducer.done
 
     def done(self):
-        # how many buckets finished while backward ran (tested before the end waits)
-        t["finished"] += sum(bool(_comm._test(req, "bench", self.group))
-                             for req, _ in self.inflight.values())
+        # how many buckets finished while backward ran (tested before the end waits; a
+        # bucket in shared memory counts once this rank has averaged its slice)
+        t["finished"] += sum(
+            (b in self.shm.reduced) if self.shared[b]
+            else bool(_comm._test(req, "bench", self.group))
+            for b, (req, _) in self.inflight.items())
         t["ends"] += 1
         return orig_done(self)
 
     parallel._Reducer.absorb = timed("absorb", parallel._Reducer.absorb)
     parallel._Reducer._launch = timed("pack", parallel._Reducer._launch)
+    parallel._Reducer.ready = timed("poll", parallel._Reducer.ready)
     parallel._Reducer.done = timed("wait", done)
     paddle.seed(0)
     net = paddle.vision.models.resnet18(num_classes=10)
@@ -141,7 +149,7 @@ def _worker_paddle_hl(steps):
         opt.clear_grad()
 
     def reset():
-        t.update(absorb=0.0, pack=0.0, wait=0.0, finished=0, ends=0)
+        t.update(absorb=0.0, pack=0.0, poll=0.0, wait=0.0, finished=0, ends=0)
 
     times = _time_steps(step, steps, dist.barrier if world > 1 else lambda: None,
                         on_start=reset)
@@ -150,24 +158,33 @@ def _worker_paddle_hl(steps):
     reducer = getattr(model, "_reducer", None)
     if reducer is not None:
         out.update(absorb_s=t["absorb"] / steps, pack_s=t["pack"] / steps,
-                   wait_s=t["wait"] / steps,
-                   comm_s=(t["pack"] + t["wait"]) / steps,
+                   poll_s=t["poll"] / steps, wait_s=t["wait"] / steps,
+                   comm_s=(t["pack"] + t["poll"] + t["wait"]) / steps,
                    finished=t["finished"] / max(t["ends"], 1))
-        # each bucket's in-place all-reduce alone, on a float32 buffer of its size
+        # each bucket's averaging alone, on a float32 buffer of its size: in shared memory,
+        # this rank's slice averaged over both ranks' buffers (then a barrier); otherwise an
+        # in-place MPI all-reduce
+        from paddle_hl.distributed import _shm
+
         MPI, comm = _comm.mpi(), reducer.group.comm
         sizes, alone = [], []
-        for b in reducer.buckets:
+        for bi, b in enumerate(reducer.buckets):
             n = sum(int(np.prod(reducer.params[i].shape)) for i in b)
             buf = np.ones(n, np.float32)
             runs = []
             for _ in range(5):
                 comm.Barrier()
                 t0 = time.perf_counter()
-                comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+                if reducer.shared[bi]:
+                    parts = reducer.shm.views[bi][0]
+                    _shm.average_into(parts, n * rank // world, n * (rank + 1) // world)
+                    comm.Barrier()
+                else:
+                    comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
                 runs.append(time.perf_counter() - t0)
             sizes.append(buf.nbytes / 2**20)
             alone.append(statistics.median(runs))
-        out.update(bucket_mb=sizes, bucket_alone_s=alone)
+        out.update(bucket_mb=sizes, bucket_alone_s=alone, shared=bool(reducer.shm))
     if rank == 0:
         print(json.dumps(out), flush=True)
 
@@ -297,15 +314,18 @@ def main(argv=None):
         step = med("step_s")
         alone = [statistics.median(r["bucket_alone_s"][b] for r in runs)
                  for b in range(len(runs[0]["bucket_alone_s"]))]
-        print(f"paddle_hl, 2 processes, per step (medians): step {step * 1e3:.1f} ms; "
+        how = ("buckets in shared memory" if runs[0].get("shared")
+               else "buckets all-reduced by MPI")
+        print(f"paddle_hl, 2 processes, {how}, per step (medians): step {step * 1e3:.1f} ms; "
               f"gradient communication outside the math {med('comm_s') * 1e3:.1f} ms "
-              f"(pack and start {med('pack_s') * 1e3:.1f} ms, wait at the end of backward and "
+              f"(pack and start {med('pack_s') * 1e3:.1f} ms, polls and averaging during "
+              f"backward {med('poll_s') * 1e3:.1f} ms, wait at the end of backward and "
               f"average {med('wait_s') * 1e3:.1f} ms); gradients summed straight into the "
-              f"buckets and divided {med('absorb_s') * 1e3:.1f} ms (in place of the engine's "
+              f"buckets {med('absorb_s') * 1e3:.1f} ms (in place of the engine's "
               "own accumulation)")
-        print(f"  buckets {', '.join(f'{mb:.2f}' for mb in runs[0]['bucket_mb'])} MB; one "
-              f"all-reduce of each alone: {', '.join(f'{a * 1e3:.2f}' for a in alone)} ms, "
-              f"{sum(alone) * 1e3:.1f} ms in all = all-reduce share "
+        print(f"  buckets {', '.join(f'{mb:.2f}' for mb in runs[0]['bucket_mb'])} MB; "
+              f"averaging each alone: {', '.join(f'{a * 1e3:.2f}' for a in alone)} ms, "
+              f"{sum(alone) * 1e3:.1f} ms in all = averaging share "
               f"{100 * sum(alone) / step:.1f}% of the step; buckets finished before backward "
               f"ended: {med('finished'):.1f} of {len(alone)}")
     # CPU time is stretched less than wall time by other processes' load: the CPU time of a

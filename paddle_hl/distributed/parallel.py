@@ -11,7 +11,7 @@ from .. import backend
 from ..framework import state
 from ..framework.tensor import is_lazy_zero, writable
 from ..nn.layer.layers import Layer
-from . import _comm, _nccl
+from . import _comm, _nccl, _shm
 from . import collective as _coll
 from .collective import ParallelEnv  # noqa: F401  (paddle.distributed.parallel.ParallelEnv)
 
@@ -53,9 +53,13 @@ class _Reducer:
     Buckets of GPU parameters stay on the GPU: they are summed by NCCL on a stream of their
     own, which waits for the kernels that computed the gradients and which the current stream
     waits for at the end of the pass, so nothing goes through the host. Without NCCL they go
-    through host memory and MPI. Buckets of CPU parameters are summed by MPI's non-blocking
-    all-reduce, in place on the flat float buffer; MPI advances it while this process is in an
-    MPI call, so every finished gradient also polls the buckets in flight.
+    through host memory and MPI. Buckets of CPU parameters live in memory shared by the ranks
+    when the whole group runs on one machine (see ``_shm``): each rank averages its slice of
+    every rank's bucket as soon as all have packed it, and the division by the number of ranks
+    happens there instead of while packing. Across machines they are summed by MPI's
+    non-blocking all-reduce, in place on the flat float buffer; MPI advances it while this
+    process is in an MPI call. Either way, every finished gradient also polls the buckets in
+    flight.
     """
 
     def __init__(self, params, group, bucket_mb, last_bucket_mb):
@@ -100,13 +104,22 @@ class _Reducer:
                 self.offsets[i] = (off, n)
                 off += n
             self.sizes.append(off)
-        # a float bucket is divided by the number of ranks while it is packed, so the sum is
-        # the average: no pass of its own over the gradients (MPI's float16 / bfloat16 sums
-        # go through float64 and are divided after, as before)
+        # CPU buckets in shared memory when the group is on one machine (None otherwise)
+        cpu = [not self.on_gpu[b] and isinstance(params[idx[0]]._data, np.ndarray)
+               for b, idx in enumerate(self.buckets)]
+        self.shm = _shm.SharedBuckets.create(group, [
+            (self.sizes[b] if cpu[b] else 0, params[idx[0]]._data.dtype)
+            for b, idx in enumerate(self.buckets)]) if any(cpu) else None
+        self.shared = [self.shm is not None and c for c in cpu]
+        # a float bucket summed by MPI or NCCL is divided by the number of ranks while it is
+        # packed, so the sum is the average: no pass of its own over the gradients (MPI's
+        # float16 / bfloat16 sums go through float64 and are divided after, as before); a
+        # shared bucket is divided as it is averaged
         self.scale = []
         for b, idx in enumerate(self.buckets):
             dtype = params[idx[0]]._data.dtype
-            pre = dtype.kind == "f" and (self.on_gpu[b] or dtype.char in "fd")
+            pre = (dtype.kind == "f" and (self.on_gpu[b] or dtype.char in "fd")
+                   and not self.shared[b])
             self.scale.append(dtype.type(1.0 / group.nranks) if pre else None)
         self._reset()
 
@@ -114,10 +127,14 @@ class _Reducer:
         return self.scale[b] is not None
 
     def _buffer(self, b):
+        if self.shared[b]:
+            return self.shm.next_buffer(b)
         xp = _xp(self.on_gpu[b])
         return xp.empty(self.sizes[b], dtype=self.params[self.buckets[b][0]]._data.dtype)
 
     def _reset(self):
+        if self.shm is not None:
+            self.shm.abandon()
         self.waiting = [len(b) for b in self.buckets]
         self.inflight = {}  # bucket -> (MPI request or NCCL event, buffer)
         self.filling = {}  # bucket -> (this pass's buffer, parameter indices already in it)
@@ -135,7 +152,7 @@ class _Reducer:
         b = self.bucket_of[i]
         fill = self.filling.get(b)
         if fill is None:
-            if not self._prescaled(b):
+            if not (self._prescaled(b) or self.shared[b]):
                 return False
             fill = self.filling[b] = (self._buffer(b), set())
         buf, absorbed = fill
@@ -145,17 +162,22 @@ class _Reducer:
         if not isinstance(g, xp.ndarray):
             return False
         cur = leaf._grad
+        scale = self.scale[b]
+        if cur is not None and (not isinstance(cur._data, xp.ndarray)
+                                or cur._data.shape != part.shape):
+            return False
+        if cur is None or is_lazy_zero(cur._data):  # none yet, or cleared: the sum is g
+            if scale is None:
+                xp.copyto(part, g)
+            else:
+                xp.multiply(g, scale, out=part)
+        else:
+            xp.add(cur._data, g, out=part)
+            if scale is not None:
+                part *= scale  # the parameter's slice, still in cache
         if cur is None:
-            xp.multiply(g, self.scale[b], out=part)
             leaf._grad = _wrap_grad(part)
         else:
-            if not isinstance(cur._data, xp.ndarray) or cur._data.shape != part.shape:
-                return False
-            if is_lazy_zero(cur._data):  # cleared: the sum is g
-                xp.multiply(g, self.scale[b], out=part)
-            else:
-                xp.add(cur._data, g, out=part)
-                part *= self.scale[b]  # the parameter's slice, still in cache
             cur._data = part
         absorbed.add(i)
         return True
@@ -170,8 +192,13 @@ class _Reducer:
         if self.waiting[b] == 0:
             self._launch(b)
             self.early += 1
+        polled = False
         for c, (req, _) in self.inflight.items():
-            if not self.on_gpu[c]:
+            if self.shared[c]:
+                if not polled:
+                    self.shm.progress()  # average what every rank has packed
+                    polled = True
+            elif not self.on_gpu[c]:
                 _comm._test(req, "DataParallel gradient all_reduce", self.group)  # progress
 
     def done(self):
@@ -180,11 +207,15 @@ class _Reducer:
                 if b not in self.inflight:
                     self._launch(b)
             for b, (req, buf) in self.inflight.items():
-                if self.on_gpu[b]:
+                if self.shared[b]:
+                    buf = self.shm.finish(b)
+                elif self.on_gpu[b]:
                     self.nccl.finish_sum(req)
                 else:
                     _comm.wait(req, "DataParallel gradient all_reduce", self.group)
                 self._unpack(b, buf)
+            if self.shm is not None:
+                self.shm.end_pass()
         finally:
             self._reset()
 
@@ -196,7 +227,7 @@ class _Reducer:
         scale = self.scale[b]
         fill = self.filling.pop(b, None)
         views = self.views.get(b)
-        if fill is None and views is not None and all(
+        if fill is None and views is not None and not self.shared[b] and all(
                 self.params[i]._grad is not None and self.params[i]._grad._data is v()
                 for i, v in zip(idx, views[1])):
             # the gradients still are the views of the last pass's buffer (accumulated in
@@ -222,10 +253,13 @@ class _Reducer:
                 xp.multiply(g.reshape(-1), scale, out=part)
             else:
                 part[...] = g.reshape(-1)
-        self._start(b, buf if gpu else _comm.reducible(buf))
+        self._start(b, buf if gpu or self.shared[b] else _comm.reducible(buf))
 
     def _start(self, b, buf):
-        if self.on_gpu[b]:
+        if self.shared[b]:
+            self.shm.post(b)
+            self.inflight[b] = (None, buf)
+        elif self.on_gpu[b]:
             self.inflight[b] = (self.nccl.start_sum(buf), buf)
         else:
             MPI = _comm.mpi()
@@ -237,7 +271,7 @@ class _Reducer:
         # the bucket buffer is this pass's own (a new one per pass): the gradients of
         # parameters on its device become views of it, instead of copies of the averages
         # (saves a pass over every gradient byte per step)
-        if not self._prescaled(b):
+        if not (self._prescaled(b) or self.shared[b]):
             if buf.dtype.kind == "f":
                 buf *= buf.dtype.type(1.0 / self.group.nranks)
             else:

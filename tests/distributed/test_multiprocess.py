@@ -62,18 +62,34 @@ def test_collectives_three_ranks_under_mpiexec():
     _ok(res, 3)
 
 
-@pytest.mark.parametrize("n,opt", [(2, "sgd"), (3, "adam")])
-def test_data_parallel_matches_one_process(n, opt):
-    res = _launch(n, "data_parallel.py", opt)
+@pytest.mark.parametrize("n,opt,shm", [(2, "sgd", "1"), (3, "adam", "1"), (2, "sgd", "0"),
+                                       (3, "adam", "0")])
+def test_data_parallel_matches_one_process(n, opt, shm):
+    # shm=1: the ranks average their buckets in shared memory; 0: MPI's all-reduce
+    before = _dp_files()
+    res = _launch(n, "data_parallel.py", opt, PADDLE_HL_DP_SHM=shm)
     _ok(res, n)
     assert "sent during backward" in res.stdout
+    assert f"shared={shm == '1'}" in res.stdout
+    assert _dp_files() == before  # the shared file is removed once mapped
+
+
+def _dp_files():
+    folder = pathlib.Path("/dev/shm")
+    return set(folder.glob("paddle_hl_dp_*")) if folder.is_dir() else set()
+
+
+def test_shared_buckets_fall_back_to_mpi():
+    _ok(_launch(2, "shm_fallback.py"), 2)
 
 
 def test_killed_rank_ends_the_job_naming_it():
+    before = _dp_files()
     res = _launch(3, "faults.py", "kill")
     assert res.returncode == 1
     assert "rank 1 (pid" in res.stderr and "died without an error of its own" in res.stderr
     assert "finished" not in res.stdout
+    assert _dp_files() == before  # no shared bucket memory left behind
 
 
 def test_raising_rank_ends_the_job_naming_it():

@@ -2,6 +2,7 @@
 training on the concatenated batches (checked on every rank against a local replay)."""
 
 import copy
+import os
 import sys
 
 import numpy as np
@@ -43,6 +44,10 @@ dist.all_gather(w0, net.a.weight)
 for w in w0:
     np.testing.assert_array_equal(w.numpy(), w0[0].numpy())
 reference.set_state_dict(net.state_dict())
+# the buckets live in memory shared by the ranks unless PADDLE_HL_DP_SHM=0 (MPI's all-reduce)
+shared = os.environ.get("PADDLE_HL_DP_SHM", "1") != "0"
+assert (model._reducer.shm is not None) == shared, model._reducer.shm
+assert all(model._reducer.shared) == shared
 opt = make_opt(model.parameters())
 absorbed = []  # what the reducer's engine hook answered: True when it took the gradient
 reducer_absorb = model._reducer.absorb
@@ -92,8 +97,9 @@ for (name, p), q in zip(net.named_parameters(), reference.parameters()):
         continue  # BatchNorm's running statistics: the replay runs it n times per step
     np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6,
                                err_msg=f"{name} rank {rank}")
-# float16 parameters (summed through float64): a second backward without clearing adds to the
-# averaged gradients, and the sum of both passes is averaged again
+# float16 parameters (summed in float32 in shared memory, through float64 by MPI): a second
+# backward without clearing adds to the averaged gradients, and the sum of both passes is
+# averaged again
 net16 = paddle.nn.Linear(4, 2)
 net16.to(dtype="float16")
 m16 = paddle.DataParallel(net16)
@@ -107,5 +113,12 @@ np.testing.assert_allclose(net16.weight.grad.numpy().astype("float64"),
 assert any(absorbed)  # final gradients went straight into the buckets
 assert len(model._reducer.buckets) >= 3, model._reducer.buckets
 assert model._reducer.early > 0  # some buckets went out before the backward pass ended
+# a gradient handed out by one pass is not overwritten by the next (the buckets' two slots)
+kept = net.b.weight.grad.numpy().copy()
+held = net.b.weight.grad
+opt.clear_grad(set_to_zero=False)
+loss_fn(model(paddle.to_tensor(x[mine] * 2)), paddle.to_tensor(y[mine])).backward()
+np.testing.assert_array_equal(held.numpy(), kept)
+assert not np.array_equal(net.b.weight.grad.numpy(), kept)
 print(f"OK rank {rank} of {n} ({opt_name}, {len(model._reducer.buckets)} buckets, "
-      f"{model._reducer.early} sent during backward)", flush=True)
+      f"{model._reducer.early} sent during backward, shared={shared})", flush=True)
