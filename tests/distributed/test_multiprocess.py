@@ -185,3 +185,28 @@ def test_spawn_failure_names_the_rank():
         "    print('CAUGHT', type(e).__name__, e)\n")
     assert "ValueError: rank one refuses" in res.stdout + res.stderr
     assert "CAUGHT JobError" in res.stdout and "rank 1 (pid" in res.stdout
+
+
+def test_sweep_removes_only_unmapped_new_segments(tmp_path):
+    import mmap
+    import time
+
+    from paddle_hl.distributed.launch._job import sweep_shm
+
+    since = time.time()
+    paths = {k: tmp_path / f"mpich_shm_{k}" for k in ("old", "mapped", "left")}
+    for p in paths.values():
+        p.write_bytes(b"\0" * 4096)
+    os.utime(paths["old"], (since - 100, since - 100))  # before the job: not its own
+    other = tmp_path / "other_file"
+    other.write_bytes(b"x")
+    with open(paths["mapped"], "r+b") as f:
+        live = mmap.mmap(f.fileno(), 4096)  # a live job's segment: mapped by its ranks
+    try:
+        removed = sweep_shm(since, folder=str(tmp_path))
+    finally:
+        live.close()
+    assert removed == [str(paths["left"])]
+    assert paths["old"].exists() and paths["mapped"].exists() and other.exists()
+    assert not paths["left"].exists()
+    assert sweep_shm(since, folder=str(tmp_path / "missing")) == []

@@ -131,6 +131,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         JobError: a rank failed (the message names the rank and how it ended).
     """
     cmd = [find_mpiexec(), "-n", str(nprocs)]
+    started = time.time()
     monitor = None
     env = dict(env)
     # the ranks write line-buffered (see _worker.main); unbuffered output would split lines
@@ -202,8 +203,67 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         raise JobError(_describe(code, "".join(report), nprocs, None, [], {}))
     if code == 0 and not monitor.ended_badly():
         return 0
+    sweep_shm(started)
     raise JobError(_describe(code, "".join(report), nprocs, monitor.failure, monitor.lost,
                              stuck))
+
+
+def sweep_shm(since, folder="/dev/shm", prefix="mpich_shm_"):
+    """Remove the shared-memory files MPI left behind when a job on this machine was stopped.
+
+    MPICH names each segment only until every rank of the job has called ``MPI_Finalize``; a
+    rank that is killed never does, so the files (their memory included: ``/dev/shm`` is RAM)
+    would stay until reboot. A file is removed only when it is this user's, was made since
+    ``since`` (the job's start), and no running process maps it: a segment of another live job
+    is always mapped by its ranks. Returns the paths removed."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return []
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    fresh = []
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_uid == uid and st.st_mtime >= since - 1.0:
+            fresh.append(path)
+    if not fresh:
+        return []
+    mapped = _mapped_files(prefix)
+    if mapped is None:
+        return []  # cannot tell which files are in use: leave them all
+    removed = []
+    for path in fresh:
+        if os.path.realpath(path) in mapped:
+            continue
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def _mapped_files(prefix):
+    """The paths containing ``prefix`` that some process maps (None without ``/proc``)."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    mapped = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if prefix in line:
+                        path = line.split(None, 5)[-1].strip()
+                        mapped.add(path.removesuffix(" (deleted)"))
+        except OSError:
+            continue  # ended meanwhile, or another user's (it cannot map this user's files)
+    return mapped
 
 
 def _stop(proc):
