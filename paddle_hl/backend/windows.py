@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from . import _threads, for_array, get_array_module
+from . import _jit, _threads, for_array, get_array_module
 
 __all__ = []
 
@@ -430,6 +430,13 @@ def _arg_dtype(ksize):
     return np.int8 if n <= 127 else (np.int16 if n <= 32767 else np.int32)
 
 
+def _jit_pool(a, ksize):
+    """Whether a 2-D max pool's gradient runs as the compiled kernel: a NumPy float array and
+    numba in use (see ``backend._jit``)."""
+    return (len(ksize) == 2 and type(a) is np.ndarray and a.dtype.char in "fd"
+            and _jit.enabled())
+
+
 def max_pool(xpad, ksize, stride, out_size, want_arg=True):
     """Max over windows (no dilation) of a padded ``[N, C, *Sp]`` array.
 
@@ -464,6 +471,8 @@ def max_pool(xpad, ksize, stride, out_size, want_arg=True):
 
 def max_pool_grad(g, arg, padded_shape, ksize, stride):
     """Route each output gradient to the input pixel its window's maximum came from."""
+    if _jit_pool(g, ksize):
+        return _jit.max_pool2d_grad(g, arg, padded_shape, ksize, stride)
     mod = get_array_module(g)
     out_size = g.shape[2:]
     one = (1,) * len(ksize)

@@ -1,5 +1,5 @@
-"""The numba extra: compiled normalisation kernels against the NumPy forms, the switch, and
-the fallback when numba is missing."""
+"""The numba extra: compiled normalisation and max-pool gradient kernels against the NumPy
+forms, the switch, and the fallback when numba is missing."""
 
 from __future__ import annotations
 
@@ -93,6 +93,45 @@ def test_nan_and_inf_stay_in_their_channel(both):
         np.testing.assert_allclose(a[ok], b[ok], rtol=2e-5, atol=2e-5)
     y = jit[0]
     assert np.isnan(y[:, 0]).all() and np.isfinite(y[:, 1]).all()
+
+
+@pytest.mark.parametrize("shape,kernel,stride,padding,fmt", [
+    ((4, 3, 9, 9), 3, 2, 1, "NCHW"),  # overlapping windows: gradients of ties add up
+    ((2, 5, 8, 8), 2, 2, 0, "NCHW"),  # disjoint windows
+    ((3, 2, 7, 10), (2, 3), (1, 2), (1, 0), "NCHW"),
+    ((2, 6, 6, 4), 3, 2, 1, "NHWC"),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_gradient_matches_the_numpy_form(both, shape, kernel, stride, padding, fmt,
+                                                  dtype):
+    # few distinct values: many ties, so the first-maximum rule and the sums both count
+    x = np.round(RNG.standard_normal(shape) * 2).astype(dtype)
+
+    def run():
+        t = paddle.to_tensor(x, stop_gradient=False)
+        y = paddle.nn.functional.max_pool2d(t, kernel, stride, padding, data_format=fmt)
+        g = np.random.default_rng(7).standard_normal(y.shape).astype(dtype)
+        y.backward(paddle.to_tensor(g))
+        return y.numpy(), t.grad.numpy()
+
+    (yj, gj), (yr, gr) = both(run)
+    np.testing.assert_array_equal(yj, yr)
+    assert gj.dtype == gr.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(gj, gr, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum(both):
+    x = np.array([[[[1.0, 3.0, 3.0], [3.0, 0.0, 2.0], [np.nan, 1.0, 0.0]]]], "float32")
+
+    def run():
+        t = paddle.to_tensor(x, stop_gradient=False)
+        paddle.nn.functional.max_pool2d(t, 2, 1).sum().backward()
+        return t.grad.numpy()
+
+    jit, ref = both(run)
+    np.testing.assert_array_equal(jit, ref)
+    # a window holding a NaN keeps the offset of the maximum seen before it
+    np.testing.assert_array_equal(jit[0, 0], [[0, 2, 0], [1, 0, 1], [0, 0, 0]])
 
 
 def test_large_calls_split_over_threads_agree(both):
