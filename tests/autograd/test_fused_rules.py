@@ -41,6 +41,8 @@ FUSED = {
         "window scatter-add whose backward is the window gather",
     "paddle_hl.nn.functional.norm._norm_k":
         "one-pass statistics and normalization with the closed-form batch/layer-norm backward",
+    "paddle_hl.nn.functional.norm._norm_act_k":
+        "batch norm and ReLU/ReLU6 in the compiled kernels' two passes each way",
     "paddle_hl.nn.functional.norm._affine_k":
         "normalization with given running statistics, scale and shift in one pass",
     "paddle_hl.nn.functional.norm._identity_k":

@@ -229,3 +229,158 @@ def test_compile_failures(replacement, first, second):
              "_jit._compile = replacement")
     got = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
     assert got == [first, second]
+
+
+# ------------------------------------------------------- batch norm + activation in one op
+def _norm_act_step(shape, dtype, act, layered=True, values=None, hook=False):
+    """A training-mode BatchNorm followed by ReLU/ReLU6: through ``norm_act`` (fused where
+    the kernels are in use) or by calling the two layers; returns output, gradients and the
+    running statistics."""
+    from paddle_hl.nn.layer.norm import norm_act
+
+    x = values if values is not None else RNG.standard_normal(shape).astype(dtype) * 4 + 1
+    g = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    c = shape[1]
+
+    def run(layered=layered):
+        paddle.seed(1)
+        bn = (paddle.nn.BatchNorm1D if len(shape) < 4 else paddle.nn.BatchNorm2D)(c)
+        bn.to(dtype=dtype)
+        bn.weight.set_value(np.linspace(0.5, 1.5, c).astype(dtype))
+        bn.bias.set_value(np.linspace(-1, 5, c).astype(dtype))
+        a = paddle.nn.ReLU() if act == "relu" else paddle.nn.ReLU6()
+        seen = []
+        if hook:
+            bn.register_forward_post_hook(lambda layer, inp, out: seen.append(out.numpy()))
+        t = paddle.to_tensor(x, stop_gradient=False)
+        y = norm_act(bn, a, t) if layered else a(bn(t))
+        y.backward(paddle.to_tensor(g))
+        return [y.numpy(), t.grad.numpy(), bn.weight.grad.numpy(), bn.bias.grad.numpy(),
+                bn._mean.numpy(), bn._variance.numpy()], seen
+
+    return run
+
+
+@pytest.mark.parametrize("act", ["relu", "relu6"])
+@pytest.mark.parametrize("shape", [(8, 6, 5, 5), (16, 4), (4, 3, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_norm_act_matches_the_two_layers(both, act, shape, dtype):
+    step = _norm_act_step(shape, dtype, act)
+    (fused, _), (numpy_form, _) = both(step)
+    _jit.set_enabled(True)
+    separate, _ = step(layered=False)  # compiled batch norm, then the activation's own op
+    tol = 2e-5 if dtype == "float32" else 1e-11
+    for a, b, c in zip(fused, numpy_form, separate):
+        assert a.dtype == b.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+    y = fused[0]
+    assert y.min() == 0 and (act == "relu" or y.max() == 6)  # both ends are reached
+
+
+def test_norm_act_runs_as_one_op_and_falls_back_for_hooks(both):
+    """Fused: one ``norm_act`` op, no separate activation. A hook on the batch norm must
+    see its own output, so the layers then run in turn."""
+    pytest.importorskip("numba")
+    from paddle_hl.framework import op as _op
+
+    names = []
+    real = _op.apply
+
+    def spy(kernel, *a, **k):
+        names.append(kernel.__name__)
+        return real(kernel, *a, **k)
+
+    _jit.set_enabled(True)
+    for hook in (False, True):
+        names.clear()
+        from paddle_hl.nn.functional import norm as fnorm
+        saved = fnorm.apply
+        fnorm.apply = spy
+        try:
+            (out, seen) = _norm_act_step((4, 3, 5, 5), "float32", "relu6", True, hook=hook)()
+        finally:
+            fnorm.apply = saved
+        if hook:
+            assert "_norm_act_k" not in names and "_norm_k" in names
+            assert len(seen) == 1 and seen[0].min() < 0  # the norm's own output, before ReLU6
+        else:
+            assert names == ["_norm_act_k"]
+        assert out[0].min() == 0
+
+
+def test_norm_act_nan_and_inf(both):
+    x = RNG.standard_normal((4, 3, 5, 5)).astype("float32")
+    x[1, 0, 2, 2] = np.nan  # channel 0: every value NaN after the norm
+    g = np.ones(x.shape, "float32")
+    g[0, 1, 0, 0] = np.inf  # an inf upstream gradient where ReLU6 is flat gives NaN
+
+    def run():
+        from paddle_hl.nn.layer.norm import norm_act
+
+        out = []
+        for act in (paddle.nn.ReLU(), paddle.nn.ReLU6()):
+            bn = paddle.nn.BatchNorm2D(3)
+            t = paddle.to_tensor(x, stop_gradient=False)
+            y = norm_act(bn, act, t)
+            y.backward(paddle.to_tensor(g))
+            out += [y.numpy(), t.grad.numpy()]
+        return out
+
+    jit, ref = both(run)
+    for a, b in zip(jit, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = np.isfinite(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=2e-5, atol=2e-5)
+    relu_y, relu6_y = jit[0], jit[2]
+    assert (relu_y[:, 0] == 0).all()  # ReLU turns NaN into 0
+    assert np.isnan(relu6_y[:, 0]).all()  # ReLU6 keeps it
+
+
+def test_norm_act_double_backward_matches_the_two_layers(both):
+    from paddle_hl.nn.layer.norm import norm_act
+
+    x = RNG.standard_normal((6, 3, 4, 4)).astype("float64") * 3
+
+    def run():
+        paddle.seed(0)
+        bn = paddle.nn.BatchNorm2D(3)
+        bn.to(dtype="float64")
+        t = paddle.to_tensor(x, stop_gradient=False)
+        y = norm_act(bn, paddle.nn.ReLU6(), t)
+        (gx,) = paddle.grad((y * y).sum(), t, create_graph=True)
+        (gxx,) = paddle.grad((gx * gx).sum(), t)
+        return gx.numpy(), gxx.numpy()
+
+    jit, ref = both(run)
+    for a, b in zip(jit, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_models_train_the_same_with_the_fused_layers(both):
+    """MobileNetV2's conv-norm-ReLU6 blocks and ResNet's conv-norm-ReLU run fused: a training
+    step gives the same loss and gradients as with the NumPy forms."""
+    def run(name, shape):
+        def step():
+            paddle.seed(0)
+            net = getattr(paddle.vision.models, name)(num_classes=4)
+            net.train()
+            x = paddle.to_tensor(np.random.default_rng(0).standard_normal(shape)
+                                 .astype("float32"))
+            loss = net(x).square().mean()
+            loss.backward()
+            grads = [p.grad.numpy() for p in net.parameters() if p.grad is not None]
+            return float(loss), grads
+        return step
+
+    for name, shape in (("mobilenet_v2", (8, 3, 32, 32)), ("resnet18", (8, 3, 32, 32))):
+        (lj, gj), (lr, gr) = both(run(name, shape))
+        assert abs(lj - lr) <= 1e-5 * max(1.0, abs(lr))
+        assert len(gj) == len(gr)
+        # measured against the whole gradient's norm: a batch norm that feeds another one
+        # has a bias gradient that is 0 up to rounding, so element-wise relative errors
+        # there say nothing (float32 rounding in another order already moves them)
+        scale = np.sqrt(sum(float(np.square(b, dtype=np.float64).sum()) for b in gr))
+        for a, b in zip(gj, gr):
+            assert a.shape == b.shape
+            assert np.linalg.norm((a - b).ravel()) <= 5e-3 * scale

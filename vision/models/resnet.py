@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import paddle_hl as paddle
 from paddle_hl import nn
-from paddle_hl.nn.layer.conv import conv_bn
+from paddle_hl.nn.layer.conv import conv_bn, conv_bn_act
 
 from ._registry import register_model
 from ._utils import build_model
@@ -61,7 +61,7 @@ class BasicBlock(nn.Layer):
         self.stride = stride
 
     def forward(self, x):
-        out = self.relu(conv_bn(self.conv1, self.bn1, x))
+        out = conv_bn_act(self.conv1, self.bn1, self.relu, x)
         out = conv_bn(self.conv2, self.bn2, out)
         # the shortcut runs after the main branch, as in Paddle (hooks see this order)
         identity = x if self.downsample is None else self.downsample(x)
@@ -90,8 +90,8 @@ class BottleneckBlock(nn.Layer):
         self.stride = stride
 
     def forward(self, x):
-        out = self.relu(conv_bn(self.conv1, self.bn1, x))
-        out = self.relu(conv_bn(self.conv2, self.bn2, out))
+        out = conv_bn_act(self.conv1, self.bn1, self.relu, x)
+        out = conv_bn_act(self.conv2, self.bn2, self.relu, out)
         out = conv_bn(self.conv3, self.bn3, out)
         identity = x if self.downsample is None else self.downsample(x)
         return self.relu(out + identity)
@@ -173,7 +173,7 @@ class ResNet(nn.Layer):
         return nn.Sequential(*layers)
 
     def forward(self, x):
-        x = self.maxpool(self.relu(conv_bn(self.conv1, self.bn1, x)))
+        x = self.maxpool(conv_bn_act(self.conv1, self.bn1, self.relu, x))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         if self.with_pool:
             x = self.avgpool(x)

@@ -169,15 +169,17 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     return (_cast(out.reshape(shape), dt), mean.squeeze(raxes), var.squeeze(raxes)), backward
 
 
-def _bn_jit(xv, w, b, eps, dt, shape):
+def _bn_jit(xv, w, b, eps, dt, shape, act=None):
     """:func:`_bn_k` for an ``[N, C, L]`` view through the compiled kernels (two passes each
-    way; the backward reads x and the batch mean instead of keeping the centered values)."""
+    way; the backward reads x and the batch mean instead of keeping the centered values).
+    ``act`` ('relu' or 'relu6') is applied in the same passes (see :func:`_norm_act_k`)."""
     wv = None if w is None else _up(w)
     bv = None if b is None else _up(b)
-    out, mean, var, invstd = _jit.batch_norm_train(xv, wv, bv, eps)
+    out, mean, var, invstd, mask = _jit.batch_norm_train(xv, wv, bv, eps, act)
 
     def backward(g, _gm=None, _gv=None):
-        dx, gw, gb = _jit.batch_norm_train_grad(_up(g.reshape(xv.shape)), xv, wv, mean, invstd)
+        dx, gw, gb = _jit.batch_norm_train_grad(_up(g.reshape(xv.shape)), xv, wv, mean, invstd,
+                                                mask)
         gw = None if w is None else _cast(gw.reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(gb.reshape(b.shape), b.dtype)
         return _cast(dx.reshape(shape), dt), gw, gb
@@ -250,6 +252,48 @@ def _norm_hi(i, g, view, raxes, pshape, eps):
 
 
 op("norm", hi=_norm_hi)(_norm_k)
+
+
+def _norm_act_k(x, w, b, view, eps, act):
+    """Batch norm over axes 0 and 2 of the ``[N, C, L]`` view, then ``act`` ('relu' or
+    'relu6'), in the compiled kernels' two passes each way: the activation neither reads nor
+    writes memory of its own, and its derivative is applied inside the backward pass.
+    Returns ``(out, mean, var)`` as :func:`_norm_k`; only for what :func:`_fusable` allows."""
+    return _bn_jit(x.reshape(view), w, b, eps, x.dtype, x.shape, act)
+
+
+def _norm_act_hi(i, g, view, eps, act):
+    # a differentiable form for double backward: the activation's derivative (a 0/1 mask of
+    # the pre-activation, constant in x) times the upstream gradient, through batch norm's
+    x, w, b = i
+    pre = _norm_hi_forward(x, w, b, view, eps)
+    inside = pre > 0 if act == "relu" else (pre > 0) & (pre < 6)
+    ge = g[0] * inside.astype(g[0].dtype)
+    return _norm_hi(i, [ge], view, (0, 2), (1, view[1], 1), eps)
+
+
+def _norm_hi_forward(x, w, b, view, eps):
+    """Batch norm's output (no graph: only its sign pattern is used) for the higher-order
+    rule of :func:`_norm_act_k`."""
+    xv = _manip.reshape(x, list(view)).detach()
+    xc = xv - xv.mean(axis=[0, 2], keepdim=True)
+    out = xc * _math.rsqrt((xc * xc).mean(axis=[0, 2], keepdim=True) + eps)
+    if isinstance(w, Tensor):
+        out = out * _manip.reshape(w.detach(), [1, view[1], 1])
+    if isinstance(b, Tensor):
+        out = out + _manip.reshape(b.detach(), [1, view[1], 1])
+    return _manip.reshape(out, list(x.shape))
+
+
+op("norm_act", hi=_norm_act_hi)(_norm_act_k)
+
+
+def _fusable(x, raxes, count):
+    """Whether batch norm's statistics and an activation after it can run as
+    :func:`_norm_act_k`: the compiled kernels in use, a float32/float64 NumPy array with the
+    channel axis second, and more than one value per channel."""
+    return (raxes == (0, 2) and count > 1 and type(x._data) is np.ndarray
+            and x._data.dtype in _NATIVE and _jit.enabled())
 
 
 def _normalize(x, w, b, view, raxes, pshape, eps):
@@ -417,6 +461,22 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         >>> x = paddle.rand([4, 3, 8, 8])
         >>> y = F.batch_norm(x, paddle.zeros([3]), paddle.ones([3]), training=True)
     """
+    return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
+                       data_format, use_global_stats)
+
+
+def batch_norm_act(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
+                   data_format, use_global_stats, act):
+    """``F.<act>(batch_norm(...))`` for ``act`` 'relu' or 'relu6': where the batch statistics
+    are used and the compiled kernels are in use (see ``backend._jit``), the activation runs
+    inside batch norm's own passes, forward and backward; elsewhere the two ops run in turn.
+    The results are the same either way, to float rounding."""
+    return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
+                       data_format, use_global_stats, act)
+
+
+def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
+                data_format, use_global_stats, act=None):
     op = "batch_norm"
     x = _float_arg(x, op)
     if data_format not in _BN_FORMATS:
@@ -436,23 +496,35 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     weight = _param(weight, op, "weight", c)
     bias = _param(bias, op, "bias", c)
     global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
+    then = (lambda out: out) if act is None else _activation(act)
     if global_stats:
-        return apply(_affine_k, x, weight, bias, running_mean._data, running_var._data,
-                     view=view, pshape=pshape, eps=_eps(epsilon))
+        return then(apply(_affine_k, x, weight, bias, running_mean._data, running_var._data,
+                          view=view, pshape=pshape, eps=_eps(epsilon)))
     count = x.size // c if c else 0
     if count == 1:
-        return apply(_identity_k, x, weight, bias)
+        return then(apply(_identity_k, x, weight, bias))
     if data_format[-1] == "C":
         raxes = (0,)
     else:
         raxes = (0, 2)
-    out, mean, var = _normalize(x, weight, bias, view, raxes, pshape, epsilon)
+    if act is not None and _fusable(x, raxes, count):
+        out, mean, var = apply(_norm_act_k, x, weight, bias, view=tuple(view),
+                               eps=_eps(epsilon), act=act)
+        mean, var, then = mean._data, var._data, (lambda out: out)
+    else:
+        out, mean, var = _normalize(x, weight, bias, view, raxes, pshape, epsilon)
     if count > 1:
         # Paddle keeps momentum as a float32 attribute
         mom = float(np.float32(momentum))
         _update_running(running_mean, mean, mom)
         _update_running(running_var, var, mom)
-    return out
+    return then(out)
+
+
+def _activation(act):
+    from . import activation
+
+    return getattr(activation, act)
 
 
 # ---------------------------------------------------------------- layer_norm

@@ -211,6 +211,17 @@ def conv_bn(conv, bn, x):
     return bn(conv(x)) if out is None else out
 
 
+def conv_bn_act(conv, bn, act, x):
+    """``act(bn(conv(x)))``: the batch norm folded into the convolution in inference (as
+    :func:`conv_bn`), the activation run inside the batch norm's passes in training (see
+    ``nn.layer.norm.norm_act``)."""
+    if bn.training:
+        from .norm import norm_act
+
+        return norm_act(bn, act, conv(x))
+    return act(conv_bn(conv, bn, x))
+
+
 class _ConvTranspose(_ConvNd):
     _transposed = True
     _fn = staticmethod(F.conv2d_transpose)
