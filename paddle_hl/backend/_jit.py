@@ -2,8 +2,17 @@
 
 NumPy runs a kernel as one pass over memory per operation; a normalisation layer's forward and
 backward take about a dozen such passes. With numba installed, the kernels here do the same
-work in two passes each, on all the process's cores, and the NumPy forms stay in use wherever
-numba is missing, switched off, or cannot run:
+work in fewer passes, on all the process's cores, and the NumPy forms stay in use wherever
+numba is missing, switched off, or cannot run. The kernels:
+
+- batch norm's training forward and backward, two passes each way, optionally with a ReLU or
+  ReLU6 applied inside them (its derivative kept as a byte mask);
+- the 2-D max pool's gradient, one pass;
+- depthwise 2-D convolution on small planes (channels last: each output pixel's taps are
+  contiguous runs of channels), forward and both gradients, 2-2.7x faster there than NumPy's
+  per-tap passes. On larger planes NumPy's blocked form stays faster and is used.
+
+Switches and threads:
 
 - ``PADDLE_HL_NUMBA=0`` in the environment switches the compiled kernels off (checked once, at
   the first kernel call); :func:`set_enabled` switches them at run time.
@@ -19,7 +28,8 @@ numba is missing, switched off, or cannot run:
   why.
 
 Kernels take C-contiguous float32 or float64 arrays; results agree with the NumPy forms to
-rounding (sums are accumulated in float64 and in another order).
+rounding (sums are accumulated in another order, batch norm's and the depthwise weight
+gradient's in float64).
 """
 
 from __future__ import annotations
@@ -102,6 +112,11 @@ def _warm_up(k):
         k["bn_forward"](x, c, c, np.float32(1e-5), act, np.float32(6), out, mask, mean, var, inv,
                         np.zeros((3, 1), np.float32), 0, 1)
         k["bn_backward"](x, x, c, mean, inv, act, mask, dx, gw, gb, 0, 1)
+    x4, w2 = np.ones((1, 2, 2, 1), np.float32), np.ones((4, 1), np.float32)
+    o4 = np.empty((1, 1, 1, 1), np.float32)
+    k["dw_forward"](x4, w2, 2, 2, 1, 1, 1, 1, 0, 0, o4, 0, 1)
+    k["dw_input_grad"](o4, w2, 2, 2, 1, 1, 1, 1, 0, 0, x4.copy(), 0, 1)
+    k["dw_weight_grad"](x4, o4, 2, 2, 1, 1, 1, 1, 0, 0, np.empty((4, 1)), 0, 1)
     g = np.ones((2, 1, 1), np.float32)
     k["pool_max_grad"](g, np.zeros((2, 1, 1), np.int8), 2, 1, 1, np.zeros((2, 2, 2), np.float32),
                        0, 2)
@@ -215,8 +230,95 @@ def _compile(numba, cache=True):
                     a = arg[p, i, j]
                     acc[p, i * sh + a // kw, j * sw + a % kw] += g[p, i, j]
 
+    # depthwise convolution on channels-last [N, H, W, C] arrays (w: [taps, C]), over the
+    # channels lo..hi: each output pixel's taps are contiguous runs of channels, which
+    # vectorise; taps that fall in the padding are skipped. No fastmath: the loops over
+    # channels vectorise without it, and each tap's product is rounded before it is added,
+    # in the taps' order, as NumPy's per-tap passes do (the forward gives the same numbers)
+    exact = numba.njit(cache=cache, nogil=True)
+
+    @exact
+    def dw_forward(x, w, kh, kw, sh, sw, dh, dw_, ph, pw, out, lo, hi):
+        n_, h_, w_, _ = x.shape
+        _, oh_, ow_, _ = out.shape
+        m = hi - lo
+        for n in range(n_):
+            for i in range(oh_):
+                for j in range(ow_):
+                    o = out[n, i, j, lo:hi]
+                    for c in range(m):
+                        o[c] = 0.0
+                    for ki in range(kh):
+                        r = i * sh - ph + ki * dh
+                        if r < 0 or r >= h_:
+                            continue
+                        for kj in range(kw):
+                            q = j * sw - pw + kj * dw_
+                            if q < 0 or q >= w_:
+                                continue
+                            xr = x[n, r, q, lo:hi]
+                            wr = w[ki * kw + kj, lo:hi]
+                            for c in range(m):
+                                o[c] += xr[c] * wr[c]
+
+    @exact
+    def dw_input_grad(g, w, kh, kw, sh, sw, dh, dw_, ph, pw, dx, lo, hi):
+        # tap by tap, as NumPy's passes: each pixel receives its terms in the taps' order
+        n_, h_, w_, _ = dx.shape
+        _, oh_, ow_, _ = g.shape
+        m = hi - lo
+        for n in range(n_):
+            for r in range(h_):
+                for q in range(w_):
+                    d = dx[n, r, q, lo:hi]
+                    for c in range(m):
+                        d[c] = 0.0
+            for ki in range(kh):
+                for kj in range(kw):
+                    wr = w[ki * kw + kj, lo:hi]
+                    for i in range(oh_):
+                        r = i * sh - ph + ki * dh
+                        if r < 0 or r >= h_:
+                            continue
+                        for j in range(ow_):
+                            q = j * sw - pw + kj * dw_
+                            if q < 0 or q >= w_:
+                                continue
+                            d = dx[n, r, q, lo:hi]
+                            gr = g[n, i, j, lo:hi]
+                            for c in range(m):
+                                d[c] += gr[c] * wr[c]
+
+    @exact
+    def dw_weight_grad(x, g, kh, kw, sh, sw, dh, dw_, ph, pw, gw, lo, hi):
+        # gw: [taps, C] sums
+        n_, h_, w_, _ = x.shape
+        _, oh_, ow_, _ = g.shape
+        m = hi - lo
+        for t in range(kh * kw):
+            a = gw[t, lo:hi]
+            for c in range(m):
+                a[c] = 0.0
+        for n in range(n_):
+            for i in range(oh_):
+                for j in range(ow_):
+                    gr = g[n, i, j, lo:hi]
+                    for ki in range(kh):
+                        r = i * sh - ph + ki * dh
+                        if r < 0 or r >= h_:
+                            continue
+                        for kj in range(kw):
+                            q = j * sw - pw + kj * dw_
+                            if q < 0 or q >= w_:
+                                continue
+                            xr = x[n, r, q, lo:hi]
+                            a = gw[ki * kw + kj, lo:hi]
+                            for c in range(m):
+                                a[c] += xr[c] * gr[c]
+
     return {"bn_forward": bn_forward, "bn_backward": bn_backward,
-            "pool_max_grad": pool_max_grad}
+            "pool_max_grad": pool_max_grad, "dw_forward": dw_forward,
+            "dw_input_grad": dw_input_grad, "dw_weight_grad": dw_weight_grad}
 
 
 def _arr(a, dtype):
@@ -296,3 +398,36 @@ def max_pool2d_grad(g, arg, padded_shape, ksize, stride):
 
     _threads.split(part, n * c, acc.nbytes)
     return acc.reshape(padded_shape)
+
+
+def _dw_geometry(ksize, stride, dilation, pads):
+    (kh, kw), (sh, sw), (dh, dw), ((ph, _), (pw, _)) = ksize, stride, dilation, pads
+    return kh, kw, sh, sw, dh, dw, ph, pw
+
+
+def depthwise_forward_cl(xl, w, ksize, stride, dilation, pads, out):
+    """Depthwise 2-D convolution of channels-last ``xl`` ``[N, H, W, C]`` (C-contiguous) with
+    ``w`` ``[taps, C]`` into the C-contiguous ``out`` ``[N, OH, OW, C]`` (zero padding
+    ``pads``: taps that fall in it are skipped, so the weights must be finite)."""
+    run, geo = _kernels()["dw_forward"], _dw_geometry(ksize, stride, dilation, pads)
+    _threads.split(lambda lo, hi: run(xl, w, *geo, out, lo, hi), xl.shape[3],
+                   xl.nbytes + out.nbytes)
+    return out
+
+
+def depthwise_input_grad_cl(gl, w, ksize, stride, dilation, pads, dx):
+    """The input gradient of :func:`depthwise_forward_cl` into the C-contiguous ``dx``
+    ``[N, H, W, C]`` (unpadded) for the channels-last output gradient ``gl``."""
+    run, geo = _kernels()["dw_input_grad"], _dw_geometry(ksize, stride, dilation, pads)
+    _threads.split(lambda lo, hi: run(gl, w, *geo, dx, lo, hi), gl.shape[3],
+                   gl.nbytes + dx.nbytes)
+    return dx
+
+
+def depthwise_weight_grad_cl(xl, gl, ksize, stride, dilation, pads):
+    """The weight gradient ``[taps, C]`` (float64 sums) of :func:`depthwise_forward_cl`."""
+    run, geo = _kernels()["dw_weight_grad"], _dw_geometry(ksize, stride, dilation, pads)
+    gw = np.empty((ksize[0] * ksize[1], xl.shape[3]))
+    _threads.split(lambda lo, hi: run(xl, gl, *geo, gw, lo, hi), xl.shape[3],
+                   xl.nbytes + gl.nbytes)
+    return gw

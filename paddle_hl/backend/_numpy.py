@@ -19,7 +19,7 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
-from . import _threads
+from . import _jit, _threads
 
 __all__ = []
 
@@ -415,9 +415,24 @@ def _cl_result(al, out_cl):
     return np.ascontiguousarray(np.moveaxis(al, -1, 1))
 
 
+def _jit_dw(a, w, stride):
+    """Whether a channels-last depthwise layer runs as the compiled kernels (``_jit``): 2-D,
+    float32/float64, numba in use."""
+    return (len(stride) == 2 and a.dtype.char in "fd" and w.dtype == a.dtype
+            and _jit.enabled())
+
+
 def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
     n, c = x.shape[:2]
     dt = x.dtype
+    if _jit_dw(x, w, stride) and np.isfinite(w).all():
+        # skipped padding taps: exact for finite weights (0 * inf is not added)
+        res = _dw_out((n, c, *out_size), dt, out_cl)
+        dst = np.moveaxis(res, 1, -1) if out_cl else np.empty((n, *out_size, c), dt)
+        _jit.depthwise_forward_cl(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                                  np.ascontiguousarray(w.reshape(c, -1).T), w.shape[2:],
+                                  stride, dilation, pads, dst)
+        return res if out_cl else _cl_result(dst, False)
     xp = _cl_padded(x, pads)
     wt = _cl_weights(w, c, out_size[-1], dt)
     acc = np.empty((n, *out_size, c), dtype=dt)
@@ -443,6 +458,12 @@ def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     dt = g.dtype
     out_size = g.shape[2:]
     gl = np.ascontiguousarray(np.moveaxis(g, 1, -1))
+    if _jit_dw(g, w, stride):
+        size = _unpadded(padded_shape, pads)
+        dx = np.empty((n, *size, c), dt)
+        _jit.depthwise_input_grad_cl(gl, np.ascontiguousarray(w.reshape(c, -1).T),
+                                     w.shape[2:], stride, dilation, pads, dx)
+        return _cl_result(dx, out_cl)
     wt = _cl_weights(w, c, out_size[-1], dt)
     acc = np.zeros((n, *padded_shape[2:], c), dtype=dt)
     tmp = np.empty_like(gl)
@@ -458,6 +479,13 @@ def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
     c = x.shape[1]
     dt = g.dtype
     out_size = g.shape[2:]
+    if _jit_dw(g, x, stride):
+        gw = _jit.depthwise_weight_grad_cl(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                                           np.ascontiguousarray(np.moveaxis(g, 1, -1)),
+                                           ksize, stride, dilation, pads)
+        if np.isfinite(gw).all():
+            # (a non-finite g would meet the padding's zeros in the form below: redo it there)
+            return np.ascontiguousarray(gw.T).astype(dt).reshape(c, 1, *ksize)
     xp = _cl_padded(x, pads)
     gl = np.ascontiguousarray(np.moveaxis(g, 1, -1))
     taps = _cl_taps(ksize, stride, dilation, out_size)

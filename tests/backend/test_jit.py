@@ -384,3 +384,67 @@ def test_models_train_the_same_with_the_fused_layers(both):
         for a, b in zip(gj, gr):
             assert a.shape == b.shape
             assert np.linalg.norm((a - b).ravel()) <= 5e-3 * scale
+
+
+# ------------------------------------------------------- depthwise convolution, small planes
+@pytest.mark.parametrize("shape,kernel,stride,padding,dilation,fmt", [
+    ((4, 24, 4, 4), 3, 1, 1, 1, "NCHW"),
+    ((3, 16, 8, 8), 3, 2, 1, 1, "NCHW"),
+    ((2, 10, 5, 7), (3, 5), (2, 1), (1, 2), 1, "NCHW"),
+    ((2, 12, 6, 6), 3, 1, 2, 2, "NCHW"),  # dilated
+    ((2, 6, 3, 3), 3, 1, 0, 1, "NCHW"),  # no padding
+    ((3, 20, 4, 4), 3, 1, 1, 1, "NHWC"),  # channels last in and out
+    ((2, 8, 1, 1), 3, 1, 1, 1, "NCHW"),  # a 1x1 plane: only the centre tap is inside
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_depthwise_matches_the_numpy_form(both, shape, kernel, stride, padding, dilation, fmt,
+                                          dtype):
+    c = shape[1] if fmt == "NCHW" else shape[-1]
+    x = RNG.standard_normal(shape).astype(dtype)
+    k = (kernel, kernel) if isinstance(kernel, int) else kernel
+    w = RNG.standard_normal((c, 1, *k)).astype(dtype)
+
+    def run():
+        t = paddle.to_tensor(x, stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        y = paddle.nn.functional.conv2d(t, wt, stride=stride, padding=padding,
+                                        dilation=dilation, groups=c, data_format=fmt)
+        g = np.random.default_rng(9).standard_normal(y.shape).astype(dtype)
+        y.backward(paddle.to_tensor(g))
+        return y.numpy(), t.grad.numpy(), wt.grad.numpy()
+
+    jit, ref = both(run)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for a, b in zip(jit, ref):
+        assert a.dtype == b.dtype == np.dtype(dtype) and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_depthwise_non_finite_values_as_the_numpy_form(both):
+    """Padding taps are skipped by the compiled kernels: an inf weight there would meet a
+    padded zero (NaN in the NumPy form), so such weights, and an upstream gradient with
+    NaN, take the NumPy form; the results agree, NaNs included."""
+    x = RNG.standard_normal((2, 8, 4, 4)).astype("float32")
+    w = RNG.standard_normal((8, 1, 3, 3)).astype("float32")
+    w[2, 0, 0, 0] = np.inf
+
+    def run():
+        out = []
+        for weights, bad_g in ((w, False), (np.nan_to_num(w, posinf=1.0), True)):
+            t = paddle.to_tensor(x, stop_gradient=False)
+            wt = paddle.to_tensor(weights, stop_gradient=False)
+            y = paddle.nn.functional.conv2d(t, wt, padding=1, groups=8)
+            g = np.ones(y.shape, "float32")
+            if bad_g:
+                g[1, 3, 0, 0] = np.nan
+            y.backward(paddle.to_tensor(g))
+            out += [y.numpy(), t.grad.numpy(), wt.grad.numpy()]
+        return out
+
+    jit, ref = both(run)
+    for a, b in zip(jit, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = np.isfinite(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=1e-5, atol=1e-5)
+    assert np.isnan(jit[0][:, 2]).any()  # inf weight * padded zero, as in the NumPy form
+    assert np.isnan(jit[5][3]).any()  # the NaN gradient reaches channel 3's weights
