@@ -364,16 +364,27 @@ def _unpadded(padded_shape, pads):
 # (x in, the result out) cost more than the phase planes' waste and the blocked form is faster.
 _DW_CL_MAX_OUT = 64
 _DW_CL_MAX_PLANE = 200
+_DW_CL_MAX_PLANE_JIT = 1024
+_DW_PLANES_MIN_ROW = 16
 # ... and their taps run with NumPy's small ufunc buffer (see small_ufunc_buffer) on output
 # planes up to this many pixels: faster there (runs of a few hundred values), slower on larger
 # ones
 _DW_CL_SMALLBUF_MAX = 32
 
 
-def _use_cl(size, out_size, m):
+def _use_cl(size, out_size, m, jit=False):
     """Whether a depthwise layer (input plane ``size``, output plane ``out_size``, multiplier
-    ``m``) runs channels last."""
-    return m == 1 and math.prod(size) <= _DW_CL_MAX_PLANE and math.prod(out_size) <= _DW_CL_MAX_OUT
+    ``m``) runs channels last; ``jit``: as the compiled kernels (``_jit_dw``), which stay
+    ahead on input planes up to 32x32 (a 16x16 plane at stride 2: 1.3x faster backward)."""
+    limit = _DW_CL_MAX_PLANE_JIT if jit else _DW_CL_MAX_PLANE
+    return m == 1 and math.prod(size) <= limit and math.prod(out_size) <= _DW_CL_MAX_OUT
+
+
+def _use_planes(out_size, m, jit):
+    """Whether a depthwise layer that does not run channels last runs as the compiled
+    phase-plane kernels: rows of at least 16 outputs (on shorter ones the per-row work of the
+    compiled loops costs more than NumPy's blocked passes)."""
+    return jit and m == 1 and out_size[-1] >= _DW_PLANES_MIN_ROW
 
 
 def _cl_scope(out_size):
@@ -413,6 +424,15 @@ def _cl_result(al, out_cl):
     if out_cl:
         return np.moveaxis(np.ascontiguousarray(al), -1, 1)
     return np.ascontiguousarray(np.moveaxis(al, -1, 1))
+
+
+def _in_layout(a, cl):
+    """C-contiguous logical ``[N, C, *S]`` ``a`` laid out channels last in memory with ``cl``."""
+    if not cl:
+        return a
+    out = _dw_out(a.shape, a.dtype, True)
+    out[...] = a
+    return out
 
 
 def _jit_dw(a, w, stride):
@@ -508,9 +528,15 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     size = x.shape[2:]
     pads = ((0, 0),) * len(size) if pads is None else pads
     m = w.shape[0] // c
-    if _use_cl(size, out_size, m):
+    jit = _jit_dw(x, w, stride)
+    if _use_cl(size, out_size, m, jit):
         return _cl_forward(x, w, stride, dilation, out_size, pads, out_cl)
     dt = x.dtype
+    if _use_planes(out_size, m, jit):
+        out = np.empty((n, c, *out_size), dt)
+        _jit.depthwise_forward_planes(np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
+                                      w.shape[2:], stride, dilation, pads, out)
+        return _in_layout(out, out_cl)
     plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
     out = _dw_out((n, c * m, *out_size), dt, out_cl)
@@ -549,8 +575,14 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     pads = ((0, 0),) * (len(padded_shape) - 2) if pads is None else pads
     size = _unpadded(padded_shape, pads)
     m = w.shape[0] // c
-    if _use_cl(size, g.shape[2:], m):
+    jit = _jit_dw(g, w, stride)
+    if _use_cl(size, g.shape[2:], m, jit):
         return _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl)
+    if _use_planes(g.shape[2:], m, jit):
+        dx = np.empty((n, c, *size), g.dtype)
+        _jit.depthwise_input_grad_planes(np.ascontiguousarray(g), w.reshape(c, -1).astype(g.dtype),
+                                         w.shape[2:], stride, dilation, pads, dx)
+        return _in_layout(dx, out_cl)
     if not np.isfinite(w).all():
         return None
     out_size = g.shape[2:]
@@ -588,10 +620,15 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     size = x.shape[2:]
     pads0 = ((0, 0),) * len(size) if pads is None else pads
     m = g.shape[1] // c
-    if _use_cl(size, g.shape[2:], m):
+    jit = _jit_dw(g, x, stride)
+    if _use_cl(size, g.shape[2:], m, jit):
         return _cl_weight_grad(x, g, ksize, stride, dilation, pads0)
     out_size = g.shape[2:]
     dt = g.dtype
+    if _use_planes(out_size, m, jit):
+        gw = _jit.depthwise_weight_grad_planes(np.ascontiguousarray(x), np.ascontiguousarray(g),
+                                               ksize, stride, dilation, pads0)
+        return gw.astype(dt).reshape(c, 1, *ksize)
     plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
     g5 = g.reshape(n, c, m, *out_size)
     gw = np.zeros((m, len(plan.taps), c), dtype=dt)

@@ -395,6 +395,11 @@ def test_models_train_the_same_with_the_fused_layers(both):
     ((2, 6, 3, 3), 3, 1, 0, 1, "NCHW"),  # no padding
     ((3, 20, 4, 4), 3, 1, 1, 1, "NHWC"),  # channels last in and out
     ((2, 8, 1, 1), 3, 1, 1, 1, "NCHW"),  # a 1x1 plane: only the centre tap is inside
+    # larger planes: the phase-plane kernels (rows of 16 outputs or more)
+    ((2, 6, 20, 18), 3, 1, 1, 1, "NCHW"),
+    ((2, 5, 33, 34), 3, 2, 1, 1, "NCHW"),
+    ((2, 4, 24, 20), 5, 1, 4, 2, "NCHW"),
+    ((2, 18, 20, 7), 3, 1, 1, 1, "NHWC"),
 ])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_depthwise_matches_the_numpy_form(both, shape, kernel, stride, padding, dilation, fmt,
@@ -424,7 +429,12 @@ def test_depthwise_non_finite_values_as_the_numpy_form(both):
     """Padding taps are skipped by the compiled kernels: an inf weight there would meet a
     padded zero (NaN in the NumPy form), so such weights, and an upstream gradient with
     NaN, take the NumPy form; the results agree, NaNs included."""
-    x = RNG.standard_normal((2, 8, 4, 4)).astype("float32")
+    for size in (4, 20):  # channels-last taps, phase planes
+        _depthwise_non_finite(both, size)
+
+
+def _depthwise_non_finite(both, size):
+    x = RNG.standard_normal((2, 8, size, size)).astype("float32")
     w = RNG.standard_normal((8, 1, 3, 3)).astype("float32")
     w[2, 0, 0, 0] = np.inf
 

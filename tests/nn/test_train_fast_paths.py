@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import paddle_hl as paddle
+from paddle_hl.backend import _jit
 from paddle_hl.backend import _numpy as K
 from paddle_hl.backend import windows as W
 from paddle_hl.nn import functional as F
@@ -366,7 +367,23 @@ def _dw_cases():
         ((2, 3, 1, 7), (1, 3), (1, 2), (1, 1), ((0, 0), (1, 1)), 1),
         ((2, 3, 2, 2), (3, 3), (2, 2), (1, 1), ((1, 1), (1, 1)), 1),  # phases without pixels
         ((1, 3, 4, 5, 6), (2, 2, 3), (2, 1, 1), (1, 2, 1), ((1, 1), (0, 1), (1, 1)), 3),
+        # planes large enough for the compiled phase-plane kernels (rows of 16 or more)
+        ((2, 3, 20, 18), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)), 1),
+        ((2, 4, 34, 33), (3, 3), (2, 2), (1, 1), ((1, 1), (0, 1)), 1),
+        ((2, 2, 21, 24), (5, 3), (1, 2), (2, 1), ((3, 2), (2, 0)), 1),
+        ((1, 3, 12, 40), (3, 3), (2, 1), (1, 1), ((1, 1), (1, 1)), 2),  # multiplier 2: NumPy
     ]
+
+
+@pytest.fixture(params=[False, True], ids=["numpy", "compiled"])
+def compiled(request, monkeypatch):
+    """Run with NumPy's depthwise kernels, and with the numba extra's where it is installed
+    (channels-last taps on small planes, phase planes on large ones)."""
+    if request.param:
+        pytest.importorskip("numba")
+    monkeypatch.setitem(_jit._state, "enabled", request.param)
+    assert _jit.enabled() is request.param
+    return request.param
 
 
 def _dw_out_size(size, k, s, p, d):
@@ -379,7 +396,7 @@ def _dw_out_size(size, k, s, p, d):
 @pytest.mark.parametrize("block", [1 << 20, 256])  # one block, or many ragged ones
 @pytest.mark.parametrize("layout", ["first", "last"])
 def test_depthwise_blocked_kernels_match_whole_array_loop(case, dtype, block, layout,
-                                                         monkeypatch):
+                                                         monkeypatch, compiled):
     # a tiny block budget splits batch and channels into chunks that do not divide them
     monkeypatch.setattr(K, "_DW_BLOCK_BYTES", block)
     shape, k, s, d, p, m = case
@@ -429,7 +446,7 @@ def test_depthwise_blocks_and_bufsize(monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the reference loop's inf * 0
-def test_depthwise_non_finite_values_take_the_exact_path():
+def test_depthwise_non_finite_values_take_the_exact_path(compiled):
     # the wide grid multiplies zeros by pixels / weights no output of that tap reads: with a
     # non-finite one there the blocked sums would turn NaN, so those cases are redone exactly
     x, w = _q(2, 3, 6, 6), _q(3, 1, 3, 3)
