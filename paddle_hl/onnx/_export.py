@@ -366,17 +366,6 @@ def _norm(g, ins, attrs, outs):
     return [y, g.node("Squeeze", [mean, g.i64(axes)]), g.node("Squeeze", [var, g.i64(axes)])]
 
 
-def _norm_act(g, ins, attrs, outs):
-    """Batch norm over axes 0 and 2 of the ``[N, C, L]`` view, then ReLU or ReLU6."""
-    view = attrs["view"]
-    y, mean, var = _norm(g, ins, dict(attrs, raxes=(0, 2), pshape=(1, view[1], 1)), outs)
-    if attrs["act"] == "relu":
-        y = g.node("Relu", [y])
-    else:
-        y = g.node("Clip", [y, g.scalar(0.0, ins[0]), g.scalar(6.0, ins[0])])
-    return [y, mean, var]
-
-
 def _cast(g, ins, attrs, outs):
     return [g.node("Cast", [g.value(ins[0])], to=_onnx_type(g, np.dtype(attrs["dtype"])))]
 
@@ -589,7 +578,6 @@ HANDLERS = {
     "paddle_hl.nn.functional.pooling:_adaptive_avg_kernel": _adaptive_avg,
     "paddle_hl.nn.functional.norm:_affine_k": _batchnorm,
     "paddle_hl.nn.functional.norm:_norm_k": _norm,
-    "paddle_hl.nn.functional.norm:_norm_act_k": _norm_act,
     f"{_M}:_scale_k": _scale,
     "paddle_hl.tensor._helpers:_cast_kernel": _cast,
     "paddle_hl.tensor.search:_where_kernel": _where,
