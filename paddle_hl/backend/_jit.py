@@ -240,25 +240,29 @@ def _compile(numba, cache=True):
     exact = numba.njit(cache=cache, nogil=True)
 
     @exact
+    def _span(i, s_, p_, d_, k_, n_):
+        # the taps t in [lo, hi) with 0 <= i * s_ - p_ + t * d_ < n_ (output i's taps inside)
+        base = i * s_ - p_
+        lo = 0 if base >= 0 else (-base + d_ - 1) // d_
+        hi = 0 if base >= n_ else min(k_, (n_ - 1 - base) // d_ + 1)
+        return lo, max(lo, hi)
+
+    @exact
     def dw_forward(x, w, kh, kw, sh, sw, dh, dw_, ph, pw, out, lo, hi):
         n_, h_, w_, _ = x.shape
         _, oh_, ow_, _ = out.shape
         m = hi - lo
         for n in range(n_):
             for i in range(oh_):
+                k0, k1 = _span(i, sh, ph, dh, kh, h_)
                 for j in range(ow_):
+                    j0, j1 = _span(j, sw, pw, dw_, kw, w_)
                     o = out[n, i, j, lo:hi]
                     for c in range(m):
                         o[c] = 0.0
-                    for ki in range(kh):
-                        r = i * sh - ph + ki * dh
-                        if r < 0 or r >= h_:
-                            continue
-                        for kj in range(kw):
-                            q = j * sw - pw + kj * dw_
-                            if q < 0 or q >= w_:
-                                continue
-                            xr = x[n, r, q, lo:hi]
+                    for ki in range(k0, k1):
+                        for kj in range(j0, j1):
+                            xr = x[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             wr = w[ki * kw + kj, lo:hi]
                             for c in range(m):
                                 o[c] += xr[c] * wr[c]
@@ -279,14 +283,14 @@ def _compile(numba, cache=True):
                 for kj in range(kw):
                     wr = w[ki * kw + kj, lo:hi]
                     for i in range(oh_):
-                        r = i * sh - ph + ki * dh
-                        if r < 0 or r >= h_:
+                        k0, k1 = _span(i, sh, ph, dh, kh, h_)
+                        if not k0 <= ki < k1:
                             continue
                         for j in range(ow_):
-                            q = j * sw - pw + kj * dw_
-                            if q < 0 or q >= w_:
+                            j0, j1 = _span(j, sw, pw, dw_, kw, w_)
+                            if not j0 <= kj < j1:
                                 continue
-                            d = dx[n, r, q, lo:hi]
+                            d = dx[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             gr = g[n, i, j, lo:hi]
                             for c in range(m):
                                 d[c] += gr[c] * wr[c]
@@ -303,17 +307,13 @@ def _compile(numba, cache=True):
                 a[c] = 0.0
         for n in range(n_):
             for i in range(oh_):
+                k0, k1 = _span(i, sh, ph, dh, kh, h_)
                 for j in range(ow_):
+                    j0, j1 = _span(j, sw, pw, dw_, kw, w_)
                     gr = g[n, i, j, lo:hi]
-                    for ki in range(kh):
-                        r = i * sh - ph + ki * dh
-                        if r < 0 or r >= h_:
-                            continue
-                        for kj in range(kw):
-                            q = j * sw - pw + kj * dw_
-                            if q < 0 or q >= w_:
-                                continue
-                            xr = x[n, r, q, lo:hi]
+                    for ki in range(k0, k1):
+                        for kj in range(j0, j1):
+                            xr = x[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             a = gw[ki * kw + kj, lo:hi]
                             for c in range(m):
                                 a[c] += xr[c] * gr[c]
@@ -348,16 +348,19 @@ def _compile(numba, cache=True):
                         row[q] = 0.0
 
     @exact
+    def _phase_buffer(like, kh, kw, sh, sw, dh, dw_, oh_, ow_):
+        # room for every tap's rows and columns of an oh_ x ow_ output, per phase
+        return np.empty((sh, sw, oh_ + ((kh - 1) * dh) // sh, ow_ + ((kw - 1) * dw_) // sw),
+                        like.dtype)
+
+    @exact
     def dwp_forward(x, w, kh, kw, sh, sw, dh, dw_, pt, pl, out, lo, hi):
         # planes lo..hi of the flattened [N * C] axis; w: [C, taps]
         _, c_, _, _ = x.shape
         _, _, oh_, ow_ = out.shape
-        pr = oh_ + ((kh - 1) * dh) // sh
-        pc = ow_ + ((kw - 1) * dw_) // sw
-        ph = np.empty((sh, sw, pr, pc), x.dtype)
+        ph = _phase_buffer(x, kh, kw, sh, sw, dh, dw_, oh_, ow_)
         for p in range(lo, hi):
-            n = p // c_
-            c = p % c_
+            n, c = divmod(p, c_)
             _phases(x[n, c], sh, sw, pt, pl, ph)
             o = out[n, c]
             wc = w[c]
@@ -379,12 +382,9 @@ def _compile(numba, cache=True):
         # tap by tap into phase planes of the padded gradient, then the unpadded pixels out
         _, c_, h_, w_ = dx.shape
         _, _, oh_, ow_ = g.shape
-        pr = oh_ + ((kh - 1) * dh) // sh
-        pc = ow_ + ((kw - 1) * dw_) // sw
-        ph = np.empty((sh, sw, pr, pc), g.dtype)
+        ph = _phase_buffer(g, kh, kw, sh, sw, dh, dw_, oh_, ow_)
         for p in range(lo, hi):
-            n = p // c_
-            c = p % c_
+            n, c = divmod(p, c_)
             ph[...] = 0.0
             gp = g[n, c]
             wc = w[c]
@@ -416,9 +416,7 @@ def _compile(numba, cache=True):
         # channels lo..hi; gw: [C, taps] float64 sums over the batch and the plane
         n_, _, _, _ = x.shape
         _, _, oh_, ow_ = g.shape
-        pr = oh_ + ((kh - 1) * dh) // sh
-        pc = ow_ + ((kw - 1) * dw_) // sw
-        ph = np.empty((sh, sw, pr, pc), x.dtype)
+        ph = _phase_buffer(x, kh, kw, sh, sw, dh, dw_, oh_, ow_)
         for c in range(lo, hi):
             acc = gw[c]
             for t in range(kh * kw):

@@ -87,10 +87,7 @@ def test_nan_and_inf_stay_in_their_channel(both):
     x[1, 0, 2, 2] = np.nan
     x[2, 2, 0, 1] = np.inf
     jit, ref = both(_bn_step(x.shape, "float32", values=x))
-    for a, b in zip(jit, ref):
-        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-        ok = np.isfinite(b)
-        np.testing.assert_allclose(a[ok], b[ok], rtol=2e-5, atol=2e-5)
+    _same_values(jit, ref, 2e-5, np.isnan)
     y = jit[0]
     assert np.isnan(y[:, 0]).all() and np.isfinite(y[:, 1]).all()
 
@@ -231,6 +228,15 @@ def test_compile_failures(replacement, first, second):
     assert got == [first, second]
 
 
+def _same_values(jit, ref, tol, pattern):
+    """Each pair of results has the same ``pattern`` (np.isnan or np.isfinite) and the same
+    finite values."""
+    for a, b in zip(jit, ref):
+        np.testing.assert_array_equal(pattern(a), pattern(b))
+        ok = np.isfinite(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=tol, atol=tol)
+
+
 # ------------------------------------------------------- batch norm + activation in one op
 def _norm_act_step(shape, dtype, act, layered=True, values=None, hook=False):
     """A training-mode BatchNorm followed by ReLU/ReLU6: through ``norm_act`` (fused where
@@ -341,13 +347,10 @@ def test_norm_act_nan_and_inf(both):
         return out
 
     jit, ref = both(run)
-    for a, b in zip(jit, ref):
-        # an inf upstream gradient makes the channel's sums infinite: the two forms arrange
-        # batch norm's backward differently, so one gives inf where the other gives NaN;
-        # which values are finite, and those values, agree
-        np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
-        ok = np.isfinite(b)
-        np.testing.assert_allclose(a[ok], b[ok], rtol=2e-5, atol=2e-5)
+    # an inf upstream gradient makes the channel's sums infinite: the two forms arrange batch
+    # norm's backward differently, so one gives inf where the other gives NaN; which values
+    # are finite, and those values, agree
+    _same_values(jit, ref, 2e-5, np.isfinite)
     for y in (jit[0], jit[2]):
         np.testing.assert_array_equal(np.isnan(y), np.isnan(ref[0] if y is jit[0] else ref[2]))
     for gx in (jit[1], jit[3]):
@@ -472,9 +475,6 @@ def _depthwise_non_finite(both, size):
         return out
 
     jit, ref = both(run)
-    for a, b in zip(jit, ref):
-        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-        ok = np.isfinite(b)
-        np.testing.assert_allclose(a[ok], b[ok], rtol=1e-5, atol=1e-5)
+    _same_values(jit, ref, 1e-5, np.isnan)
     assert np.isnan(jit[0][:, 2]).any()  # inf weight * padded zero, as in the NumPy form
     assert np.isnan(jit[5][3]).any()  # the NaN gradient reaches channel 3's weights
