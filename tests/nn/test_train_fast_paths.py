@@ -585,3 +585,27 @@ def test_relu_large_nan_and_signed_zero(pd):
     for a, e in zip(res["hl"], res["pd"]):
         np.testing.assert_array_equal(a, e)
         np.testing.assert_array_equal(np.signbit(a), np.signbit(e))
+
+
+@pytest.mark.parametrize("shape,stride", [((3, 5, 2, 2), 1), ((4, 6, 1, 1), 1), ((3, 4, 4, 3), 2),
+                                          ((1, 5, 2, 2), 1), ((3, 4, 9, 8), 1),
+                                          ((2, 3, 17, 16), 2)])
+def test_pointwise_conv_on_small_planes(shape, stride):
+    """A 1x1 convolution on small planes runs as one GEMM over the whole batch (im2col with a
+    1x1 kernel), on larger ones as per-sample GEMMs on x itself: the same values as the
+    per-pixel definition either way."""
+    x0 = _q(*shape)
+    w0 = _q(7, shape[1], 1, 1)
+    x = paddle.to_tensor(x0, stop_gradient=False)
+    w = paddle.to_tensor(w0, stop_gradient=False)
+    y = F.conv2d(x, w, stride=stride)
+    xs = x0[:, :, ::stride, ::stride]
+    want = np.einsum("oc,nchw->nohw", w0[:, :, 0, 0], xs)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+    g = _q(*y.shape)
+    y.backward(paddle.to_tensor(g))
+    gx = np.zeros_like(x0)
+    gx[:, :, ::stride, ::stride] = np.einsum("oc,nohw->nchw", w0[:, :, 0, 0], g)
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-12, atol=1e-12)
+    gw = np.einsum("nohw,nchw->oc", g, xs)[:, :, None, None]
+    np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-12, atol=1e-12)
