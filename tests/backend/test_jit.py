@@ -117,6 +117,30 @@ def test_max_pool_gradient_matches_the_numpy_form(both, shape, kernel, stride, p
     np.testing.assert_allclose(gj, gr, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("want_arg", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_forward_matches_the_numpy_form(both, monkeypatch, want_arg, dtype):
+    """Large arrays take the compiled forward (phase planes): the same maxima, NaN included,
+    and the same first-maximum offsets."""
+    from paddle_hl.backend import windows as W
+
+    monkeypatch.setattr(W, "_JIT_POOL_MIN_BYTES", 0)  # every size, these small ones too
+    for shape, k, s in (((3, 4, 11, 12), (3, 3), (2, 2)), ((2, 3, 9, 10), (2, 3), (2, 1)),
+                        ((2, 2, 7, 7), (3, 3), (1, 1)), ((2, 2, 8, 8), (2, 2), (2, 2))):
+        x = np.round(RNG.standard_normal(shape) * 2).astype(dtype)  # ties
+        x[0, 1, 3, 3] = np.nan
+        x[1, 0, :3, :3] = np.finfo(np.float32).min  # as low as the padding value
+        osz = tuple((n - kk) // ss + 1 for n, kk, ss in zip(shape[2:], k, s))
+        (oj, aj), (orf, ar) = both(lambda: W.max_pool(x, k, s, osz, want_arg=want_arg))
+        np.testing.assert_array_equal(oj, orf)
+        assert oj.dtype == orf.dtype
+        if want_arg:
+            np.testing.assert_array_equal(aj, ar)
+            assert aj.dtype == ar.dtype
+        else:
+            assert aj is None and ar is None
+
+
 def test_max_pool_gradient_goes_to_the_first_maximum(both):
     x = np.array([[[[1.0, 3.0, 3.0], [3.0, 0.0, 2.0], [np.nan, 1.0, 0.0]]]], "float32")
 
