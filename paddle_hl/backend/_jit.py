@@ -574,70 +574,24 @@ def max_pool2d_grad(g, arg, padded_shape, ksize, stride):
     return acc.reshape(padded_shape)
 
 
-def _dw_geometry(ksize, stride, dilation, pads):
-    (kh, kw), (sh, sw), (dh, dw), ((ph, _), (pw, _)) = ksize, stride, dilation, pads
-    return kh, kw, sh, sw, dh, dw, ph, pw
+def depthwise(kernel, a, b, ksize, stride, dilation, pads, out, extent):
+    """Run the compiled depthwise ``kernel`` on ``a`` and ``b`` into ``out``, split over
+    ``range(extent)`` on the thread pool; returns ``out``. The kernels (C-contiguous float
+    arrays; ``pads`` only its low sides are read, the output size says the rest):
 
-
-def depthwise_forward_cl(xl, w, ksize, stride, dilation, pads, out):
-    """Depthwise 2-D convolution of channels-last ``xl`` ``[N, H, W, C]`` (C-contiguous) with
-    ``w`` ``[taps, C]`` into the C-contiguous ``out`` ``[N, OH, OW, C]`` (zero padding
-    ``pads``: taps that fall in it are skipped, so the weights must be finite)."""
-    run, geo = _kernels()["dw_forward"], _dw_geometry(ksize, stride, dilation, pads)
-    _threads.split(lambda lo, hi: run(xl, w, *geo, out, lo, hi), xl.shape[3],
-                   xl.nbytes + out.nbytes)
-    return out
-
-
-def depthwise_input_grad_cl(gl, w, ksize, stride, dilation, pads, dx):
-    """The input gradient of :func:`depthwise_forward_cl` into the C-contiguous ``dx``
-    ``[N, H, W, C]`` (unpadded) for the channels-last output gradient ``gl``."""
-    run, geo = _kernels()["dw_input_grad"], _dw_geometry(ksize, stride, dilation, pads)
-    _threads.split(lambda lo, hi: run(gl, w, *geo, dx, lo, hi), gl.shape[3],
-                   gl.nbytes + dx.nbytes)
-    return dx
-
-
-def depthwise_weight_grad_cl(xl, gl, ksize, stride, dilation, pads):
-    """The weight gradient ``[taps, C]`` (float64 sums) of :func:`depthwise_forward_cl`."""
-    run, geo = _kernels()["dw_weight_grad"], _dw_geometry(ksize, stride, dilation, pads)
-    gw = np.empty((ksize[0] * ksize[1], xl.shape[3]))
-    _threads.split(lambda lo, hi: run(xl, gl, *geo, gw, lo, hi), xl.shape[3],
-                   xl.nbytes + gl.nbytes)
-    return gw
-
-
-def _planes_geometry(ksize, stride, dilation, pads):
+    - ``dw_forward`` (x ``[N, H, W, C]``, w ``[taps, C]`` -> ``[N, OH, OW, C]``),
+      ``dw_input_grad`` (g, w -> ``[N, H, W, C]``), ``dw_weight_grad`` (x, g -> float64
+      ``[taps, C]``): channels last, taps in the padding skipped (the forward needs finite
+      weights for NumPy's numbers), split over channels;
+    - ``dwp_forward`` (x ``[N, C, H, W]``, w ``[C, taps]``), ``dwp_input_grad`` (g, w), split
+      over the ``N * C`` planes, and ``dwp_weight_grad`` (x, g -> float64 ``[C, taps]``),
+      split over channels: on stride phase planes of the zero-padded input.
+    """
+    run = _kernels()[kernel]
     (kh, kw), (sh, sw), (dh, dw), ((pt, _), (pl, _)) = ksize, stride, dilation, pads
-    return kh, kw, sh, sw, dh, dw, pt, pl
-
-
-def depthwise_forward_planes(x, w, ksize, stride, dilation, pads, out):
-    """Depthwise 2-D convolution of C-contiguous ``x`` ``[N, C, H, W]`` with ``w`` ``[C,
-    taps]`` into the C-contiguous ``out`` ``[N, C, OH, OW]``, on stride phase planes of the
-    zero-padded input (the same numbers as NumPy's per-tap passes)."""
-    run, geo = _kernels()["dwp_forward"], _planes_geometry(ksize, stride, dilation, pads)
-    n, c = x.shape[:2]
-    _threads.split(lambda lo, hi: run(x, w, *geo, out, lo, hi), n * c, x.nbytes + out.nbytes)
+    _threads.split(lambda lo, hi: run(a, b, kh, kw, sh, sw, dh, dw, pt, pl, out, lo, hi),
+                   extent, a.nbytes + b.nbytes + out.nbytes)
     return out
-
-
-def depthwise_input_grad_planes(g, w, ksize, stride, dilation, pads, dx):
-    """The input gradient of :func:`depthwise_forward_planes` into the C-contiguous ``dx``
-    ``[N, C, H, W]`` (unpadded) for the C-contiguous output gradient ``g``."""
-    run, geo = _kernels()["dwp_input_grad"], _planes_geometry(ksize, stride, dilation, pads)
-    n, c = dx.shape[:2]
-    _threads.split(lambda lo, hi: run(g, w, *geo, dx, lo, hi), n * c, g.nbytes + dx.nbytes)
-    return dx
-
-
-def depthwise_weight_grad_planes(x, g, ksize, stride, dilation, pads):
-    """The weight gradient ``[C, taps]`` (float64 sums) of :func:`depthwise_forward_planes`."""
-    run, geo = _kernels()["dwp_weight_grad"], _planes_geometry(ksize, stride, dilation, pads)
-    c = x.shape[1]
-    gw = np.empty((c, ksize[0] * ksize[1]))
-    _threads.split(lambda lo, hi: run(x, g, *geo, gw, lo, hi), c, x.nbytes + g.nbytes)
-    return gw
 
 
 def max_pool2d(xpad, ksize, stride, out_size, want_arg, arg_dtype):

@@ -449,9 +449,8 @@ def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
         # skipped padding taps: exact for finite weights (0 * inf is not added)
         res = _dw_out((n, c, *out_size), dt, out_cl)
         dst = np.moveaxis(res, 1, -1) if out_cl else np.empty((n, *out_size, c), dt)
-        _jit.depthwise_forward_cl(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-                                  np.ascontiguousarray(w.reshape(c, -1).T), w.shape[2:],
-                                  stride, dilation, pads, dst)
+        _jit.depthwise("dw_forward", np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                       _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation, pads, dst, c)
         return res if out_cl else _cl_result(dst, False)
     xp = _cl_padded(x, pads)
     wt = _cl_weights(w, c, out_size[-1], dt)
@@ -481,8 +480,8 @@ def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     if _jit_dw(g, w, stride):
         size = _unpadded(padded_shape, pads)
         dx = np.empty((n, *size, c), dt)
-        _jit.depthwise_input_grad_cl(gl, np.ascontiguousarray(w.reshape(c, -1).T),
-                                     w.shape[2:], stride, dilation, pads, dx)
+        _jit.depthwise("dw_input_grad", gl, _dw_weights(w, c, dt)[0], w.shape[2:], stride,
+                       dilation, pads, dx, c)
         return _cl_result(dx, out_cl)
     wt = _cl_weights(w, c, out_size[-1], dt)
     acc = np.zeros((n, *padded_shape[2:], c), dtype=dt)
@@ -500,9 +499,9 @@ def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
     dt = g.dtype
     out_size = g.shape[2:]
     if _jit_dw(g, x, stride):
-        gw = _jit.depthwise_weight_grad_cl(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-                                           np.ascontiguousarray(np.moveaxis(g, 1, -1)),
-                                           ksize, stride, dilation, pads)
+        gw = _jit.depthwise("dw_weight_grad", np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                            np.ascontiguousarray(np.moveaxis(g, 1, -1)), ksize, stride,
+                            dilation, pads, np.empty((math.prod(ksize), c)), c)
         if np.isfinite(gw).all():
             # (a non-finite g would meet the padding's zeros in the form below: redo it there)
             return np.ascontiguousarray(gw.T).astype(dt).reshape(c, 1, *ksize)
@@ -534,8 +533,8 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     dt = x.dtype
     if _use_planes(out_size, m, jit):
         out = np.empty((n, c, *out_size), dt)
-        _jit.depthwise_forward_planes(np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
-                                      w.shape[2:], stride, dilation, pads, out)
+        _jit.depthwise("dwp_forward", np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
+                       w.shape[2:], stride, dilation, pads, out, n * c)
         return _in_layout(out, out_cl)
     plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
@@ -580,8 +579,9 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
         return _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl)
     if _use_planes(g.shape[2:], m, jit):
         dx = np.empty((n, c, *size), g.dtype)
-        _jit.depthwise_input_grad_planes(np.ascontiguousarray(g), w.reshape(c, -1).astype(g.dtype),
-                                         w.shape[2:], stride, dilation, pads, dx)
+        _jit.depthwise("dwp_input_grad", np.ascontiguousarray(g),
+                       w.reshape(c, -1).astype(g.dtype), w.shape[2:], stride, dilation, pads,
+                       dx, n * c)
         return _in_layout(dx, out_cl)
     if not np.isfinite(w).all():
         return None
@@ -626,8 +626,9 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     out_size = g.shape[2:]
     dt = g.dtype
     if _use_planes(out_size, m, jit):
-        gw = _jit.depthwise_weight_grad_planes(np.ascontiguousarray(x), np.ascontiguousarray(g),
-                                               ksize, stride, dilation, pads0)
+        gw = _jit.depthwise("dwp_weight_grad", np.ascontiguousarray(x),
+                            np.ascontiguousarray(g), ksize, stride, dilation, pads0,
+                            np.empty((c, math.prod(ksize))), c)
         return gw.astype(dt).reshape(c, 1, *ksize)
     plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
     g5 = g.reshape(n, c, m, *out_size)

@@ -465,18 +465,12 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
                        data_format, use_global_stats)
 
 
-def batch_norm_act(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
-                   data_format, use_global_stats, act):
-    """``F.<act>(batch_norm(...))`` for ``act`` 'relu' or 'relu6': where the batch statistics
-    are used and the compiled kernels are in use (see ``backend._jit``), the activation runs
-    inside batch norm's own passes, forward and backward; elsewhere the two ops run in turn.
-    The results are the same either way, to float rounding."""
-    return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
-                       data_format, use_global_stats, act)
-
-
 def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
                 data_format, use_global_stats, act=None):
+    """:func:`batch_norm`, then ``F.<act>`` when ``act`` ('relu' or 'relu6') is given: where
+    the batch statistics are used and the compiled kernels are in use (see ``backend._jit``),
+    the activation runs inside batch norm's own passes, forward and backward; elsewhere the
+    two ops run in turn. The results are the same either way, to float rounding."""
     op = "batch_norm"
     x = _float_arg(x, op)
     if data_format not in _BN_FORMATS:

@@ -120,7 +120,7 @@ def norm_act(bn, act, x):
     """``act(bn(x))``. A batch norm that uses batch statistics (training), followed by
     ``nn.ReLU`` or ``nn.ReLU6``, runs as one op that applies the activation inside batch
     norm's passes, forward and backward, where the compiled kernels are in use (see
-    ``F.norm.batch_norm_act``). Everything else calls the two layers in turn: other layer
+    ``F.norm._batch_norm``). Everything else calls the two layers in turn: other layer
     types or subclasses, hooks on either layer (they see the layers' own inputs and
     outputs), AMP, and inference. Model code whose forward runs a batch norm straight into
     one of these activations calls this."""
@@ -133,8 +133,8 @@ def norm_act(bn, act, x):
             or not isinstance(x, Tensor)):
         return act(bn(x))
     bn._check_input(x)
-    return _fnorm.batch_norm_act(x, bn._mean, bn._variance, bn.weight, bn.bias, True,
-                                 bn._momentum, bn._epsilon, bn._format_for(x), None, name)
+    return _fnorm._batch_norm(x, bn._mean, bn._variance, bn.weight, bn.bias, True,
+                              bn._momentum, bn._epsilon, bn._format_for(x), None, name)
 
 
 class BatchNorm1D(_BatchNormBase):
