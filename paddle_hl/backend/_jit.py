@@ -120,6 +120,9 @@ def _warm_up(k):
     k["dw_forward"](x4, w2, 2, 2, 1, 1, 1, 1, 0, 0, o4, 0, 1)
     k["dw_input_grad"](o4, w2, 2, 2, 1, 1, 1, 1, 0, 0, x4.copy(), 0, 1)
     k["dw_weight_grad"](x4, o4, 2, 2, 1, 1, 1, 1, 0, 0, np.empty((4, 1)), 0, 1)
+    for dt in (np.float32, np.float64):
+        one = np.ones(2, dt)
+        k["adam"](one.copy(), one, one.copy(), one.copy(), *(dt(0.5),) * 7)
     g = np.ones((2, 1, 1), np.float32)
     k["pool_max_grad"](g, np.zeros((2, 1, 1), np.int8), 2, 1, 1, np.zeros((2, 2, 2), np.float32),
                        0, 2)
@@ -489,7 +492,26 @@ def _compile(numba, cache=True):
                                 bj = best[j]
                                 best[j] = v if (v > bj or v != v) else bj
 
-    return {"bn_forward": bn_forward, "bn_backward": bn_backward, "pool_max": pool_max,
+    # the optimizer updates round exactly as the NumPy passes do (no fastmath), and divide as
+    # NumPy does (no zero-divisor check, which would keep the loop from vectorising)
+    exact = numba.njit(cache=cache, nogil=True, error_model="numpy")
+
+    @exact
+    def adam(p, g, m, v, lr_t, b1, b2, c1, c2, eps_t, decay):
+        # 1-D C-contiguous slices of one parameter: Paddle's Adam formula, one pass
+        if decay != 1.0:
+            for i in range(p.shape[0]):
+                p[i] = p[i] * decay
+        for i in range(p.shape[0]):
+            gi = g[i]
+            mi = m[i] * b1 + gi * c1
+            vi = v[i] * b2 + (gi * c2) * gi
+            m[i] = mi
+            v[i] = vi
+            p[i] = p[i] - (mi / (np.sqrt(vi) + eps_t)) * lr_t
+
+    return {"adam": adam,
+            "bn_forward": bn_forward, "bn_backward": bn_backward, "pool_max": pool_max,
             "pool_max_grad": pool_max_grad, "dw_forward": dw_forward,
             "dw_input_grad": dw_input_grad, "dw_weight_grad": dw_weight_grad,
             "dwp_forward": dwp_forward, "dwp_input_grad": dwp_input_grad,
@@ -572,6 +594,30 @@ def max_pool2d_grad(g, arg, padded_shape, ksize, stride):
 
     _threads.split(part, n * c, acc.nbytes)
     return acc.reshape(padded_shape)
+
+
+def adam_update(p, g, m, v, lr_t, b1, b2, eps_t, decay):
+    """One Adam (AdamW: ``decay`` ``!= 1`` scales the parameter first) update of parameter ``p``
+    and its moments ``m``, ``v`` in place, in one pass: the same numbers as the optimizer's
+    NumPy passes (each operation rounded in the arrays' dtype, in the same order), about
+    twice as fast. Returns False, changing nothing, where the kernel does not apply: numba off
+    or missing, or arrays that are not C-contiguous float32/float64 of one dtype and shape."""
+    dt = p.dtype
+    if (dt not in _FLOATS or not enabled()
+            or any(type(a) is not np.ndarray or a.dtype != dt or a.shape != p.shape
+                   or not a.flags.c_contiguous for a in (g, m, v))
+            or not p.flags.c_contiguous):
+        return False
+    run = _kernels()["adam"]
+    t = dt.type
+    scalars = (t(lr_t), t(b1), t(b2), t(1 - b1), t(1 - b2), t(eps_t), t(decay))
+    fp, fg, fm, fv = (a.reshape(-1) for a in (p, g, m, v))
+    _threads.split(lambda lo, hi: run(fp[lo:hi], fg[lo:hi], fm[lo:hi], fv[lo:hi], *scalars),
+                   fp.size, 7 * p.nbytes)
+    return True
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def depthwise(kernel, a, b, ksize, stride, dilation, pads, out, extent):

