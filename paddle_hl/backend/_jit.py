@@ -13,7 +13,9 @@ numba is missing, switched off, or cannot run. The kernels:
   (each output pixel's taps are contiguous runs of channels; 2-2.7x faster there than
   NumPy's per-tap passes), on planes with rows of 16 outputs or more as stride phase planes
   of the padded input (each tap a contiguous row; 1.1-1.4x faster than NumPy's blocked
-  passes). Between the two (short rows of large inputs) NumPy's blocked form stays faster.
+  passes). Between the two (short rows of large inputs) NumPy's blocked form stays faster;
+- the Adam/AdamW update of one parameter in one pass (the NumPy form takes ten): compiled
+  without fastmath, so its numbers are bit for bit the NumPy passes'.
 
 Switches and threads:
 
@@ -32,7 +34,7 @@ Switches and threads:
 
 Kernels take C-contiguous float32 or float64 arrays; results agree with the NumPy forms to
 rounding (sums are accumulated in another order, batch norm's and the depthwise weight
-gradient's in float64).
+gradient's in float64), and Adam's exactly.
 """
 
 from __future__ import annotations
