@@ -717,6 +717,33 @@ def trim_taps(ksize, size, osz, stride, pads, dil):
     return (tuple(taps), tuple(new_pads)) if trimmed else None
 
 
+def _tap_index(ksize, taps):
+    """Flat indices, in ``prod(ksize)``, of the kernel taps that ``taps`` (one slice per spatial
+    dim, from :func:`trim_taps`) select."""
+    return np.arange(math.prod(ksize)).reshape(ksize)[taps].reshape(-1)
+
+
+def take_taps(w, taps):
+    """``w[:, :, *taps]`` as a C-contiguous array. One gather over the flattened taps: NumPy's
+    copy of the strided view walks runs as short as one tap row (a 3x3 kernel trimmed to 2x2
+    copies ``[512, 256, 2, 2]`` from ``[512, 256, 3, 3]`` in 0.95 ms; this in 0.28 ms)."""
+    mod = get_array_module(w)
+    o, c = w.shape[:2]
+    idx = mod.asarray(_tap_index(w.shape[2:], taps))
+    kept = tuple(len(range(*t.indices(k))) for t, k in zip(taps, w.shape[2:]))
+    return mod.take(w.reshape(o * c, -1), idx, axis=1).reshape(o, c, *kept)
+
+
+def put_taps(gw, shape, taps):
+    """The full-kernel array of ``shape``, zeros except ``gw`` at ``taps`` (the adjoint of
+    :func:`take_taps`), written by one scatter over the flattened taps."""
+    mod = get_array_module(gw)
+    o, c = shape[:2]
+    full = mod.zeros(shape, dtype=gw.dtype)
+    full.reshape(o, c, -1)[:, :, mod.asarray(_tap_index(shape[2:], taps))] = gw.reshape(o, c, -1)
+    return full
+
+
 def g_cols(gl, groups):
     """``[groups, O/groups, N*L]``: the output gradient as the GEMM operand (one copy)."""
     mod = get_array_module(gl)

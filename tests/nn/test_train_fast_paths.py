@@ -148,6 +148,24 @@ def test_trim_taps_ranges():
     assert W.trim_taps((3,), (1,), (1,), (1,), ((1, 1),), (2,)) is None
 
 
+@pytest.mark.parametrize("ks,taps", [
+    ((3,), (slice(1, 3),)),
+    ((3, 3), (slice(1, 3), slice(1, 3))),
+    ((3, 3), (slice(1, 2), slice(None))),
+    ((3, 2, 3), (slice(0, 2), slice(None), slice(2, 3))),
+])
+def test_take_and_put_taps_are_the_strided_view_and_its_adjoint(ks, taps):
+    w = _r(5, 4, *ks)
+    sel = (slice(None),) * 2 + taps
+    got = W.take_taps(w, taps)
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got, w[sel])
+    full = W.put_taps(got * 2, w.shape, taps)
+    expected = np.zeros_like(w)
+    expected[sel] = w[sel] * 2
+    np.testing.assert_array_equal(full, expected)
+
+
 def test_trimmed_weight_grad_is_zero_on_dropped_taps():
     x = paddle.to_tensor(_r(2, 3, 1, 1), stop_gradient=False)
     w = paddle.to_tensor(_r(4, 3, 3, 3), stop_gradient=False)

@@ -81,7 +81,7 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     wk, kpads = w, pads
     if trim is not None:
         # taps that only read padding are dropped: the same output from a smaller GEMM
-        wk = get_array_module(w).ascontiguousarray(w[(slice(None),) * 2 + trim[0]])
+        wk = _win.take_taps(w, trim[0])
         kpads = trim[1]
     nin = _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride, train=any(need))
     if nin:
@@ -113,9 +113,7 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
             if need[1]:
                 gw = _win.conv_filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
         if need[1] and trim is not None:
-            full = get_array_module(gw).zeros(w.shape, dtype=gw.dtype)
-            full[(slice(None),) * 2 + trim[0]] = gw
-            gw = full
+            gw = _win.put_taps(gw, w.shape, trim[0])
         if need[2] and b is not None:
             gb = _bias_grad(g, cl)
         return _down(gx, low), _down(gw, low), _down(gb, low)
