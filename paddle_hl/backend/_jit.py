@@ -242,8 +242,9 @@ def _compile(numba, cache=True):
     # channels lo..hi: each output pixel's taps are contiguous runs of channels, which
     # vectorise; taps that fall in the padding are skipped. No fastmath: the loops over
     # channels vectorise without it, and each tap's product is rounded before it is added,
-    # in the taps' order, as NumPy's per-tap passes do (the forward gives the same numbers)
-    exact = numba.njit(cache=cache, nogil=True)
+    # in the taps' order, as NumPy's per-tap passes do (the forward gives the same numbers).
+    # Floats divide as NumPy does: no zero-divisor check, which keeps a loop from vectorising
+    exact = numba.njit(cache=cache, nogil=True, error_model="numpy")
 
     @exact
     def _span(i, s_, p_, d_, k_, n_):
@@ -361,27 +362,37 @@ def _compile(numba, cache=True):
 
     @exact
     def dwp_forward(x, w, kh, kw, sh, sw, dh, dw_, pt, pl, out, lo, hi):
-        # planes lo..hi of the flattened [N * C] axis; w: [C, taps]
+        # planes lo..hi of the flattened [N * C] axis; w: [C, taps]. Each tap is one run over
+        # a wide output grid (rows pc apart, the phase planes' pitch): output (i, j) at
+        # i * pc + j, the columns j >= ow_ computed and dropped
         _, c_, _, _ = x.shape
         _, _, oh_, ow_ = out.shape
         ph = _phase_buffer(x, kh, kw, sh, sw, dh, dw_, oh_, ow_)
+        pr, pc = ph.shape[2], ph.shape[3]
+        flat = ph.reshape(sh, sw, pr * pc)
+        run = (oh_ - 1) * pc + ow_
+        acc = np.empty(run, x.dtype)
         for p in range(lo, hi):
             n, c = divmod(p, c_)
             _phases(x[n, c], sh, sw, pt, pl, ph)
-            o = out[n, c]
             wc = w[c]
+            for t in range(run):
+                acc[t] = 0.0
+            for ki in range(kh):
+                a, r = (ki * dh) % sh, (ki * dh) // sh
+                for kj in range(kw):
+                    b, q0 = (kj * dw_) % sw, (kj * dw_) // sw
+                    start = r * pc + q0
+                    src = flat[a, b, start:start + run]
+                    wv = wc[ki * kw + kj]
+                    for t in range(run):
+                        acc[t] += src[t] * wv
+            o = out[n, c]
             for i in range(oh_):
                 orow = o[i]
+                base = i * pc
                 for j in range(ow_):
-                    orow[j] = 0.0
-                for ki in range(kh):
-                    a, r = (ki * dh) % sh, i + (ki * dh) // sh
-                    for kj in range(kw):
-                        b, q0 = (kj * dw_) % sw, (kj * dw_) // sw
-                        seg = ph[a, b, r, q0:q0 + ow_]
-                        wv = wc[ki * kw + kj]
-                        for j in range(ow_):
-                            orow[j] += seg[j] * wv
+                    orow[j] = acc[base + j]
 
     @exact
     def dwp_input_grad(g, w, kh, kw, sh, sw, dh, dw_, pt, pl, dx, lo, hi):
@@ -389,16 +400,38 @@ def _compile(numba, cache=True):
         _, c_, h_, w_ = dx.shape
         _, _, oh_, ow_ = g.shape
         ph = _phase_buffer(g, kh, kw, sh, sw, dh, dw_, oh_, ow_)
+        pr, pc = ph.shape[2], ph.shape[3]
+        flat = ph.reshape(sh, sw, pr * pc)
+        # the gradient on the wide grid of dwp_forward, zero in the extra columns: each tap
+        # adds one run into a phase plane, its zeros landing on pixels of neighbouring rows
+        # (exact for finite weights; planes with others take the rows one by one)
+        run = (oh_ - 1) * pc + ow_
+        wide = np.zeros(run, g.dtype)
         for p in range(lo, hi):
             n, c = divmod(p, c_)
             ph[...] = 0.0
             gp = g[n, c]
             wc = w[c]
+            finite = True
+            for t in range(kh * kw):
+                finite = finite and np.isfinite(wc[t])
+            if finite:
+                for i in range(oh_):
+                    grow = gp[i]
+                    base = i * pc
+                    for j in range(ow_):
+                        wide[base + j] = grow[j]
             for ki in range(kh):
                 a, r0 = (ki * dh) % sh, (ki * dh) // sh
                 for kj in range(kw):
                     b, q0 = (kj * dw_) % sw, (kj * dw_) // sw
                     wv = wc[ki * kw + kj]
+                    if finite:
+                        start = r0 * pc + q0
+                        dst = flat[a, b, start:start + run]
+                        for t in range(run):
+                            dst[t] += wide[t] * wv
+                        continue
                     for i in range(oh_):
                         seg = ph[a, b, r0 + i, q0:q0 + ow_]
                         grow = gp[i]
@@ -494,10 +527,8 @@ def _compile(numba, cache=True):
                                 bj = best[j]
                                 best[j] = v if (v > bj or v != v) else bj
 
-    # the optimizer updates round exactly as the NumPy passes do (no fastmath), and divide as
-    # NumPy does (no zero-divisor check, which would keep the loop from vectorising)
-    exact = numba.njit(cache=cache, nogil=True, error_model="numpy")
-
+    # the optimizer update rounds exactly as the NumPy passes do (exact: no fastmath), and
+    # divides as NumPy does (no zero-divisor check, which would keep the loop from vectorising)
     @exact
     def adam(p, g, m, v, lr_t, b1, b2, c1, c2, eps_t, decay):
         # 1-D C-contiguous slices of one parameter: Paddle's Adam formula, one pass
