@@ -330,7 +330,33 @@ def _compile(numba, cache=True):
     # (r * s + a, q * s + b)), so every tap reads, and the input gradient writes, contiguous
     # rows; the padding is real zeros, as in NumPy's padded forms (an inf weight meets them)
     @exact
+    def _phases_2x2(xpl, pt, pl, ph):
+        # stride 2 both ways: one pass over each source row fills both of its column phases
+        # (the even and odd columns), reading the row once
+        h_, w_ = xpl.shape
+        _, _, pr, pc = ph.shape
+        for a in range(2):
+            for r in range(pr):
+                y = r * 2 + a - pt
+                r0 = ph[a, 0, r]
+                r1 = ph[a, 1, r]
+                if y < 0 or y >= h_:
+                    for q in range(pc):
+                        r0[q] = 0.0
+                        r1[q] = 0.0
+                    continue
+                src = xpl[y]
+                for q in range(pc):
+                    s0 = 2 * q - pl
+                    s1 = s0 + 1
+                    r0[q] = src[s0] if 0 <= s0 < w_ else 0.0
+                    r1[q] = src[s1] if 0 <= s1 < w_ else 0.0
+
+    @exact
     def _phases(xpl, sh, sw, pt, pl, ph):
+        if sh == 2 and sw == 2:
+            _phases_2x2(xpl, pt, pl, ph)
+            return
         h_, w_ = xpl.shape
         _, _, pr, pc = ph.shape
         for a in range(sh):

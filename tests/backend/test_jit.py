@@ -445,6 +445,9 @@ def test_models_train_the_same_with_the_fused_layers(both):
     # larger planes: the phase-plane kernels (rows of 16 outputs or more)
     ((2, 6, 20, 18), 3, 1, 1, 1, "NCHW"),
     ((2, 5, 33, 34), 3, 2, 1, 1, "NCHW"),
+    ((2, 3, 37, 40), 3, 2, 0, 1, "NCHW"),  # stride 2 without padding
+    ((2, 3, 36, 35), 5, 2, 2, 1, "NCHW"),  # stride 2, two columns of padding
+    ((2, 3, 36, 35), 3, (2, 1), 1, 1, "NCHW"),  # stride 2 down, 1 across
     ((2, 4, 24, 20), 5, 1, 4, 2, "NCHW"),
     ((2, 18, 20, 7), 3, 1, 1, 1, "NHWC"),
 ])
