@@ -119,17 +119,21 @@ def test_max_pool_gradient_matches_the_numpy_form(both, shape, kernel, stride, p
 
 @pytest.mark.parametrize("want_arg", [True, False])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_max_pool_forward_matches_the_numpy_form(both, monkeypatch, want_arg, dtype):
-    """Large arrays take the compiled forward (phase planes): the same maxima, NaN included,
-    and the same first-maximum offsets."""
+def test_max_pool_forward_matches_the_numpy_form(both, want_arg, dtype):
+    """The compiled forward (phase planes; 2x2 windows of stride 2 directly): the same maxima,
+    NaN included, and the same first-maximum offsets (equal zeros of either sign count as
+    ties: the offset stays on the first)."""
     from paddle_hl.backend import windows as W
 
-    monkeypatch.setattr(W, "_JIT_POOL_MIN_BYTES", 0)  # every size, these small ones too
     for shape, k, s in (((3, 4, 11, 12), (3, 3), (2, 2)), ((2, 3, 9, 10), (2, 3), (2, 1)),
-                        ((2, 2, 7, 7), (3, 3), (1, 1)), ((2, 2, 8, 8), (2, 2), (2, 2))):
+                        ((2, 2, 7, 7), (3, 3), (1, 1)), ((2, 2, 8, 8), (2, 2), (2, 2)),
+                        ((2, 3, 9, 11), (2, 2), (2, 2)), ((1, 2, 40, 37), (3, 3), (2, 2))):
         x = np.round(RNG.standard_normal(shape) * 2).astype(dtype)  # ties
         x[0, 1, 3, 3] = np.nan
-        x[1, 0, :3, :3] = np.finfo(np.float32).min  # as low as the padding value
+        x[0, 0, 0, 1] = np.nan  # the second pixel of a 2x2 window
+        x[-1, -1, 1, 0] = np.nan  # the third
+        x[0, 0, 4:6, 4:6] = [[0.0, -0.0], [-0.0, 0.0]]  # equal zeros
+        x[-1, 0, :3, :3] = np.finfo(np.float32).min  # as low as the padding value
         osz = tuple((n - kk) // ss + 1 for n, kk, ss in zip(shape[2:], k, s))
         (oj, aj), (orf, ar) = both(lambda: W.max_pool(x, k, s, osz, want_arg=want_arg))
         np.testing.assert_array_equal(oj, orf)
