@@ -356,9 +356,13 @@ def _compile(numba, cache=True):
                     s0 = 2 * q - pl
                     r0[q] = src[s0] if 0 <= s0 < w_ else fill
                     r1[q] = src[s0 + 1] if 0 <= s0 + 1 < w_ else fill
-                for q in range(q0, q1):
-                    r0[q] = src[2 * q - pl]
-                    r1[q] = src[2 * q - pl + 1]
+                # slices indexed from 0: no negative-index tests either
+                d0 = r0[q0:q1]
+                d1 = r1[q0:q1]
+                pairs = src[2 * q0 - pl:2 * q1 - pl]
+                for u in range(q1 - q0):
+                    d0[u] = pairs[2 * u]
+                    d1[u] = pairs[2 * u + 1]
                 for q in range(q1, pc):
                     s0 = 2 * q - pl
                     r0[q] = src[s0] if 0 <= s0 < w_ else fill
@@ -430,9 +434,9 @@ def _compile(numba, cache=True):
             o = out[n, c]
             for i in range(oh_):
                 orow = o[i]
-                base = i * pc
+                seg = acc[i * pc:i * pc + ow_]
                 for j in range(ow_):
-                    orow[j] = acc[base + j]
+                    orow[j] = seg[j]
 
     @exact
     def dwp_input_grad(g, w, kh, kw, sh, sw, dh, dw_, pt, pl, dx, lo, hi):
@@ -458,9 +462,9 @@ def _compile(numba, cache=True):
             if finite:
                 for i in range(oh_):
                     grow = gp[i]
-                    base = i * pc
+                    seg = wide[i * pc:i * pc + ow_]
                     for j in range(ow_):
-                        wide[base + j] = grow[j]
+                        seg[j] = grow[j]
             for ki in range(kh):
                 a, r0 = (ki * dh) % sh, (ki * dh) // sh
                 for kj in range(kw):
@@ -594,16 +598,115 @@ def _compile(numba, cache=True):
             o = out[p]
             for i in range(oh_):
                 orow = o[i]
-                base = i * pc
+                seg = best[i * pc:i * pc + ow_]
                 for j in range(ow_):
-                    orow[j] = best[base + j]
+                    orow[j] = seg[j]
             if want_arg:
                 ag = arg[p]
                 for i in range(oh_):
                     arow = ag[i]
-                    base = i * pc
+                    seg = at[i * pc:i * pc + ow_]
                     for j in range(ow_):
-                        arow[j] = at[base + j]
+                        arow[j] = seg[j]
+
+    # thin dense convolutions (few input channels times taps: a network's first layer), stride
+    # and dilation 1, on the zero-padded input: each tap is one run over a wide grid of the
+    # padded plane (output (i, j) at i * Wp + j, as the depthwise kernels), so no im2col
+    # columns are built. Sums are accumulated in another order than the GEMM's.
+    @jit
+    def conv_fwd(xpad, w, out, lo, hi):
+        # samples lo..hi: out[n, o] = sum over c and taps of w[o, c, tap] * shifted x[n, c]
+        _, c_, hp, wp = xpad.shape
+        o_, _, kh, kw = w.shape
+        _, _, oh, ow = out.shape
+        run = (oh - 1) * wp + ow
+        acc = np.empty(run, out.dtype)
+        for n in range(lo, hi):
+            for o in range(o_):
+                for t in range(run):
+                    acc[t] = 0.0
+                for c in range(c_):
+                    xf = xpad[n, c].reshape(hp * wp)
+                    for ki in range(kh):
+                        for kj in range(kw):
+                            wv = w[o, c, ki, kj]
+                            off = ki * wp + kj
+                            # a slice, indexed from 0: no negative-index test, so it vectorises
+                            src = xf[off:off + run]
+                            for t in range(run):
+                                acc[t] += src[t] * wv
+                op = out[n, o]
+                for i in range(oh):
+                    orow = op[i]
+                    seg = acc[i * wp:i * wp + ow]
+                    for j in range(ow):
+                        orow[j] = seg[j]
+
+    @jit
+    def conv_dgrad(g, w, dxpad, lo, hi):
+        # samples lo..hi of the padded input gradient; the output gradient on the wide grid
+        # is zero in the extra columns, whose products land on neighbouring pixels (exact
+        # for finite weights only: the caller checks)
+        n_, o_, oh, ow = g.shape
+        _, c_, kh, kw = w.shape
+        _, _, hp, wp = dxpad.shape
+        run = (oh - 1) * wp + ow
+        gwide = np.zeros((o_, run), g.dtype)
+        for n in range(lo, hi):
+            for o in range(o_):
+                gp = g[n, o]
+                gr = gwide[o]
+                for i in range(oh):
+                    grow = gp[i]
+                    seg = gr[i * wp:i * wp + ow]
+                    for j in range(ow):
+                        seg[j] = grow[j]
+            for c in range(c_):
+                df = dxpad[n, c].reshape(hp * wp)
+                for t in range(hp * wp):
+                    df[t] = 0.0
+                for o in range(o_):
+                    gr = gwide[o]
+                    for ki in range(kh):
+                        for kj in range(kw):
+                            wv = w[o, c, ki, kj]
+                            off = ki * wp + kj
+                            dst = df[off:off + run]
+                            for t in range(run):
+                                dst[t] += gr[t] * wv
+
+    @jit
+    def conv_wgrad(xpad, g, gw, lo, hi):
+        # output channels lo..hi of the float64 weight gradient gw [O, C, kh, kw]: each entry a
+        # dot product of the wide output gradient (zero extra columns: exact for finite x
+        # only, the caller checks) with a shifted run of the padded input, over the batch
+        n_, c_, hp, wp = xpad.shape
+        _, _, oh, ow = g.shape
+        _, _, kh, kw = gw.shape
+        run = (oh - 1) * wp + ow
+        gwide = np.zeros(run, g.dtype)
+        for o in range(lo, hi):
+            for c in range(c_):
+                for ki in range(kh):
+                    for kj in range(kw):
+                        gw[o, c, ki, kj] = 0.0
+            for n in range(n_):
+                gp = g[n, o]
+                for i in range(oh):
+                    grow = gp[i]
+                    seg = gwide[i * wp:i * wp + ow]
+                    for j in range(ow):
+                        seg[j] = grow[j]
+                for c in range(c_):
+                    xf = xpad[n, c].reshape(hp * wp)
+                    for ki in range(kh):
+                        for kj in range(kw):
+                            off = ki * wp + kj
+                            src = xf[off:off + run]
+                            s_ = 0.0
+                            for t in range(run):
+                                s_ += gwide[t] * src[t]
+                            gw[o, c, ki, kj] += s_
 
     # the optimizer update rounds exactly as the NumPy passes do (exact: no fastmath), and
     # divides as NumPy does (no zero-divisor check, which would keep the loop from vectorising)
@@ -621,7 +724,8 @@ def _compile(numba, cache=True):
             v[i] = vi
             p[i] = p[i] - (mi / (np.sqrt(vi) + eps_t)) * lr_t
 
-    return {"adam": adam,
+    return {"adam": adam, "conv_fwd": conv_fwd, "conv_dgrad": conv_dgrad,
+            "conv_wgrad": conv_wgrad,
             "bn_forward": bn_forward, "bn_backward": bn_backward, "pool_max": pool_max,
             "pool_max_grad": pool_max_grad, "dw_forward": dw_forward,
             "dw_input_grad": dw_input_grad, "dw_weight_grad": dw_weight_grad,
@@ -729,6 +833,45 @@ def adam_update(p, g, m, v, lr_t, b1, b2, eps_t, decay):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+def conv2d_forward(xpad, w, out_size):
+    """The stride-1, undilated, ungrouped 2-D convolution of the zero-padded C-contiguous
+    ``xpad`` ``[N, C, Hp, Wp]`` with ``w`` ``[O, C, kh, kw]`` (same dtype): ``[N, O, *out_size]``,
+    split over the batch."""
+    n, o = xpad.shape[0], w.shape[0]
+    out = np.empty((n, o, *out_size), xpad.dtype)
+    run, w = _kernels()["conv_fwd"], _arr(w, xpad.dtype)
+    _threads.split(lambda lo, hi: run(xpad, w, out, lo, hi), n, xpad.nbytes + out.nbytes)
+    return out
+
+
+def conv2d_input_grad(g, w, padded_shape):
+    """The padded input gradient ``[N, C, Hp, Wp]`` of :func:`conv2d_forward` for output
+    gradient ``g``, or None for weights that are not all finite (the kernel adds the wide
+    grid's zero columns times the weights to real pixels)."""
+    if not np.isfinite(w).all():
+        return None
+    g = _arr(g, g.dtype)
+    w = _arr(w, g.dtype)
+    dxpad = np.empty(padded_shape, g.dtype)
+    run = _kernels()["conv_dgrad"]
+    _threads.split(lambda lo, hi: run(g, w, dxpad, lo, hi), g.shape[0],
+                   g.nbytes + dxpad.nbytes)
+    return dxpad
+
+
+def conv2d_weight_grad(xpad, g, ksize):
+    """The weight gradient ``[O, C, *ksize]`` of :func:`conv2d_forward` (summed in float64),
+    or None for an input that is not all finite (see :func:`conv2d_input_grad`)."""
+    if not np.isfinite(xpad).all():
+        return None
+    g = _arr(g, xpad.dtype)
+    o, c = g.shape[1], xpad.shape[1]
+    gw = np.empty((o, c, *ksize))
+    run = _kernels()["conv_wgrad"]
+    _threads.split(lambda lo, hi: run(xpad, g, gw, lo, hi), o, xpad.nbytes + g.nbytes)
+    return gw.astype(xpad.dtype)
+
 
 
 def depthwise(kernel, a, b, ksize, stride, dilation, pads, out, extent):

@@ -68,6 +68,9 @@ _WIDE_MAX = 2.0
 _NIN_MIN_BATCH = 8
 # ... and, when no gradient is wanted, only for output planes up to this many pixels
 _NIN_FWD_MAX_PLANE = 256
+# convolutions with at most this many input channels times kernel taps run as direct
+# compiled kernels (see use_direct)
+_DIRECT_MAX_TAPS = 32
 
 
 # --------------------------------------------------------------------------- threads
@@ -847,6 +850,39 @@ def conv_filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=
         gcols = g_cols(gl, groups)
     gw = mod.matmul(gcols, cols.transpose(0, 2, 1))
     return gw.reshape(o, c // groups, *ksize)
+
+
+def use_direct(xl, w, stride, dil, groups, osz):
+    """Whether this convolution runs as the compiled direct kernels (``_jit.conv2d_*``): a thin
+    2-D layer (``C * prod(k)`` at most ``_DIRECT_MAX_TAPS``, such as LeNet's first) on an output
+    plane of at least ``_POINTWISE_MIN`` pixels, stride and dilation 1, no groups, NumPy
+    float32/float64, numba in use. Its im2col columns would be
+    ``prod(k)`` copies of an input that the GEMM then reads with an inner dimension of a few
+    taps: the direct kernels read the padded input once per tap instead (LeNet's first layer
+    at batch 64: forward 0.31 -> 0.1 ms)."""
+    return (xl.ndim == 4 and groups == 1 and type(xl) is np.ndarray and xl.dtype.char in "fd"
+            and w.dtype == xl.dtype and w.shape[1] * math.prod(w.shape[2:]) <= _DIRECT_MAX_TAPS
+            and all(s == 1 for s in stride) and all(d == 1 for d in dil)
+            and math.prod(osz) >= _POINTWISE_MIN and _jit.enabled())
+
+
+def conv_forward_direct(xl, w, pads, osz):
+    """:func:`conv_forward` through the direct kernels (see :func:`use_direct`)."""
+    return _jit.conv2d_forward(pad(xl, pads), w, osz)
+
+
+def conv_data_grad_direct(gl, w, size, pads):
+    """:func:`conv_data_grad` through the direct kernels, or None where they do not apply
+    (weights that are not all finite)."""
+    psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
+    dxpad = _jit.conv2d_input_grad(gl, w, (gl.shape[0], w.shape[1], *psz))
+    return None if dxpad is None else crop(dxpad, pads, size)
+
+
+def conv_filter_grad_direct(xl, gl, ksize, pads):
+    """:func:`conv_filter_grad` through the direct kernels, or None where they do not apply
+    (an input that is not all finite)."""
+    return _jit.conv2d_weight_grad(pad(xl, pads), gl, ksize)
 
 
 def use_nin(xshape, wshape, pads, groups, osz, stride=None, train=True):

@@ -553,3 +553,59 @@ def test_adam_update_declines_what_it_cannot_run(both):
     _jit.set_enabled(True)
     assert _jit.adam_update(p, np.ones(6, np.float32), m, v, *args) is True
     assert (p < 1).all() and m.all() and v.all()
+
+
+# ------------------------------------------------- thin dense convolutions (direct kernels)
+@pytest.mark.parametrize("xs,ws,padding,fmt", [
+    ((4, 1, 28, 28), (6, 1, 3, 3), 1, "NCHW"),  # LeNet's first layer
+    ((3, 2, 9, 11), (5, 2, 3, 3), [1, 2, 0, 1], "NCHW"),  # asymmetric padding
+    ((2, 1, 14, 12), (4, 1, 5, 5), 0, "NCHW"),
+    ((2, 3, 8, 8), (7, 3, 3, 3), 1, "NCHW"),  # 27 taps
+    ((2, 9, 9, 3), (4, 3, 3, 3), 2, "NHWC"),  # channels last in and out
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_thin_conv_direct_kernels_match_the_gemm_form(both, xs, ws, padding, fmt, dtype):
+    from paddle_hl.backend import windows as W
+
+    x = RNG.standard_normal(xs).astype(dtype)
+    w = RNG.standard_normal(ws).astype(dtype)
+    b = RNG.standard_normal(ws[0]).astype(dtype)
+    xl = np.moveaxis(x, -1, 1) if fmt == "NHWC" else x
+    pads = paddle.nn.functional.conv.parse_padding(padding, 2, False, "conv2d")
+    osz = W.conv_out_size(xl.shape[2:], ws[2:], (1, 1), pads, (1, 1))
+    assert W.use_direct(xl, w, (1, 1), (1, 1), 1, osz) is _jit.enabled()  # the path tested
+
+    def run():
+        t = paddle.to_tensor(x, stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        bt = paddle.to_tensor(b, stop_gradient=False)
+        y = paddle.nn.functional.conv2d(t, wt, bt, padding=padding, data_format=fmt)
+        g = np.random.default_rng(4).standard_normal(y.shape).astype(dtype)
+        y.backward(paddle.to_tensor(g))
+        return y.numpy(), t.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
+
+    jit, ref = both(run)
+    tol = 2e-5 if dtype == "float32" else 1e-12
+    for a, r in zip(jit, ref):
+        assert a.dtype == r.dtype == np.dtype(dtype) and a.shape == r.shape
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+
+
+def test_thin_conv_non_finite_values_as_the_gemm_form(both):
+    """The direct input gradient needs finite weights and the weight gradient a finite input
+    (the wide grid's zero columns meet them); otherwise the GEMM forms run: the same NaNs."""
+    x = RNG.standard_normal((2, 1, 10, 10)).astype("float32")
+    w = RNG.standard_normal((3, 1, 3, 3)).astype("float32")
+    x[1, 0, 4, 6] = np.inf
+    w[2, 0, 0, 0] = np.inf
+
+    def run():
+        t = paddle.to_tensor(x, stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        y = paddle.nn.functional.conv2d(t, wt, padding=1)
+        y.backward(paddle.ones_like(y))
+        return y.numpy(), t.grad.numpy(), wt.grad.numpy()
+
+    jit, ref = both(run)
+    _same_values(jit, ref, 1e-5, np.isnan)
+    assert np.isnan(jit[0]).any() and np.isnan(jit[1]).any()  # inf * padded zero, both forms

@@ -83,8 +83,12 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
         # taps that only read padding are dropped: the same output from a smaller GEMM
         wk = _win.take_taps(w, trim[0])
         kpads = trim[1]
-    nin = _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride, train=any(need))
-    if nin:
+    direct = _win.use_direct(xl, wk, stride, dil, groups, osz)
+    nin = not direct and _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride,
+                                      train=any(need))
+    if direct:
+        y, cols = _win.conv_forward_direct(xl, wk, kpads, osz), None
+    elif nin:
         y, cols = _win.conv_forward_nin(xl, wk, stride, kpads, dil, groups, osz)
     else:
         y, cols = _win.conv_forward(xl, wk, stride, kpads, dil, groups, keep=True, cl=cl)
@@ -103,14 +107,21 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
             if gx is not None:
                 gx = _win.from_cf(gx, cl)
         else:
+            if direct:
+                # None where the direct kernels do not apply (non-finite values): the GEMMs
+                if need[0]:
+                    gx = _win.conv_data_grad_direct(gl, wk, size, kpads)
+                if need[1]:
+                    gw = _win.conv_filter_grad_direct(xl, gl, kk, kpads)
             gcols = None
-            if need[1] and not (_win.is_pointwise(kk, kpads, groups, osz)
-                                or _win.is_depthwise(xl.shape[1], groups)):
+            if need[1] and gw is None and not (_win.is_pointwise(kk, kpads, groups, osz)
+                                               or _win.is_depthwise(xl.shape[1], groups)):
                 gcols = _win.g_cols(gl, groups)
             if need[0]:
-                gx = _win.conv_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols, cl)
+                if gx is None:
+                    gx = _win.conv_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols, cl)
                 gx = _win.from_cf(gx, cl)
-            if need[1]:
+            if need[1] and gw is None:
                 gw = _win.conv_filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
         if need[1] and trim is not None:
             gw = _win.put_taps(gw, w.shape, trim[0])
