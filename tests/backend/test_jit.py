@@ -609,3 +609,22 @@ def test_thin_conv_non_finite_values_as_the_gemm_form(both):
     jit, ref = both(run)
     _same_values(jit, ref, 1e-5, np.isnan)
     assert np.isnan(jit[0]).any() and np.isnan(jit[1]).any()  # inf * padded zero, both forms
+
+
+def test_thin_conv_direct_kernels_only_where_they_spare_columns():
+    pytest.importorskip("numba")
+    from paddle_hl.backend import windows as W
+
+    x = np.zeros((4, 3, 16, 16), np.float32)
+    if not _jit.enabled():
+        pytest.skip("the compiled kernels are switched off")
+    assert W.use_direct(x, np.zeros((8, 3, 3, 3), np.float32), (1, 1), (1, 1), 1, (16, 16))
+    # a 1x1 kernel has no im2col columns: its GEMM on x itself is far faster
+    assert not W.use_direct(x, np.zeros((8, 3, 1, 1), np.float32), (1, 1), (1, 1), 1, (16, 16))
+    # too many channels x taps, a stride, groups, a small plane, a float16 input: the GEMMs
+    assert not W.use_direct(x, np.zeros((8, 3, 5, 5), np.float32), (1, 1), (1, 1), 1, (16, 16))
+    assert not W.use_direct(x, np.zeros((8, 3, 3, 3), np.float32), (2, 2), (1, 1), 1, (8, 8))
+    assert not W.use_direct(x, np.zeros((9, 1, 3, 3), np.float32), (1, 1), (1, 1), 3, (16, 16))
+    assert not W.use_direct(x, np.zeros((8, 3, 3, 3), np.float32), (1, 1), (1, 1), 1, (7, 7))
+    assert not W.use_direct(x.astype(np.float16), np.zeros((8, 3, 3, 3), np.float16), (1, 1),
+                            (1, 1), 1, (16, 16))
