@@ -133,6 +133,12 @@ def _warm_up(k):
 
 
 def _compile(numba, cache=True):
+    # The helpers that kernels call are module globals, not closure cells: numba keys its
+    # disk cache on the contents of a kernel's closure, and a compiled function in a cell
+    # serialises differently in every process, so each process would compile those kernels
+    # again (3 s for MobileNetV2's depthwise ones) instead of loading them.
+    global _span, _phases_2x2, _phases, _phase_buffer, _pool_max_2x2
+
     # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
     # made, so they propagate as in the NumPy forms
     jit = numba.njit(cache=cache, nogil=True, fastmath={"reassoc", "contract"})
