@@ -628,3 +628,39 @@ def test_thin_conv_direct_kernels_only_where_they_spare_columns():
     assert not W.use_direct(x, np.zeros((8, 3, 3, 3), np.float32), (1, 1), (1, 1), 1, (7, 7))
     assert not W.use_direct(x.astype(np.float16), np.zeros((8, 3, 3, 3), np.float16), (1, 1),
                             (1, 1), 1, (16, 16))
+
+
+_EVERY_KERNEL = """
+import numpy as np
+import paddle_hl as paddle
+from paddle_hl.backend import _jit
+F = paddle.nn.functional
+assert _jit.enabled(), _jit.unavailable_reason()
+x = paddle.randn([2, 2, 20, 20])
+x.stop_gradient = False
+w = paddle.randn([2, 1, 3, 3])
+w.stop_gradient = False
+terms = [F.conv2d(x, w, padding=1, groups=2),  # depthwise on phase planes
+         F.conv2d(x, w, stride=2, padding=1, groups=2),
+         F.conv2d(x[:, :1], w, padding=1),  # a thin dense layer: the direct kernels
+         F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2, 2)]
+sum(t.sum() for t in terms).backward()
+print("ran", float(x.grad.abs().sum()) > 0, float(w.grad.abs().sum()) > 0)
+"""
+
+
+@pytest.mark.slow
+def test_a_second_process_loads_every_kernel_from_the_disk_cache(tmp_path):
+    # the first process compiles and saves every kernel it runs; the next one must load them
+    # all (a kernel whose cache key changes between processes compiles again each time)
+    pytest.importorskip("numba")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1",
+               PADDLE_HL_NUMBA="1")
+    runs = [subprocess.run([sys.executable, "-c", _EVERY_KERNEL], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "ran True True" in r.stdout
+    assert runs[0].stdout.count("data saved") >= 15
+    saved = [line for line in runs[1].stdout.splitlines() if "data saved" in line]
+    assert not saved, saved
