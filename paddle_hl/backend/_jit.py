@@ -16,6 +16,9 @@ numba is missing, switched off, or cannot run. The kernels:
   of the padded input (each tap one run over a wide grid of the plane; forward and
   backward 1.3-1.5x faster than NumPy's blocked passes). Between the two (short rows of
   large inputs) NumPy's blocked form stays faster;
+- thin dense 2-D convolutions (a first layer: few input channels times taps, stride 1),
+  forward and both gradients, straight from the padded input: each tap one run over a wide
+  grid of the plane, no im2col columns;
 - the Adam/AdamW update of one parameter in one pass (the NumPy form takes ten): compiled
   without fastmath, so its numbers are bit for bit the NumPy passes'.
 
@@ -29,7 +32,7 @@ Switches and threads:
   OpenMP layer keeps idle threads spinning after each kernel (halving the speed of the BLAS
   threads that run next), and waking its work-queue threads for each of a network's many
   small normalisations costs more than the kernels.
-- The first use compiles the kernels (about a second) and caches the machine code on disk
+- The first use compiles the kernels (a few seconds) and caches the machine code on disk
   for later processes (each process compiles its own where no cache folder is writable);
   where numba cannot build them, the NumPy forms run and :func:`unavailable_reason` says
   why.
