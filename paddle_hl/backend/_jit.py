@@ -140,7 +140,8 @@ def _compile(numba, cache=True):
     # disk cache on the contents of a kernel's closure, and a compiled function in a cell
     # serialises differently in every process, so each process would compile those kernels
     # again (3 s for MobileNetV2's depthwise ones) instead of loading them.
-    global _span, _phases_2x2, _phases, _phase_buffer, _pool_max_2x2
+    global _span, _phases_2x2, _phases, _phase_buffer, _pool_max_2x2, _to_wide, _from_wide
+    global _add_scaled
 
     # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
     # made, so they propagate as in the NumPy forms
@@ -406,6 +407,26 @@ def _compile(numba, cache=True):
                     for q in range(q_hi, pc):
                         row[q] = fill
 
+    # a plane [oh, ow] and its wide grid (a run with rows pitch apart, the columns beyond ow
+    # spare): the copies in and out; slices indexed from 0 keep the copies vectorised
+    @exact
+    def _to_wide(plane, pitch, wide):
+        oh_, ow_ = plane.shape
+        for i in range(oh_):
+            src = plane[i]
+            dst = wide[i * pitch:i * pitch + ow_]
+            for j in range(ow_):
+                dst[j] = src[j]
+
+    @exact
+    def _from_wide(wide, pitch, plane):
+        oh_, ow_ = plane.shape
+        for i in range(oh_):
+            src = wide[i * pitch:i * pitch + ow_]
+            dst = plane[i]
+            for j in range(ow_):
+                dst[j] = src[j]
+
     @exact
     def _phase_buffer(like, kh, kw, sh, sw, dh, dw_, oh_, ow_):
         # room for every tap's rows and columns of an oh_ x ow_ output, per phase
@@ -440,12 +461,7 @@ def _compile(numba, cache=True):
                     wv = wc[ki * kw + kj]
                     for t in range(run):
                         acc[t] += src[t] * wv
-            o = out[n, c]
-            for i in range(oh_):
-                orow = o[i]
-                seg = acc[i * pc:i * pc + ow_]
-                for j in range(ow_):
-                    orow[j] = seg[j]
+            _from_wide(acc, pc, out[n, c])
 
     @exact
     def dwp_input_grad(g, w, kh, kw, sh, sw, dh, dw_, pt, pl, dx, lo, hi):
@@ -469,11 +485,7 @@ def _compile(numba, cache=True):
             for t in range(kh * kw):
                 finite = finite and np.isfinite(wc[t])
             if finite:
-                for i in range(oh_):
-                    grow = gp[i]
-                    seg = wide[i * pc:i * pc + ow_]
-                    for j in range(ow_):
-                        seg[j] = grow[j]
+                _to_wide(gp, pc, wide)
             for ki in range(kh):
                 a, r0 = (ki * dh) % sh, (ki * dh) // sh
                 for kj in range(kw):
@@ -604,24 +616,21 @@ def _compile(numba, cache=True):
                     else:
                         for t in range(run):
                             best[t] = np.maximum(best[t], seg[t])
-            o = out[p]
-            for i in range(oh_):
-                orow = o[i]
-                seg = best[i * pc:i * pc + ow_]
-                for j in range(ow_):
-                    orow[j] = seg[j]
+            _from_wide(best, pc, out[p])
             if want_arg:
-                ag = arg[p]
-                for i in range(oh_):
-                    arow = ag[i]
-                    seg = at[i * pc:i * pc + ow_]
-                    for j in range(ow_):
-                        arow[j] = seg[j]
+                _from_wide(at, pc, arg[p])
 
     # thin dense convolutions (few input channels times taps: a network's first layer), stride
     # and dilation 1, on the zero-padded input: each tap is one run over a wide grid of the
     # padded plane (output (i, j) at i * Wp + j, as the depthwise kernels), so no im2col
     # columns are built. Sums are accumulated in another order than the GEMM's.
+    # dst += src * a over two runs of one length, inlined into the kernels (a call per run
+    # would cost as much as the run); slices indexed from 0, so the loop vectorises
+    @numba.njit(cache=cache, nogil=True, fastmath={"reassoc", "contract"}, inline="always")
+    def _add_scaled(dst, src, a):
+        for t in range(dst.shape[0]):
+            dst[t] += src[t] * a
+
     @jit
     def conv_fwd(xpad, w, out, lo, hi):
         # samples lo..hi: out[n, o] = sum over c and taps of w[o, c, tap] * shifted x[n, c]
@@ -638,18 +647,9 @@ def _compile(numba, cache=True):
                     xf = xpad[n, c].reshape(hp * wp)
                     for ki in range(kh):
                         for kj in range(kw):
-                            wv = w[o, c, ki, kj]
                             off = ki * wp + kj
-                            # a slice, indexed from 0: no negative-index test, so it vectorises
-                            src = xf[off:off + run]
-                            for t in range(run):
-                                acc[t] += src[t] * wv
-                op = out[n, o]
-                for i in range(oh):
-                    orow = op[i]
-                    seg = acc[i * wp:i * wp + ow]
-                    for j in range(ow):
-                        orow[j] = seg[j]
+                            _add_scaled(acc, xf[off:off + run], w[o, c, ki, kj])
+                _from_wide(acc, wp, out[n, o])
 
     @jit
     def conv_dgrad(g, w, dxpad, lo, hi):
@@ -663,26 +663,16 @@ def _compile(numba, cache=True):
         gwide = np.zeros((o_, run), g.dtype)
         for n in range(lo, hi):
             for o in range(o_):
-                gp = g[n, o]
-                gr = gwide[o]
-                for i in range(oh):
-                    grow = gp[i]
-                    seg = gr[i * wp:i * wp + ow]
-                    for j in range(ow):
-                        seg[j] = grow[j]
+                _to_wide(g[n, o], wp, gwide[o])
             for c in range(c_):
                 df = dxpad[n, c].reshape(hp * wp)
                 for t in range(hp * wp):
                     df[t] = 0.0
                 for o in range(o_):
-                    gr = gwide[o]
                     for ki in range(kh):
                         for kj in range(kw):
-                            wv = w[o, c, ki, kj]
                             off = ki * wp + kj
-                            dst = df[off:off + run]
-                            for t in range(run):
-                                dst[t] += gr[t] * wv
+                            _add_scaled(df[off:off + run], gwide[o], w[o, c, ki, kj])
 
     @jit
     def conv_wgrad(xpad, g, gw, lo, hi):
@@ -700,12 +690,7 @@ def _compile(numba, cache=True):
                     for kj in range(kw):
                         gw[o, c, ki, kj] = 0.0
             for n in range(n_):
-                gp = g[n, o]
-                for i in range(oh):
-                    grow = gp[i]
-                    seg = gwide[i * wp:i * wp + ow]
-                    for j in range(ow):
-                        seg[j] = grow[j]
+                _to_wide(g[n, o], wp, gwide)
                 for c in range(c_):
                     xf = xpad[n, c].reshape(hp * wp)
                     for ki in range(kh):

@@ -472,11 +472,16 @@ def test_depthwise_matches_the_numpy_form(both, shape, kernel, stride, padding, 
         y.backward(paddle.to_tensor(g))
         return y.numpy(), t.grad.numpy(), wt.grad.numpy()
 
-    jit, ref = both(run)
-    tol = 1e-5 if dtype == "float32" else 1e-12
-    for a, b in zip(jit, ref):
-        assert a.dtype == b.dtype == np.dtype(dtype) and a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    _close_results(*both(run), dtype, 1e-5)
+
+
+def _close_results(jit, ref, dtype, tol32):
+    """Each pair of results has the dtype and shape asked for and agrees to ``tol32`` in
+    float32, 1e-12 in float64."""
+    tol = tol32 if dtype == "float32" else 1e-12
+    for a, r in zip(jit, ref, strict=True):
+        assert a.dtype == r.dtype == np.dtype(dtype) and a.shape == r.shape
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
 
 
 def test_depthwise_non_finite_values_as_the_numpy_form(both):
@@ -584,11 +589,7 @@ def test_thin_conv_direct_kernels_match_the_gemm_form(both, xs, ws, padding, fmt
         y.backward(paddle.to_tensor(g))
         return y.numpy(), t.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
 
-    jit, ref = both(run)
-    tol = 2e-5 if dtype == "float32" else 1e-12
-    for a, r in zip(jit, ref):
-        assert a.dtype == r.dtype == np.dtype(dtype) and a.shape == r.shape
-        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+    _close_results(*both(run), dtype, 2e-5)
 
 
 def test_thin_conv_non_finite_values_as_the_gemm_form(both):
