@@ -141,7 +141,7 @@ def _compile(numba, cache=True):
     # serialises differently in every process, so each process would compile those kernels
     # again (3 s for MobileNetV2's depthwise ones) instead of loading them.
     global _span, _phases_2x2, _phases, _phase_buffer, _pool_max_2x2, _to_wide, _from_wide
-    global _add_scaled
+    global _add_scaled, _wide_grid, _tap_start
 
     # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
     # made, so they propagate as in the NumPy forms
@@ -433,6 +433,21 @@ def _compile(numba, cache=True):
         return np.empty((sh, sw, oh_ + ((kh - 1) * dh) // sh, ow_ + ((kw - 1) * dw_) // sw),
                         like.dtype)
 
+    @numba.njit(cache=cache, nogil=True, inline="always")
+    def _wide_grid(like, kh, kw, sh, sw, dh, dw_, oh_, ow_):
+        # the phase planes, each flattened, their pitch and the length of one tap's run over
+        # the wide grid of an oh_ x ow_ output (output (i, j) at i * pitch + j)
+        ph = _phase_buffer(like, kh, kw, sh, sw, dh, dw_, oh_, ow_)
+        pr, pc = ph.shape[2], ph.shape[3]
+        return ph, ph.reshape(sh, sw, pr * pc), pc, (oh_ - 1) * pc + ow_
+
+    @numba.njit(cache=cache, nogil=True, inline="always")
+    def _tap_start(ki, kj, sh, sw, dh, dw_, pc):
+        # tap (ki, kj): its phase plane (a, b) and where its run starts in that flat plane
+        a, r = (ki * dh) % sh, (ki * dh) // sh
+        b, q = (kj * dw_) % sw, (kj * dw_) // sw
+        return a, b, r * pc + q
+
     @exact
     def dwp_forward(x, w, kh, kw, sh, sw, dh, dw_, pt, pl, out, lo, hi):
         # planes lo..hi of the flattened [N * C] axis; w: [C, taps]. Each tap is one run over
@@ -440,10 +455,7 @@ def _compile(numba, cache=True):
         # i * pc + j, the columns j >= ow_ computed and dropped
         _, c_, _, _ = x.shape
         _, _, oh_, ow_ = out.shape
-        ph = _phase_buffer(x, kh, kw, sh, sw, dh, dw_, oh_, ow_)
-        pr, pc = ph.shape[2], ph.shape[3]
-        flat = ph.reshape(sh, sw, pr * pc)
-        run = (oh_ - 1) * pc + ow_
+        ph, flat, pc, run = _wide_grid(x, kh, kw, sh, sw, dh, dw_, oh_, ow_)
         acc = np.empty(run, x.dtype)
         zero = acc[:0].sum()  # 0 in x's dtype: the phase copies stay in it
         for p in range(lo, hi):
@@ -453,10 +465,8 @@ def _compile(numba, cache=True):
             for t in range(run):
                 acc[t] = 0.0
             for ki in range(kh):
-                a, r = (ki * dh) % sh, (ki * dh) // sh
                 for kj in range(kw):
-                    b, q0 = (kj * dw_) % sw, (kj * dw_) // sw
-                    start = r * pc + q0
+                    a, b, start = _tap_start(ki, kj, sh, sw, dh, dw_, pc)
                     src = flat[a, b, start:start + run]
                     wv = wc[ki * kw + kj]
                     for t in range(run):
@@ -468,13 +478,10 @@ def _compile(numba, cache=True):
         # tap by tap into phase planes of the padded gradient, then the unpadded pixels out
         _, c_, h_, w_ = dx.shape
         _, _, oh_, ow_ = g.shape
-        ph = _phase_buffer(g, kh, kw, sh, sw, dh, dw_, oh_, ow_)
-        pr, pc = ph.shape[2], ph.shape[3]
-        flat = ph.reshape(sh, sw, pr * pc)
         # the gradient on the wide grid of dwp_forward, zero in the extra columns: each tap
         # adds one run into a phase plane, its zeros landing on pixels of neighbouring rows
         # (exact for finite weights; planes with others take the rows one by one)
-        run = (oh_ - 1) * pc + ow_
+        ph, flat, pc, run = _wide_grid(g, kh, kw, sh, sw, dh, dw_, oh_, ow_)
         wide = np.zeros(run, g.dtype)
         for p in range(lo, hi):
             n, c = divmod(p, c_)
@@ -487,18 +494,16 @@ def _compile(numba, cache=True):
             if finite:
                 _to_wide(gp, pc, wide)
             for ki in range(kh):
-                a, r0 = (ki * dh) % sh, (ki * dh) // sh
                 for kj in range(kw):
-                    b, q0 = (kj * dw_) % sw, (kj * dw_) // sw
+                    a, b, start = _tap_start(ki, kj, sh, sw, dh, dw_, pc)
                     wv = wc[ki * kw + kj]
                     if finite:
-                        start = r0 * pc + q0
                         dst = flat[a, b, start:start + run]
                         for t in range(run):
                             dst[t] += wide[t] * wv
                         continue
                     for i in range(oh_):
-                        seg = ph[a, b, r0 + i, q0:q0 + ow_]
+                        seg = flat[a, b, start + i * pc:start + i * pc + ow_]
                         grow = gp[i]
                         for j in range(ow_):
                             seg[j] += grow[j] * wv
@@ -582,10 +587,7 @@ def _compile(numba, cache=True):
         if kh == 2 and kw == 2 and sh == 2 and sw == 2:
             _pool_max_2x2(x, want_arg, out, arg, lo, hi)
             return
-        ph = _phase_buffer(x, kh, kw, sh, sw, 1, 1, oh_, ow_)
-        pr, pc = ph.shape[2], ph.shape[3]
-        flat = ph.reshape(sh, sw, pr * pc)
-        run = (oh_ - 1) * pc + ow_
+        ph, flat, pc, run = _wide_grid(x, kh, kw, sh, sw, 1, 1, oh_, ow_)
         best = np.empty(run, x.dtype)
         at = np.zeros(run, arg.dtype)
         for p in range(lo, hi):
@@ -597,12 +599,10 @@ def _compile(numba, cache=True):
                 for t in range(run):
                     at[t] = 0
             for ki in range(kh):
-                a, r = ki % sh, ki // sh
                 for kj in range(kw):
                     if ki == 0 and kj == 0:
                         continue
-                    b, q0 = kj % sw, kj // sw
-                    start = r * pc + q0
+                    a, b, start = _tap_start(ki, kj, sh, sw, 1, 1, pc)
                     seg = flat[a, b, start:start + run]
                     k = ki * kw + kj
                     # np.maximum keeps the first of equal values and propagates NaN, as
