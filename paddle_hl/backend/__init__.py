@@ -219,7 +219,8 @@ def index_reduce(ufunc, out, index, values):
 
 def fused_update(kernel, grad, scalars, outputs):
     """Apply the fused optimizer update ``kernel`` in place where the parameter's backend has
-    one (the GPU); returns False on the CPU, where the optimizer runs its own passes.
+    one (the GPU; on the CPU Adam's with the numba extra); returns False where it has none,
+    and the optimizer runs its own passes.
 
     Args:
         kernel: the update's name: "sgd", "momentum", "adamw", "adamax", "adagrad",
@@ -228,8 +229,6 @@ def fused_update(kernel, grad, scalars, outputs):
         scalars: the update's Python-number hyperparameters, in the kernel's order.
         outputs: the parameter array first, then its accumulators; updated in place.
     """
-    if type(outputs[0]) is np.ndarray:
-        return False
     return for_array(outputs[0]).fused_update(kernel, grad, scalars, outputs)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..backend import _jit
 from ..framework.tensor import Tensor
 from .optimizer import Optimizer
 
@@ -58,10 +57,6 @@ class _AdamBase(Optimizer):
             b2p *= b2
             return
         c1, c2, eps_t = 1 - b1, 1 - b2, eps * math.sqrt(1 - bp2)
-        if _jit.adam_update(parr, garr, m, v, lr_t, b1, b2, eps_t, decay):
-            b1p *= b1
-            b2p *= b2
-            return
 
         # Paddle's formula, evaluated in place through one scratch array: the same roundings
         # as the expression form, without allocating five parameter-sized temporaries per
