@@ -131,7 +131,7 @@ def _warm_up(k):
         one = np.ones(2, dt)
         k["adam"](one.copy(), one, one.copy(), one.copy(), *(dt(0.5),) * 7)
     g = np.ones((2, 1, 1), np.float32)
-    k["pool_max_grad"](g, np.zeros((2, 1, 1), np.int8), 2, 1, 1, np.zeros((2, 2, 2), np.float32),
+    k["pool_max_grad"](g, np.zeros((2, 1, 1), np.int8), 1, 2, 1, 1, np.zeros((2, 2, 2), np.float32),
                        0, 2)
 
 
@@ -242,13 +242,25 @@ def _compile(numba, cache=True):
             gb[c] = sg
 
     @jit
-    def pool_max_grad(g, arg, kw, sh, sw, acc, lo, hi):
+    def pool_max_grad(g, arg, kh, kw, sh, sw, acc, lo, hi):
+        # each output's gradient added at its window's maximum; the offset's row and column
+        # come from a table (a division per element would cost more than the add)
         _, oh_, ow_ = g.shape
+        rows = np.empty(kh * kw, np.int64)
+        cols = np.empty(kh * kw, np.int64)
+        for a in range(kh * kw):
+            rows[a] = a // kw
+            cols[a] = a % kw
         for p in range(lo, hi):
+            gp = g[p]
+            ap = arg[p]
+            ac = acc[p]
             for i in range(oh_):
+                grow = gp[i]
+                arow = ap[i]
                 for j in range(ow_):
-                    a = arg[p, i, j]
-                    acc[p, i * sh + a // kw, j * sw + a % kw] += g[p, i, j]
+                    a = arow[j]
+                    ac[i * sh + rows[a], j * sw + cols[a]] += grow[j]
 
     # depthwise convolution on channels-last [N, H, W, C] arrays (w: [taps, C]), over the
     # channels lo..hi: each output pixel's taps are contiguous runs of channels, which
@@ -796,10 +808,10 @@ def max_pool2d_grad(g, arg, padded_shape, ksize, stride):
     arg = np.ascontiguousarray(arg).reshape(g.shape)
     acc = np.zeros((n * c,) + tuple(padded_shape[2:]), g.dtype)
     run = k["pool_max_grad"]
-    kw, (sh, sw) = ksize[1], stride
+    (kh, kw), (sh, sw) = ksize, stride
 
     def part(lo, hi):
-        run(g, arg, kw, sh, sw, acc, lo, hi)
+        run(g, arg, kh, kw, sh, sw, acc, lo, hi)
 
     _threads.split(part, n * c, acc.nbytes)
     return acc.reshape(padded_shape)
