@@ -632,6 +632,32 @@ def _compile(numba, cache=True):
             if want_arg:
                 _from_wide(at, pc, arg[p])
 
+    # col2im in the batch-innermost layout: columns [C, taps, oh, ow, N] summed into the
+    # zeroed [C, Hp, Wp, N] over channels lo..hi, tap after tap as NumPy's passes add them (the
+    # same numbers); with stride 1 across, each output row of a tap is one run of ow * N
+    @exact
+    def col2im_nin(cols, kh, kw, sh, sw, dh, dw_, acc, lo, hi):
+        c_, _, oh_, ow_, n_ = cols.shape
+        _, hp_, wp_, _ = acc.shape
+        flat_cols = cols.reshape(c_, kh * kw * oh_ * ow_ * n_)
+        flat_acc = acc.reshape(c_, hp_ * wp_ * n_)
+        span = ow_ * n_ if sw == 1 else n_  # one run: a whole output row, or one pixel
+        for c in range(lo, hi):
+            src_c = flat_cols[c]
+            dst_c = flat_acc[c]
+            for ki in range(kh):
+                for kj in range(kw):
+                    t = ki * kw + kj
+                    for i in range(oh_):
+                        r = (i * sh + ki * dh) * wp_
+                        for j in range(ow_ if sw != 1 else 1):
+                            s0 = ((t * oh_ + i) * ow_ + j) * n_
+                            d0 = (r + j * sw + kj * dw_) * n_
+                            s_ = src_c[s0:s0 + span]
+                            d = dst_c[d0:d0 + span]
+                            for e in range(span):
+                                d[e] += s_[e]
+
     # thin dense convolutions (few input channels times taps: a network's first layer), stride
     # and dilation 1, on the zero-padded input: each tap is one run over a wide grid of the
     # padded plane (output (i, j) at i * Wp + j, as the depthwise kernels), so no im2col
@@ -730,7 +756,7 @@ def _compile(numba, cache=True):
             v[i] = vi
             p[i] = p[i] - (mi / (np.sqrt(vi) + eps_t)) * lr_t
 
-    return {"adam": adam, "conv_fwd": conv_fwd, "conv_dgrad": conv_dgrad,
+    return {"adam": adam, "col2im_nin": col2im_nin, "conv_fwd": conv_fwd, "conv_dgrad": conv_dgrad,
             "conv_wgrad": conv_wgrad,
             "bn_forward": bn_forward, "bn_backward": bn_backward, "pool_max": pool_max,
             "pool_max_grad": pool_max_grad, "dw_forward": dw_forward,
@@ -839,6 +865,19 @@ def adam_update(p, g, m, v, lr_t, b1, b2, eps_t, decay):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
+    """:func:`backend.windows.col2im_nin` for 2-D windows: the columns (C-contiguous, laid out
+    ``[C, taps, *out, N]``) summed into a new ``[C, *Sp, N]`` array, split over channels."""
+    n, c = padded_shape[:2]
+    cols = _arr(cols, cols.dtype).reshape(c, ksize[0] * ksize[1], *out_size, n)
+    acc = np.zeros((c, *padded_shape[2:], n), cols.dtype)
+    run = _kernels()["col2im_nin"]
+    (kh, kw), (sh, sw), (dh, dw) = ksize, stride, dilation
+    _threads.split(lambda lo, hi: run(cols, kh, kw, sh, sw, dh, dw, acc, lo, hi), c,
+                   cols.nbytes + acc.nbytes)
+    return acc
+
 
 def conv2d_forward(xpad, w, out_size):
     """The stride-1, undilated, ungrouped 2-D convolution of the zero-padded C-contiguous

@@ -3,6 +3,7 @@ forms, the switch, and the fallback when numba is missing."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -645,6 +646,9 @@ terms = [F.conv2d(x, w, padding=1, groups=2),  # depthwise on phase planes
          F.conv2d(x, w, stride=2, padding=1, groups=2),
          F.conv2d(x[:, :1], w, padding=1),  # a thin dense layer: the direct kernels
          F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2, 2)]
+x8 = paddle.randn([8, 4, 6, 6])
+x8.stop_gradient = False
+terms.append(F.conv2d(x8, paddle.randn([4, 4, 3, 3]), padding=1))  # batch innermost: col2im
 sum(t.sum() for t in terms).backward()
 print("ran", float(x.grad.abs().sum()) > 0, float(w.grad.abs().sum()) > 0)
 """
@@ -665,3 +669,23 @@ def test_a_second_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     assert runs[0].stdout.count("data saved") >= 15
     saved = [line for line in runs[1].stdout.splitlines() if "data saved" in line]
     assert not saved, saved
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size,ksize,stride,dilation", [
+    ((14, 14), (5, 5), (1, 1), (1, 1)),  # LeNet's second layer
+    ((10, 10), (3, 3), (1, 1), (1, 1)),
+    ((9, 11), (3, 3), (2, 2), (1, 1)),  # stride 2: one run per pixel
+    ((10, 9), (3, 2), (1, 2), (2, 1)),  # dilation, stride across
+])
+def test_col2im_nin_gives_the_numpy_passes_numbers_exactly(both, size, ksize, stride, dilation,
+                                                          dtype):
+    # taps are added in the same order as NumPy's passes: the same bits
+    from paddle_hl.backend import windows as W
+
+    n, c = 5, 3
+    osz = W.conv_out_size(size, ksize, stride, ((0, 0), (0, 0)), dilation)
+    cols = RNG.standard_normal((1, c * math.prod(ksize), math.prod(osz) * n)).astype(dtype)
+    jit, ref = both(lambda: W.col2im_nin(cols, (n, c, *size), ksize, stride, dilation, osz))
+    assert jit.shape == ref.shape == (n, c, *size) and jit.dtype == ref.dtype
+    np.testing.assert_array_equal(jit, ref)
