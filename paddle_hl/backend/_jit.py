@@ -632,19 +632,21 @@ def _compile(numba, cache=True):
             if want_arg:
                 _from_wide(at, pc, arg[p])
 
-    # col2im in the batch-innermost layout: columns [C, taps, oh, ow, N] summed into the
-    # zeroed [C, Hp, Wp, N] over channels lo..hi, tap after tap as NumPy's passes add them (the
-    # same numbers); with stride 1 across, each output row of a tap is one run of ow * N
+    # im2col and col2im in the batch-innermost layout, over channels lo..hi: the columns
+    # [C, taps, oh, ow, N] copied out of (gather) or summed into (scatter) the padded
+    # [C, Hp, Wp, N] plane; with stride 1 across, each output row of a tap is one run of
+    # ow * N values, else each output pixel one run of N. The sums go tap after tap, as
+    # NumPy's passes add them (the same numbers)
     @exact
-    def col2im_nin(cols, kh, kw, sh, sw, dh, dw_, acc, lo, hi):
+    def nin_windows(cols, kh, kw, sh, sw, dh, dw_, plane, gather, lo, hi):
         c_, _, oh_, ow_, n_ = cols.shape
-        _, hp_, wp_, _ = acc.shape
+        _, hp_, wp_, _ = plane.shape
         flat_cols = cols.reshape(c_, kh * kw * oh_ * ow_ * n_)
-        flat_acc = acc.reshape(c_, hp_ * wp_ * n_)
-        span = ow_ * n_ if sw == 1 else n_  # one run: a whole output row, or one pixel
+        flat_plane = plane.reshape(c_, hp_ * wp_ * n_)
+        span = ow_ * n_ if sw == 1 else n_
         for c in range(lo, hi):
-            src_c = flat_cols[c]
-            dst_c = flat_acc[c]
+            col_c = flat_cols[c]
+            plane_c = flat_plane[c]
             for ki in range(kh):
                 for kj in range(kw):
                     t = ki * kw + kj
@@ -652,11 +654,15 @@ def _compile(numba, cache=True):
                         r = (i * sh + ki * dh) * wp_
                         for j in range(ow_ if sw != 1 else 1):
                             s0 = ((t * oh_ + i) * ow_ + j) * n_
-                            d0 = (r + j * sw + kj * dw_) * n_
-                            s_ = src_c[s0:s0 + span]
-                            d = dst_c[d0:d0 + span]
-                            for e in range(span):
-                                d[e] += s_[e]
+                            p0 = (r + j * sw + kj * dw_) * n_
+                            col = col_c[s0:s0 + span]
+                            pix = plane_c[p0:p0 + span]
+                            if gather:
+                                for e in range(span):
+                                    col[e] = pix[e]
+                            else:
+                                for e in range(span):
+                                    pix[e] += col[e]
 
     # thin dense convolutions (few input channels times taps: a network's first layer), stride
     # and dilation 1, on the zero-padded input: each tap is one run over a wide grid of the
@@ -756,8 +762,8 @@ def _compile(numba, cache=True):
             v[i] = vi
             p[i] = p[i] - (mi / (np.sqrt(vi) + eps_t)) * lr_t
 
-    return {"adam": adam, "col2im_nin": col2im_nin, "conv_fwd": conv_fwd, "conv_dgrad": conv_dgrad,
-            "conv_wgrad": conv_wgrad,
+    return {"adam": adam, "nin_windows": nin_windows, "conv_fwd": conv_fwd,
+            "conv_dgrad": conv_dgrad, "conv_wgrad": conv_wgrad,
             "bn_forward": bn_forward, "bn_backward": bn_backward, "pool_max": pool_max,
             "pool_max_grad": pool_max_grad, "dw_forward": dw_forward,
             "dw_input_grad": dw_input_grad, "dw_weight_grad": dw_weight_grad,
@@ -866,16 +872,30 @@ def adam_update(p, g, m, v, lr_t, b1, b2, eps_t, decay):
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
+def _nin_windows(cols, plane, ksize, stride, dilation, gather):
+    run = _kernels()["nin_windows"]
+    (kh, kw), (sh, sw), (dh, dw) = ksize, stride, dilation
+    _threads.split(lambda lo, hi: run(cols, kh, kw, sh, sw, dh, dw, plane, gather, lo, hi),
+                   cols.shape[0], cols.nbytes + plane.nbytes)
+
+
+def im2col_nin(plane, ksize, stride, dilation, out_size):
+    """:func:`backend.windows.im2col_nin`'s window copy for 2-D windows: the padded
+    C-contiguous ``[C, *Sp, N]`` plane unfolded into new ``[C, taps, *out, N]`` columns,
+    split over channels."""
+    c, n = plane.shape[0], plane.shape[-1]
+    cols = np.empty((c, ksize[0] * ksize[1], *out_size, n), plane.dtype)
+    _nin_windows(cols, plane, ksize, stride, dilation, True)
+    return cols
+
+
 def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
     """:func:`backend.windows.col2im_nin` for 2-D windows: the columns (C-contiguous, laid out
     ``[C, taps, *out, N]``) summed into a new ``[C, *Sp, N]`` array, split over channels."""
     n, c = padded_shape[:2]
     cols = _arr(cols, cols.dtype).reshape(c, ksize[0] * ksize[1], *out_size, n)
     acc = np.zeros((c, *padded_shape[2:], n), cols.dtype)
-    run = _kernels()["col2im_nin"]
-    (kh, kw), (sh, sw), (dh, dw) = ksize, stride, dilation
-    _threads.split(lambda lo, hi: run(cols, kh, kw, sh, sw, dh, dw, acc, lo, hi), c,
-                   cols.nbytes + acc.nbytes)
+    _nin_windows(cols, acc, ksize, stride, dilation, False)
     return acc
 
 

@@ -226,6 +226,9 @@ def im2col_nin(x, ksize, stride, dilation, pads, out_size, groups=1):
         _by_channel(mod, part, c, 2 * x.nbytes)
     else:
         xt = _contig(mod, mod.moveaxis(x, 0, -1))
+    if len(ksize) == 2 and _jit_pool(xt, ksize):  # compiled: runs of out[-1] * N values
+        cols = _jit.im2col_nin(xt, ksize, stride, dilation, out_size)
+        return cols.reshape(groups, c // groups * math.prod(ksize), -1)
     st = xt.strides
     sp = st[1:-1]
     shape = (c, *ksize, *out_size, n)

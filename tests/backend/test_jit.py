@@ -678,14 +678,21 @@ def test_a_second_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     ((9, 11), (3, 3), (2, 2), (1, 1)),  # stride 2: one run per pixel
     ((10, 9), (3, 2), (1, 2), (2, 1)),  # dilation, stride across
 ])
-def test_col2im_nin_gives_the_numpy_passes_numbers_exactly(both, size, ksize, stride, dilation,
+def test_nin_windows_give_the_numpy_passes_numbers_exactly(both, size, ksize, stride, dilation,
                                                           dtype):
-    # taps are added in the same order as NumPy's passes: the same bits
+    # the columns are the same values, and col2im adds the taps in the same order as NumPy's
+    # passes: the same bits
     from paddle_hl.backend import windows as W
 
     n, c = 5, 3
-    osz = W.conv_out_size(size, ksize, stride, ((0, 0), (0, 0)), dilation)
-    cols = RNG.standard_normal((1, c * math.prod(ksize), math.prod(osz) * n)).astype(dtype)
-    jit, ref = both(lambda: W.col2im_nin(cols, (n, c, *size), ksize, stride, dilation, osz))
-    assert jit.shape == ref.shape == (n, c, *size) and jit.dtype == ref.dtype
+    pads = ((1, 0), (0, 2))
+    x = RNG.standard_normal((n, c, *size)).astype(dtype)
+    osz = W.conv_out_size(size, ksize, stride, pads, dilation)
+    jit, ref = both(lambda: W.im2col_nin(x, ksize, stride, dilation, pads, osz))
+    assert jit.shape == ref.shape == (1, c * math.prod(ksize), math.prod(osz) * n)
+    np.testing.assert_array_equal(jit, ref)
+    psz = (size[0] + 1, size[1] + 2)
+    cols = RNG.standard_normal(ref.shape).astype(dtype)
+    jit, ref = both(lambda: W.col2im_nin(cols, (n, c, *psz), ksize, stride, dilation, osz))
+    assert jit.shape == ref.shape == (n, c, *psz) and jit.dtype == ref.dtype
     np.testing.assert_array_equal(jit, ref)
