@@ -676,8 +676,9 @@ def _compile(numba, cache=True):
             dst[t] += src[t] * a
 
     @jit
-    def conv_fwd(xpad, w, out, lo, hi):
-        # samples lo..hi: out[n, o] = sum over c and taps of w[o, c, tap] * shifted x[n, c]
+    def conv_fwd(xpad, w, bias, out, lo, hi):
+        # samples lo..hi: out[n, o] = bias[o] + the sum over c and taps of w[o, c, tap] *
+        # shifted x[n, c]
         _, c_, hp, wp = xpad.shape
         o_, _, kh, kw = w.shape
         _, _, oh, ow = out.shape
@@ -685,8 +686,9 @@ def _compile(numba, cache=True):
         acc = np.empty(run, out.dtype)
         for n in range(lo, hi):
             for o in range(o_):
+                b0 = bias[o]
                 for t in range(run):
-                    acc[t] = 0.0
+                    acc[t] = b0
                 for c in range(c_):
                     xf = xpad[n, c].reshape(hp * wp)
                     for ki in range(kh):
@@ -899,14 +901,15 @@ def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
     return acc
 
 
-def conv2d_forward(xpad, w, out_size):
+def conv2d_forward(xpad, w, out_size, bias=None):
     """The stride-1, undilated, ungrouped 2-D convolution of the zero-padded C-contiguous
-    ``xpad`` ``[N, C, Hp, Wp]`` with ``w`` ``[O, C, kh, kw]`` (same dtype): ``[N, O, *out_size]``,
-    split over the batch."""
+    ``xpad`` ``[N, C, Hp, Wp]`` with ``w`` ``[O, C, kh, kw]`` (same dtype), plus ``bias``
+    ``[O]`` when given: ``[N, O, *out_size]``, split over the batch."""
     n, o = xpad.shape[0], w.shape[0]
     out = np.empty((n, o, *out_size), xpad.dtype)
     run, w = _kernels()["conv_fwd"], _arr(w, xpad.dtype)
-    _threads.split(lambda lo, hi: run(xpad, w, out, lo, hi), n, xpad.nbytes + out.nbytes)
+    b = np.zeros(o, xpad.dtype) if bias is None else _arr(bias.reshape(-1), xpad.dtype)
+    _threads.split(lambda lo, hi: run(xpad, w, b, out, lo, hi), n, xpad.nbytes + out.nbytes)
     return out
 
 

@@ -877,9 +877,10 @@ def use_direct(xl, w, stride, dil, groups, osz):
             and math.prod(osz) >= _POINTWISE_MIN and _jit.enabled())
 
 
-def conv_forward_direct(xl, w, pads, osz):
-    """:func:`conv_forward` through the direct kernels (see :func:`use_direct`)."""
-    return _jit.conv2d_forward(pad(xl, pads), w, osz)
+def conv_forward_direct(xl, w, pads, osz, bias=None):
+    """:func:`conv_forward` through the direct kernels (see :func:`use_direct`), with the bias
+    added in the same pass when given: C-contiguous ``[N, O, *out]``."""
+    return _jit.conv2d_forward(pad(xl, pads), w, osz, bias)
 
 
 def conv_data_grad_direct(gl, w, size, pads):

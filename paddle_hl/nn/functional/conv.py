@@ -86,13 +86,13 @@ def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     direct = _win.use_direct(xl, wk, stride, dil, groups, osz)
     nin = not direct and _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride,
                                       train=any(need))
-    if direct:
-        y, cols = _win.conv_forward_direct(xl, wk, kpads, osz), None
+    if direct:  # the kernel adds the bias
+        y, cols = _win.conv_forward_direct(xl, wk, kpads, osz, b), None
     elif nin:
         y, cols = _win.conv_forward_nin(xl, wk, stride, kpads, dil, groups, osz)
     else:
         y, cols = _win.conv_forward(xl, wk, stride, kpads, dil, groups, keep=True, cl=cl)
-    out = _win.from_cf(y, cl, b)
+    out = _win.from_cf(y, cl, None if direct else b)
     del y
     if not need[1]:
         cols = None  # only the weight gradient reads them
