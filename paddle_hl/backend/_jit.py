@@ -19,6 +19,8 @@ numba is missing, switched off, or cannot run. The kernels:
 - thin dense 2-D convolutions (a first layer: few input channels times taps, stride 1),
   forward and both gradients, straight from the padded input: each tap one run over a wide
   grid of the plane, no im2col columns;
+- im2col and col2im in the batch-innermost layout (``windows.im2col_nin``): one run per
+  output row of a tap instead of NumPy's strided passes;
 - the Adam/AdamW update of one parameter in one pass (the NumPy form takes ten): compiled
   without fastmath, so its numbers are bit for bit the NumPy passes'.
 
