@@ -52,7 +52,9 @@ def test_data_pipeline_notebook():
     counts = re.search(r"draws per class: \{'circle': (\d+), 'square': (\d+), 'triangle': (\d+)",
                        text)
     assert int(counts.group(3)) > int(counts.group(1)) + int(counts.group(2)) - 100
-    assert float(re.search(r"validation accuracy: ([0-9.]+)", text).group(1)) > 0.5
+    # 0.9 here (chance is 1/3); at 10 epochs it was 0.5-0.55, and the summation order of the
+    # kernels in use (numba or not) decided which side of a 0.5 bar it fell
+    assert float(re.search(r"validation accuracy: ([0-9.]+)", text).group(1)) > 0.75
     assert pngs == 2  # augmented views and the first batch are pictures
 
 
