@@ -14,7 +14,7 @@ numba is missing, switched off, or cannot run. The kernels:
   (each output pixel's taps are contiguous runs of channels; 2-2.7x faster there than
   NumPy's per-tap passes), on planes with rows of 16 outputs or more as stride phase planes
   of the padded input (each tap one run over a wide grid of the plane; forward and
-  backward 1.3-1.5x faster than NumPy's blocked passes). Between the two (short rows of
+  backward 1.4-1.9x faster than NumPy's blocked passes). Between the two (short rows of
   large inputs) NumPy's blocked form stays faster;
 - thin dense 2-D convolutions (a first layer: few input channels times taps, stride 1),
   forward and both gradients, straight from the padded input: each tap one run over a wide
