@@ -143,7 +143,7 @@ def _compile(numba, cache=True):
     # serialises differently in every process, so each process would compile those kernels
     # again (3 s for MobileNetV2's depthwise ones) instead of loading them.
     global _span, _phases_2x2, _phases, _phase_buffer, _pool_max_2x2, _to_wide, _from_wide
-    global _add_scaled, _wide_grid, _tap_start
+    global _add_scaled, _wide_grid, _tap_start, _add_product
 
     # reassociation lets the per-channel sums vectorise; no assumption about NaN or inf is
     # made, so they propagate as in the NumPy forms
@@ -280,6 +280,20 @@ def _compile(numba, cache=True):
         hi = 0 if base >= n_ else min(k_, (n_ - 1 - base) // d_ + 1)
         return lo, max(lo, hi)
 
+    # the kernels' multiply-adds over a run: dst += a * b (elementwise) and dst += src * s
+    # (a scalar). Inlined at numba's IR level, so each kernel's own float flags apply (the
+    # exact kernels round each product before adding it, as NumPy does) and no call is paid
+    # per run; runs are slices indexed from 0, so the loops vectorise
+    @numba.njit(cache=cache, nogil=True, error_model="numpy", inline="always")
+    def _add_product(dst, a, b):
+        for c in range(dst.shape[0]):
+            dst[c] += a[c] * b[c]
+
+    @numba.njit(cache=cache, nogil=True, error_model="numpy", inline="always")
+    def _add_scaled(dst, src, s_):
+        for t in range(dst.shape[0]):
+            dst[t] += src[t] * s_
+
     @exact
     def dw_forward(x, w, kh, kw, sh, sw, dh, dw_, ph, pw, out, lo, hi):
         n_, h_, w_, _ = x.shape
@@ -297,8 +311,7 @@ def _compile(numba, cache=True):
                         for kj in range(j0, j1):
                             xr = x[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             wr = w[ki * kw + kj, lo:hi]
-                            for c in range(m):
-                                o[c] += xr[c] * wr[c]
+                            _add_product(o, xr, wr)
 
     @exact
     def dw_input_grad(g, w, kh, kw, sh, sw, dh, dw_, ph, pw, dx, lo, hi):
@@ -325,8 +338,7 @@ def _compile(numba, cache=True):
                                 continue
                             d = dx[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             gr = g[n, i, j, lo:hi]
-                            for c in range(m):
-                                d[c] += gr[c] * wr[c]
+                            _add_product(d, gr, wr)
 
     @exact
     def dw_weight_grad(x, g, kh, kw, sh, sw, dh, dw_, ph, pw, gw, lo, hi):
@@ -348,8 +360,7 @@ def _compile(numba, cache=True):
                         for kj in range(j0, j1):
                             xr = x[n, i * sh - ph + ki * dh, j * sw - pw + kj * dw_, lo:hi]
                             a = gw[ki * kw + kj, lo:hi]
-                            for c in range(m):
-                                a[c] += xr[c] * gr[c]
+                            _add_product(a, xr, gr)
 
     # depthwise convolution on larger channel-first planes: each [H, W] plane is split into
     # stride x stride phase planes of the zero-padded input (ph[a, b, r, q] is padded pixel
@@ -481,10 +492,7 @@ def _compile(numba, cache=True):
             for ki in range(kh):
                 for kj in range(kw):
                     a, b, start = _tap_start(ki, kj, sh, sw, dh, dw_, pc)
-                    src = flat[a, b, start:start + run]
-                    wv = wc[ki * kw + kj]
-                    for t in range(run):
-                        acc[t] += src[t] * wv
+                    _add_scaled(acc, flat[a, b, start:start + run], wc[ki * kw + kj])
             _from_wide(acc, pc, out[n, c])
 
     @exact
@@ -512,15 +520,10 @@ def _compile(numba, cache=True):
                     a, b, start = _tap_start(ki, kj, sh, sw, dh, dw_, pc)
                     wv = wc[ki * kw + kj]
                     if finite:
-                        dst = flat[a, b, start:start + run]
-                        for t in range(run):
-                            dst[t] += wide[t] * wv
+                        _add_scaled(flat[a, b, start:start + run], wide, wv)
                         continue
                     for i in range(oh_):
-                        seg = flat[a, b, start + i * pc:start + i * pc + ow_]
-                        grow = gp[i]
-                        for j in range(ow_):
-                            seg[j] += grow[j] * wv
+                        _add_scaled(flat[a, b, start + i * pc:start + i * pc + ow_], gp[i], wv)
             d = dx[n, c]
             for y in range(h_):
                 a, r = (y + pt) % sh, (y + pt) // sh
@@ -670,13 +673,6 @@ def _compile(numba, cache=True):
     # and dilation 1, on the zero-padded input: each tap is one run over a wide grid of the
     # padded plane (output (i, j) at i * Wp + j, as the depthwise kernels), so no im2col
     # columns are built. Sums are accumulated in another order than the GEMM's.
-    # dst += src * a over two runs of one length, inlined into the kernels (a call per run
-    # would cost as much as the run); slices indexed from 0, so the loop vectorises
-    @numba.njit(cache=cache, nogil=True, fastmath={"reassoc", "contract"}, inline="always")
-    def _add_scaled(dst, src, a):
-        for t in range(dst.shape[0]):
-            dst[t] += src[t] * a
-
     @jit
     def conv_fwd(xpad, w, bias, out, lo, hi):
         # samples lo..hi: out[n, o] = bias[o] + the sum over c and taps of w[o, c, tap] *
