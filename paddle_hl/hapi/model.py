@@ -573,6 +573,25 @@ class Model:
             outs = [np.vstack(o) for o in outs]
         return outs
 
+    def lr_find(self, train_data, batch_size=64, start_lr=1e-7, end_lr=10.0, num_iters=100,
+                **kwargs):
+        """The learning rate range test (a paddle_hl extra, not in Paddle): train briefly with
+        an exponentially growing learning rate, stop when the smoothed loss diverges, restore
+        the model and optimizer exactly, show the loss curve with the suggested rate and its
+        reason, and return the suggestion. ``self.lr_find_result`` keeps the whole curve.
+        See :func:`paddle_hl.notebook.lr_find` for the arguments (``smooth``, ``diverge``,
+        ``rule``, ``shuffle``, ``num_workers``, ``show``).
+
+        Returns:
+            float: the suggested learning rate.
+        """
+        from ..notebook.lr_range import lr_find
+
+        self.lr_find_result = lr_find(self, train_data, batch_size=batch_size,
+                                      start_lr=start_lr, end_lr=end_lr, num_iters=num_iters,
+                                      **kwargs)
+        return self.lr_find_result.suggestion
+
     # ------------------------------------------------------------------ persistence
     def save(self, path, training=True):
         """Write ``path.pdparams`` (and ``path.pdopt`` when the optimizer has state). With

@@ -1,7 +1,27 @@
-"""Notebook views (progress widgets, live charts, profiler timeline, AMP monitor, tables).
+"""Notebook views (progress widgets, live charts, profiler timeline, AMP monitor, tables) and the
+data-to-diagnosis tools: :func:`show_batch` (the data as the model sees it), :func:`lr_find`
+(the learning rate range test behind ``Model.lr_find``) and :func:`interpret` (what a trained
+model gets wrong).
 
 Everything here is imported lazily by the rest of paddle_hl and only inside Jupyter; the optional
-dependencies (ipywidgets, matplotlib) are imported by the submodules that need them.
+dependencies (ipywidgets, matplotlib) are imported by the submodules that need them, and every
+view falls back to text in a terminal.
 """
 
-__all__ = []
+import importlib
+
+__all__ = ["show_batch", "lr_find", "interpret", "Interpretation", "LRFindResult", "BatchView"]
+
+_LAZY = {"show_batch": "data_view", "BatchView": "data_view", "lr_find": "lr_range",
+         "LRFindResult": "lr_range", "interpret": "diagnosis", "Interpretation": "diagnosis"}
+
+
+def __getattr__(name):
+    # the three tools load on first use, so importing the package stays cheap
+    if name not in _LAZY:
+        raise AttributeError(f"module 'paddle_hl.notebook' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
