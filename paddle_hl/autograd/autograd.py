@@ -166,12 +166,12 @@ def _first_grads(ys, xs, is_batched):
         from ..tensor.stat import sum as _sum
 
         root = _sum(ys) if is_batched else ys
-        prev = state.grad_enabled
-        state.grad_enabled = True
+        prev = state.tls.grad_enabled
+        state.tls.grad_enabled = True
         try:
             gs = grad(root, list(xs), retain_graph=True, create_graph=True, allow_unused=True)
         finally:
-            state.grad_enabled = prev
+            state.tls.grad_enabled = prev
     for x, g in zip(xs, gs):
         if g is None:
             from .. import backend

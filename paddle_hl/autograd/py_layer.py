@@ -158,7 +158,7 @@ class PyLayer:
                             "backward methods")
         slots, flat, tracked = _tracked_inputs(args)
         ctx = PyLayerContext()
-        recording = state.grad_enabled and any(not t.stop_gradient for t in tracked)
+        recording = state.tls.grad_enabled and any(not t.stop_gradient for t in tracked)
         # edges are taken before forward runs: forward may change an input in place
         edges = [_edge(t) for t in tracked] if recording else None
         with state.no_grad():

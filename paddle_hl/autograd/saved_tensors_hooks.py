@@ -38,9 +38,18 @@ class saved_tensors_hooks:  # noqa: N801  (Paddle's name)
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        state.saved_hooks.append((self.pack_hook, self.unpack_hook))
+        entry = (self.pack_hook, self.unpack_hook)
+        self.__dict__.setdefault("_entries", []).append(entry)
+        state.saved_hooks.append(entry)
         return self
 
     def __exit__(self, *exc):
-        state.saved_hooks.pop()
+        # the hooks are process-wide, as in Paddle: remove this block's own entry (the last one
+        # equal to it), not whatever another thread pushed last
+        entry = self._entries.pop()
+        hooks = state.saved_hooks
+        for i in range(len(hooks) - 1, -1, -1):
+            if hooks[i] is entry:
+                del hooks[i]
+                break
         return False

@@ -733,7 +733,7 @@ def _identity_grad(x, value):
     """A tensor holding ``value`` whose gradient flows to ``x`` unchanged."""
     from ..autograd import PyLayer
 
-    if x.stop_gradient or not state.grad_enabled:
+    if x.stop_gradient or not state.tls.grad_enabled:
         return _wrap(value, x.stop_gradient)
 
     class _Reshard(PyLayer):

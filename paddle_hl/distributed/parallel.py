@@ -182,7 +182,7 @@ class _Reducer:
         absorbed.add(i)
         return True
 
-    # state.grad_sync protocol -------------------------------------------------
+    # state.tls.grad_sync protocol -------------------------------------------------
     def ready(self, leaf):
         i = self.index.get(id(leaf))
         if i is None:
@@ -378,10 +378,10 @@ class DataParallel(Layer):
             self._reducer = _Reducer(params, g, comm_buffer_size, last_comm_buffer_size)
 
     def forward(self, *inputs, **kwargs):
-        if self._reducer is not None and self._grad_need_sync and state.grad_enabled:
+        if self._reducer is not None and self._grad_need_sync and state.tls.grad_enabled:
             if not self._reducer.inflight:
                 self._reducer._reset()  # nothing left over from a pass that raised
-            state.grad_sync = self._reducer  # the next backward averages the gradients
+            state.tls.grad_sync = self._reducer  # the next backward averages the gradients
         return self._layers(*inputs, **kwargs)
 
     def _sync_params(self, g):

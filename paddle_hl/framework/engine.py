@@ -311,11 +311,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
         wanted = None
     limited = useful is not None or blocked is not None
     ready = [n for n in root_nodes if deps[n] == 0]
-    sync = state.grad_sync
+    sync = state.tls.grad_sync
     if sync is not None and (grad_mode or create_graph or limited or not accumulate):
         sync = None  # only a plain backward into .grad is synchronised
-    prev_mode = state.grad_enabled
-    state.grad_enabled = create_graph
+    prev_mode = state.tls.grad_enabled
+    state.tls.grad_enabled = create_graph
     try:
         if grad_mode or create_graph or limited:
             _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, targets,
@@ -323,11 +323,11 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
         elif sync is None:
             _run_plain(ready, buffers, deps, leaf_grads, retain_graph)
         else:
-            state.grad_sync = None
+            state.tls.grad_sync = None
             _run_plain(ready, buffers, deps, leaf_grads, retain_graph,
                        _LeafWatch(deps, leaf_grads, sync))
     finally:
-        state.grad_enabled = prev_mode
+        state.tls.grad_enabled = prev_mode
 
     if not grad_mode:
         if accumulate:
@@ -353,7 +353,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
 
 class _LeafWatch:
     """Finalises each leaf's gradient as soon as the last edge into it has delivered, and
-    tells ``sync`` (see ``state.grad_sync``)."""
+    tells ``sync`` (see ``state.tls.grad_sync``)."""
 
     __slots__ = ("pending", "leaf_grads", "sync", "absorb")
 

@@ -48,6 +48,8 @@ from . import state
 from .engine import GRAD, Node, Packed
 from .tensor import Tensor, _wrap, attach_autograd, writable
 
+_tls = state.tls  # per-thread switches, bound once: one thread-local load per check
+
 __all__ = []
 
 _ALL = object()
@@ -231,7 +233,7 @@ def apply(fn, *inputs, **attrs):
         inputs = state.amp_hook(fn, inputs, attrs)
         if type(inputs) is not tuple:
             return inputs.value
-    if state.grad_enabled:
+    if _tls.grad_enabled:
         # one pass gathers the arrays and, in case the op is recorded, the graph edges
         arrays = []
         edges = []
@@ -416,7 +418,7 @@ def _pack_in_data(fn, in_data, packed):
 
 def check_inplace(x: Tensor, op: str):
     """Inplace ops on a leaf that needs grad are refused while grad is recorded, as in Paddle."""
-    if x._node is None and not x.stop_gradient and state.grad_enabled:
+    if x._node is None and not x.stop_gradient and _tls.grad_enabled:
         raise ValueError(
             f"{op}: Leaf Tensor ({x.name}) that doesn't stop gradient can't use inplace "
             "strategy. Wrap the update in paddle.no_grad(), or use the out-of-place op.")
@@ -454,19 +456,19 @@ def inplace(x: Tensor, name: str, compute, others=(), *, write=True, keep_old=Tr
             x.stop_gradient = False
         x._ver.v += 1
         return x
-    need = state.grad_enabled and (not x.stop_gradient or any(
+    need = _tls.grad_enabled and (not x.stop_gradient or any(
         isinstance(o, Tensor) and not o.stop_gradient for o in others))
     if need:
         old = _wrap(x._data.copy() if keep_old else x._data, x.stop_gradient)
         old._node, old._idx = x._node, x._idx
         res = compute(old)
     else:
-        prev = state.grad_enabled
-        state.grad_enabled = False
+        prev = _tls.grad_enabled
+        _tls.grad_enabled = False
         try:
             res = compute(x)
         finally:
-            state.grad_enabled = prev
+            _tls.grad_enabled = prev
     out = res._data
     if out.shape != x._data.shape:
         if out.size == x._data.size:

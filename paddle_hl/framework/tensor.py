@@ -681,7 +681,7 @@ def _zero_grad(t: Tensor):
 
 def _same_grad(src: Tensor, arr):
     """A tensor on another device that stays in src's graph (copy between devices)."""
-    if src.stop_gradient or not state.grad_enabled:
+    if src.stop_gradient or not state.tls.grad_enabled:
         return _wrap(arr, src.stop_gradient)
 
     def _move(x):

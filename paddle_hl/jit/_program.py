@@ -258,16 +258,15 @@ def _resolve(ref: str):
 def trace_once(fn, inputs, named):
     """Run ``fn(*inputs)`` recording every kernel call; returns (ops, consts, output refs)."""
     tracer = _Tracer(inputs, named)
-    prev = state.prof_hook
+    # the kernels run through this thread's outer tracer, if any, else as the op wrapper runs
+    # them (timed by a recording profiler); other threads' ops are not recorded
+    prev = state.tls.tracer or state.run_kernel
 
     def hook(kernel, arrays, attrs):
         return tracer(kernel, arrays, attrs, prev)
 
-    state.prof_hook = hook
-    try:
+    with state.op_tracer(hook):
         outs = fn(*inputs)
-    finally:
-        state.prof_hook = prev
     single = isinstance(outs, Tensor)
     flat = [outs] if single else list(outs)
     for o in flat:

@@ -170,13 +170,8 @@ class LBFGS(Optimizer):
         self._set_flat(self._flat_params() + t * d)
 
     def _evaluate(self, closure):
-        prev = _state.grad_enabled
-        _state.grad_enabled = True
-        try:
-            loss = closure()
-        finally:
-            _state.grad_enabled = prev
-        return loss
+        with _state.enable_grad():
+            return closure()
 
     def step(self, closure=None):
         """Run up to ``max_iter`` L-BFGS iterations; returns the loss of the first evaluation."""

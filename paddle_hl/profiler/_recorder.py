@@ -190,15 +190,13 @@ class Recorder:
     def activate(self):
         global current
         current = self
-        state.prof_hook = self.op_hook
-        state.prof_bw = self
+        state.set_profiler(self.op_hook, self)  # process-wide: ops of every thread are recorded
 
     def deactivate(self):
         global current
         if current is self:
             current = None
-            state.prof_hook = None
-            state.prof_bw = None
+            state.set_profiler(None, None)
         self.t_perf1 = perf()
         self.cpu1 = time.process_time()
         self.sys1 = _system_cpu_times()

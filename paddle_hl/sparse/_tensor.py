@@ -150,7 +150,7 @@ class _SparseBase(Tensor):
         # the values, that dense form is the (cached) differentiable to_dense() of this tensor
         # and its graph node stands in for ours.
         vt = self._vt
-        if vt.stop_gradient or not state.grad_enabled:
+        if vt.stop_gradient or not state.tls.grad_enabled:
             return None
         d = self.__dict__.get("_dense_t")
         if d is None:

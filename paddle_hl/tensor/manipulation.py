@@ -2119,7 +2119,7 @@ def setitem(x: Tensor, item, value):
     check_inplace(x, "Tensor.__setitem__")
     xp = _xp(x._data)
     idx, basic = _index_arrays(item, xp, "Tensor.__setitem__")
-    need = state.grad_enabled and (not x.stop_gradient or
+    need = state.tls.grad_enabled and (not x.stop_gradient or
                                    (isinstance(value, Tensor) and not value.stop_gradient))
     try:
         if not basic and xp is not np:

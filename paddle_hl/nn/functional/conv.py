@@ -172,7 +172,7 @@ def _convw_kernel(x, g, stride, pads, dil, groups, cl, ksize, need):
 
 def _need(*ts):
     # under no_grad nothing is recorded, so no gradient can be asked for later
-    if not state.grad_enabled:
+    if not state.tls.grad_enabled:
         return (False,) * len(ts)
     return tuple(isinstance(t, Tensor) and not t.stop_gradient for t in ts)
 

@@ -165,7 +165,7 @@ class _Conv(_ConvNd):
                 or any(t is not None and t._data.dtype != self.weight._data.dtype
                        for t in tensors)):
             return None
-        if state.grad_enabled and not all(t is None or t.stop_gradient
+        if state.tls.grad_enabled and not all(t is None or t.stop_gradient
                                           for t in (x, *tensors)):
             return None
         self._check_input(x)
