@@ -1,99 +1,88 @@
 """Per-op Python overhead: 100 chained ``b = b * 1.0001 + 0.0001`` on an 8x8 float32 tensor,
-then ``b.sum().backward()``. Timed side by side with PyTorch CPU and Paddle 2.6.2 when installed.
+then ``b.sum().backward()`` (about 400 ops with the backward pass), side by side with PyTorch
+CPU and Paddle 2.6.2.
 
-The libraries' runs are interleaved over ``--rounds`` rounds; the median over rounds and the
-range are printed. Run: python benchmarks/op_overhead.py [--repeat N] [--rounds R]
+The libraries are timed by interleaved blocks in long-lived workers (``_blocks.py``): the table
+gives each library's time per chain and per op, and the median of the per-block ratios to
+PyTorch with their range; the self-check row (a second paddle_hl worker against the first) must
+read 1.0x.
+
+Run: python benchmarks/op_overhead.py [--quick] [--blocks 15] [--libs ...] [--json F]
 """
 
 from __future__ import annotations
 
-import pathlib
-import sys
-
-# run from a checkout without installing: python benchmarks/<name>.py
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
 import argparse
+import json
+import pathlib
 import statistics
-import time
+import sys
 
 import numpy as np
 
-
-def _chain(lib, make):
-    a = make()
-    b = a
-    for _ in range(100):
-        b = b * 1.0001 + 0.0001
-    b.sum().backward()
-    return a
+BENCH = pathlib.Path(__file__).resolve().parent
+OPS_PER_CHAIN = 400  # 100 x (mul, add) forward, and their backward
 
 
-def _median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def build(lib, workload="chain"):
+    """One chain in library ``lib`` (the worker's step function)."""
+    from _blocks import import_library
+
+    mod = import_library(lib)
+    init = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    if lib == "torch":
+        mod.set_num_threads(1)  # tiny tensors: one thread, as the others use
+
+        def make():
+            return mod.tensor(init, requires_grad=True)
+    else:
+        def make():
+            return mod.to_tensor(init, stop_gradient=False)
+
+    def chain():
+        a = make()
+        b = a
+        for _ in range(100):
+            b = b * 1.0001 + 0.0001
+        b.sum().backward()
+        return a
+
+    return chain
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=200, help="chains timed per round")
-    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (at least 5)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
+    ap.add_argument("--blocks", type=int, default=15)
+    ap.add_argument("--block-s", type=float, default=0.3)
+    ap.add_argument("--pause", type=float, default=0.1)
+    ap.add_argument("--no-self-check", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="5 blocks of 0.2 s")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    init = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
-    chains = {}
+    sys.path.insert(0, str(BENCH))
+    import _blocks
 
-    import paddle_hl
-
-    chains["paddle_hl"] = lambda: _chain(paddle_hl, lambda: paddle_hl.to_tensor(
-        init, stop_gradient=False))
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-        chains["torch"] = lambda: _chain(torch, lambda: torch.tensor(init, requires_grad=True))
-    except ImportError:
-        print("torch not installed: pip install torch==2.13.0")
-    try:
-        import zlib  # noqa: F401
-
-        import numpy.random  # noqa: F401  (paddle 2.6.2 crashes under NumPy 2 without these first)
-        import paddle
-
-        chains["paddle"] = lambda: _chain(paddle, lambda: paddle.to_tensor(
-            init, stop_gradient=False))
-    except ImportError:
-        print("paddle not installed: pip install paddlepaddle==2.6.2")
-
-    for fn in chains.values():  # warm up every library before the first timed round
-        for _ in range(20):
-            fn()
-    # each round times every library once, in turn, so a busy moment of the shared machine
-    # lands on all of them; the per-round medians are summarised below
-    per_round = {k: [] for k in chains}
-    for _ in range(max(1, args.rounds)):
-        for k, fn in chains.items():
-            per_round[k].append(_median_time(fn, args.repeat))
-
-    def summary(values, scale):
-        return (f"{statistics.median(values) * scale:.3f} "
-                f"({min(values) * scale:.3f}-{max(values) * scale:.3f})")
-
-    print(f"{args.rounds} interleaved rounds, each the median of {args.repeat} chains; "
-          "median (range) over rounds")
-    print(f"{'library':<12}{'ms / chain':>26}{'us / op':>26}")
-    for k, v in per_round.items():
-        print(f"{k:<12}{summary(v, 1e3):>26}{summary(v, 1e6 / 400):>26}")
-    base = per_round["paddle_hl"]
-    for k in ("torch", "paddle"):
-        if k in per_round:
-            ratios = [a / b for a, b in zip(base, per_round[k])]
-            ratio = statistics.median(base) / statistics.median(per_round[k])
-            print(f"paddle_hl / {k}: {ratio:.2f}x time"
-                  f" (per-round ratios {min(ratios):.2f}-{max(ratios):.2f})")
+    if args.serve:
+        _blocks.serve(build)
+        return
+    if args.quick:
+        args.blocks, args.block_s = 5, 0.2
+    libs = _blocks.available(args.libs.split(","))
+    r = _blocks.run_workload(__file__, "chain", libs, blocks=args.blocks, block_s=args.block_s,
+                             pause_s=args.pause, self_check=not args.no_self_check)
+    env = _blocks.environment()
+    print(f"op overhead: a chain of {OPS_PER_CHAIN} ops on 8x8 float32, {args.blocks} "
+          f"interleaved blocks of {args.block_s} s per library")
+    print("\n".join(_blocks.table([r], unit="ms per chain")))
+    for lib in r["libs"]:
+        print(f"  {lib}: {statistics.median(r['ms'][lib]) * 1e3 / OPS_PER_CHAIN:.2f} us per op")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"benchmark": "op_overhead", "args": vars(args), "environment": env,
+                       "results": [r]}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,37 +1,31 @@
 """One full training step (forward, backward, Adam step) side by side with PyTorch CPU and
 Paddle 2.6.2: an MLP (784-512-512-10, batch 128), LeNet (batch 64, 1x28x28), ResNet-18 with
 10 classes (batch 32, 3x32x32) and MobileNetV2 with 10 classes (batch 16, 3x64x64: depthwise
-convolutions; not in the default ``--models``). Prints ms per step, the ratios, and each run's
-peak memory.
+convolutions).
 
-Each (library, model) pair runs in its own process, so peak RSS is that run's alone. The
-libraries' runs are interleaved over ``--rounds`` rounds (each round runs every library once per
-model); the table prints the median over rounds of each run's median step time, with the
-range, so one busy moment on a shared machine shows as a wide range rather than a wrong ratio.
+The libraries are timed by interleaved blocks in long-lived workers (``_blocks.py``): per
+workload the median of the per-block ratios to PyTorch with their range, each library's
+wall-clock and CPU time per step and its peak memory, for paddle_hl with numba (``paddle_hl``)
+and without (``paddle_hl-numpy``, what ``pip install paddle_hl`` gives), and a self-check row:
+a second paddle_hl worker against the first, which must read 1.0x.
 
 Below the table a roofline line per model says how much of paddle_hl's step is GEMM: the step's
 matrix products (Linear and im2col convolution, forward and backward) timed as plain NumPy
 SGEMM on this machine, their GFLOP/s, and the time the step spends outside them.
 
-Run: python benchmarks/train_step.py [--steps 20] [--rounds 5] [--models mlp,lenet,resnet18]
-      [--threads N] [--libs paddle_hl,torch,paddle]
+Run: python benchmarks/train_step.py [--quick] [--models mlp,lenet,resnet18,mobilenet_v2]
+      [--libs torch,paddle_hl,paddle_hl-numpy,paddle] [--blocks 15] [--threads N] [--json F]
 
 ``--threads N`` limits BLAS/OpenMP (and torch's intra-op pool, and paddle_hl's CPU thread pool)
-to N threads in every worker, for
-comparisons that are not distorted by thread oversubscription on a busy machine. Next to the
-wall-clock median, the CPU time per step (``time.process_time``, all threads of the worker) is
-printed: on a machine shared with other processes it is the steadier number.
+to N threads in every worker.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
-import resource
 import statistics
-import subprocess
 import sys
 
 import numpy as np
@@ -138,122 +132,72 @@ def _torch(model):
     return step
 
 
-def _worker(lib, model, steps, threads, roofline=False):
-    if lib == "torch":
-        if threads:
-            import torch
+def build(lib, model):
+    """One training step of ``model`` in library ``lib`` (the worker's step function)."""
+    from _blocks import import_library
 
-            torch.set_num_threads(threads)
-        step = _torch(model)
-    elif lib == "paddle":
-        import zlib  # noqa: F401
-
-        import numpy.random  # noqa: F401  (paddle 2.6.2 crashes under NumPy 2 without these)
-        import paddle
-
-        step = _paddle_like(paddle, model)
-    else:
-        sys.path.insert(0, str(ROOT))
-        import paddle_hl
-
-        step = _paddle_like(paddle_hl, model)
-    for _ in range(3):  # warm-up
-        step()
-    from _timing import timed
-
-    times, cpu = timed(step, steps)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    res = {"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
-           "cpu_ms": statistics.median(cpu) * 1e3, "peak_mb": peak_mb}
-    if lib == "paddle_hl" and roofline:
-        from _roofline import gemm_floor, gemm_plan
-
-        import paddle_hl
-
-        res["gflop"], res["gemm_s"] = gemm_floor(gemm_plan(paddle_hl, step.net, step.x))
-    print(json.dumps(res))
-
-
-def _spread(values):
-    """``median (min-max)`` of a list of numbers."""
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+    mod = import_library(lib)
+    return _torch(model) if lib == "torch" else _paddle_like(mod, model)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--models", default="mlp,lenet,resnet18")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="mlp,lenet,resnet18,mobilenet_v2")
+    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
+    ap.add_argument("--blocks", type=int, default=15, help="interleaved blocks per workload")
+    ap.add_argument("--block-s", type=float, default=0.4, help="seconds per library per block")
+    ap.add_argument("--pause", type=float, default=0.1, help="seconds between two turns")
     ap.add_argument("--threads", type=int, default=0,
                     help="BLAS/OpenMP/torch threads per worker (0: the libraries' default)")
-    ap.add_argument("--libs", default="paddle_hl,torch,paddle")
-    ap.add_argument("--worker", nargs=2, metavar=("LIB", "MODEL"), help=argparse.SUPPRESS)
-    ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-self-check", action="store_true",
+                    help="leave out the second paddle_hl worker that checks the method (1.0x)")
+    ap.add_argument("--quick", action="store_true", help="5 blocks of 0.25 s (README figures)")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.worker:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        _worker(args.worker[0], args.worker[1], args.steps, args.threads, args.roofline)
-        return
-    env = dict(os.environ)
-    if args.threads:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "PADDLE_HL_NUM_THREADS"):
-            env[var] = str(args.threads)
-    models, libs = args.models.split(","), args.libs.split(",")
-    runs = {(m, lib): [] for m in models for lib in libs}
-    for rnd in range(args.rounds):
-        for model in models:
-            for lib in libs:
-                cmd = [sys.executable, __file__, "--steps", str(args.steps), "--threads",
-                       str(args.threads), "--worker", lib, model]
-                if rnd == 0 and lib == "paddle_hl":
-                    cmd.append("--roofline")
-                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-                try:
-                    runs[model, lib].append(json.loads(line))
-                except json.JSONDecodeError:
-                    print(f"{lib}/{model} did not run: {r.stderr.strip().splitlines()[-1:]}")
-    print(f"ms per training step, median (range) of {args.rounds} interleaved rounds of "
-          f"{args.steps} steps; threads: {args.threads or 'default'}")
-    print(f"{'model':<10}{'paddle_hl':>24}{'torch':>24}{'paddle':>24}{'hl/torch':>22}"
-          f"{'hl/paddle':>11}{'cpu ms hl/torch/paddle':>26}{'peak MB hl/torch/paddle':>26}")
-    for model in models:
-        res = {lib: runs[model, lib] for lib in libs}
-
-        def col(lib, res=res):
-            rs = res.get(lib)
-            return _spread([r["ms"] for r in rs]) if rs else "-"
-
-        def med(lib, key="ms", res=res):
-            rs = res.get(lib)
-            return statistics.median(r[key] for r in rs) if rs else None
-
-        def ratio(a, b, res=res):
-            ra, rb = res.get(a), res.get(b)
-            if not ra or not rb:
-                return "-"
-            # ratios of the runs of the same round: the range says how steady the ratio is
-            qs = [x["ms"] / y["ms"] for x, y in zip(ra, rb)]
-            return f"{statistics.median(qs):.2f}x ({min(qs):.2f}-{max(qs):.2f})"
-
-        cpus = "/".join(f"{med(k, 'cpu_ms'):.1f}" if res.get(k) else "-"
-                        for k in ("paddle_hl", "torch", "paddle"))
-        peaks = "/".join(f"{med(k, 'peak_mb'):.0f}" if res.get(k) else "-"
-                         for k in ("paddle_hl", "torch", "paddle"))
-        print(f"{model:<10}{col('paddle_hl'):>24}{col('torch'):>24}{col('paddle'):>24}"
-              f"{ratio('paddle_hl', 'torch'):>22}{ratio('paddle_hl', 'paddle'):>11}"
-              f"{cpus:>26}{peaks:>26}")
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from _roofline import line as roofline_line
+    import _blocks
 
-    print("roofline (paddle_hl):")
-    for model in models:
-        rs = runs.get((model, "paddle_hl")) or []
-        first = next((r for r in rs if "gflop" in r), None)
-        if first:
-            step_ms = statistics.median(r["ms"] for r in rs)
-            print("  " + roofline_line(model, step_ms, first["gflop"], first["gemm_s"]))
+    if args.serve:
+        _blocks.serve(build)
+        return
+    if args.quick:
+        args.blocks, args.block_s = 5, 0.25
+    libs = _blocks.available(args.libs.split(","))
+    results = []
+    for model in args.models.split(","):
+        results.append(_blocks.run_workload(
+            __file__, model, libs, blocks=args.blocks, block_s=args.block_s, pause_s=args.pause,
+            threads=args.threads, self_check=not args.no_self_check,
+            log=lambda m: print(m, file=sys.stderr, flush=True)))
+    env = _blocks.environment()
+    print(f"training step (forward, backward, Adam), {args.blocks} interleaved blocks of "
+          f"{args.block_s} s per library, {args.pause} s pauses; threads: "
+          f"{args.threads or 'default'}; OPENBLAS_CORETYPE {env['OPENBLAS_CORETYPE']}, "
+          f"OPENBLAS_L2_SIZE {env['OPENBLAS_L2_SIZE']}")
+    print("\n".join(_blocks.table(results)))
+    roof = []
+    if any(lib.startswith("paddle_hl") for lib in libs):
+        from _roofline import gemm_floor, gemm_plan
+        from _roofline import line as roofline_line
+
+        import paddle_hl
+
+        print("roofline (paddle_hl):")
+        for r in results:
+            step = _paddle_like(paddle_hl, r["workload"])
+            gflop, gemm_s = gemm_floor(gemm_plan(paddle_hl, step.net, step.x))
+            for lib in ("paddle_hl", "paddle_hl-numpy"):
+                if lib in r["ms"]:
+                    text = roofline_line(f"{r['workload']} ({lib})",
+                                         statistics.median(r["ms"][lib]), gflop, gemm_s)
+                    roof.append(text)
+                    print("  " + text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"benchmark": "train_step", "args": vars(args), "environment": env,
+                       "results": results, "roofline": roof}, f, indent=1)
 
 
 if __name__ == "__main__":

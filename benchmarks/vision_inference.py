@@ -1,21 +1,18 @@
 """Model-zoo inference speed: ResNet-50 and MobileNetV2 in eval mode on 224x224 images, batch 8,
-in images per second, side by side with PyTorch CPU and Paddle 2.6.2 (when installed).
+side by side with PyTorch CPU and Paddle 2.6.2 (when installed).
 
 The PyTorch networks are built here with the same architecture and module names as Paddle's
 zoo and receive paddle_hl's weights, so all libraries run the same numbers; the script checks
-that their outputs agree before timing.
+that their outputs agree.
 
-Every library runs in its own process, a fresh one per round, and the rounds are interleaved;
-each process times ``PASSES`` forward passes after two warm-up passes. Next to the wall-clock
-rates, each library's CPU time per forward pass (``time.process_time``, all its threads) is
-printed: on a machine shared with other processes it is the steadier number.
+The libraries are timed by interleaved blocks in long-lived workers (``_blocks.py``): per model
+the median of the per-block ratios to PyTorch with their range, the wall-clock and CPU time per
+pass and peak memory, for paddle_hl with numba and without (``paddle_hl-numpy``), and the
+self-check row (a second paddle_hl worker against the first: 1.0x). A roofline line per model
+gives the pass's GEMM floor at NumPy's SGEMM speed.
 
-Run: python benchmarks/vision_inference.py [--batch 8] [--repeat 5] [--models resnet50,...]
-      [--threads N]
-
-``--threads N`` limits every library to N threads: BLAS/OpenMP, torch's intra-op pool and
-paddle_hl's CPU thread pool (``PADDLE_HL_NUM_THREADS``); the script re-runs itself with those
-settings in its environment. ``--threads 1`` compares single-core work.
+Run: python benchmarks/vision_inference.py [--quick] [--batch 8] [--models resnet50,...]
+      [--libs ...] [--threads N] [--json F]
 """
 
 from __future__ import annotations
@@ -27,11 +24,10 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
-import importlib.util
+import glob
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 
 import numpy as np
@@ -172,158 +168,119 @@ def _randomize_bn(hl_model, seed=0):
     return state
 
 
-PASSES = 3  # timed passes per worker process (after two warm-up passes); their median counts
+def build(lib, workload):
+    """``workload`` is ``MODEL@DATA``: the model's forward pass in eval mode without gradients
+    on the weights and input saved in the ``DATA`` npz; the first output is saved beside it
+    (``DATA.<lib>.npy``) for the cross-library check."""
+    from _blocks import import_library
 
-
-def _worker(lib_name, name, data_path, out_path, threads):
-    """One library's forward passes in this process: loads the weights and input that the
-    parent saved, prints one JSON line (median ms and CPU ms of the timed passes) and saves the
-    output for the cross-library check."""
+    name, data_path = workload.split("@", 1)
+    mod = import_library(lib)
     data = np.load(data_path)
     x = data["__input__"]
     state = {k: data[k] for k in data.files if k != "__input__"}
-    if lib_name == "torch":
-        import torch
-
-        if threads:
-            torch.set_num_threads(threads)
+    if lib == "torch":
         twin = {"resnet50": _torch_resnet50, "mobilenet_v2": _torch_mobilenet_v2}[name]()
         model = _load_into_torch(twin, state)
-        t_x = torch.from_numpy(x)
+        t_x = mod.from_numpy(x)
 
         def run():
-            with torch.inference_mode():
+            with mod.inference_mode():
                 return model(t_x)
     else:
-        if lib_name == "paddle":
-            import zlib  # noqa: F401  (paddle 2.6.2 under NumPy 2 needs these first)
-
-            import numpy.random  # noqa: F401
-            import paddle as lib
-        else:
-            import paddle_hl as lib
-        model = getattr(lib.vision.models, name)()
-        model.set_state_dict({k: lib.to_tensor(v) for k, v in state.items()})
+        model = getattr(mod.vision.models, name)()
+        model.set_state_dict({k: mod.to_tensor(v) for k, v in state.items()})
         model.eval()
-        lib_x = lib.to_tensor(x)
+        lib_x = mod.to_tensor(x)
 
         def run():
-            with lib.no_grad():
+            with mod.no_grad():
                 return model(lib_x)
 
-    out = run().numpy()
-    run()
-    from _timing import timed
-
-    wall, cpu = timed(run, PASSES)
-    np.save(out_path, out)
-    print(json.dumps({"ms": statistics.median(wall) * 1e3,
-                      "cpu_ms": statistics.median(cpu) * 1e3}))
+    tag = lib + ("-numpy" if os.environ.get("PADDLE_HL_NUMBA") == "0" else "")
+    np.save(f"{data_path}.{tag}.npy", run().numpy())
+    return run
 
 
-def bench(name, batch, repeat, threads=0):
-    """images/s of each library per round and paddle_hl's GEMM floor.
+def _check_outputs(name, data_path):
+    """Every library's output against paddle_hl's (relative to its largest value)."""
+    ref = np.load(f"{data_path}.paddle_hl.npy")
+    for path in sorted(glob.glob(f"{data_path}.*.npy")):
+        out = np.load(path)
+        err = float(np.abs(out - ref).max() / (np.abs(ref).max() + 1e-12))
+        if err > 1e-3:
+            raise AssertionError(f"{name}: {path} differs from paddle_hl's output "
+                                 f"(rel {err:.2e})")
 
-    Every library runs in its own process, a fresh one per round, the rounds interleaved:
-    libraries in one process share the allocator and each other's idle thread pools, which
-    slowed whichever ran after another. All of them run the weights and input saved here,
-    and their outputs are checked against paddle_hl's."""
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--models", default="resnet50,mobilenet_v2")
+    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
+    ap.add_argument("--blocks", type=int, default=11)
+    ap.add_argument("--block-s", type=float, default=1.0)
+    ap.add_argument("--pause", type=float, default=0.1)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads per library (BLAS/OpenMP, torch, paddle_hl's pool); 0: default")
+    ap.add_argument("--no-self-check", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="5 blocks")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import _blocks
+
+    if args.serve:
+        _blocks.serve(build)
+        return
+    if args.quick:
+        args.blocks = 5
+    from _roofline import gemm_floor, gemm_plan
+    from _roofline import line as roofline_line
     from paddle_hl.vision import models
 
     import paddle_hl
 
-    x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype(np.float32)
-    hl_model = getattr(models, name)()
-    state = _randomize_bn(hl_model)
-    hl_model.eval()
-    libs = ["paddle_hl"]
-    for lib, mod in (("torch", "torch"), ("paddle", "paddle")):
-        if importlib.util.find_spec(mod) is not None:
-            libs.append(lib)
-    rates = {lib: [] for lib in libs}
-    cpu = {lib: [] for lib in libs}
+    libs = _blocks.available(args.libs.split(","))
+    results, roof = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        data_path = os.path.join(tmp, "data.npz")
-        np.savez(data_path, __input__=x, **state)
-        outputs = {}
-        for rnd in range(repeat):
-            for lib in libs:
-                out_path = os.path.join(tmp, f"{lib}.npy")
-                cmd = [sys.executable, __file__, "--worker", lib, name, data_path, out_path,
-                       "--threads", str(threads)]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                try:
-                    res = json.loads(r.stdout.strip().splitlines()[-1])
-                except (IndexError, json.JSONDecodeError):
-                    raise RuntimeError(f"{lib}/{name} did not run: {r.stderr[-2000:]}") from None
-                rates[lib].append(batch / (res["ms"] / 1e3))
-                cpu[lib].append(res["cpu_ms"])
-                if rnd == 0:
-                    outputs[lib] = np.load(out_path)
-    ref = outputs["paddle_hl"]
-    for lib, out in outputs.items():
-        err = float(np.abs(out - ref).max() / (np.abs(ref).max() + 1e-12))
-        if err > 1e-3:
-            raise AssertionError(f"{name}: {lib} output differs from paddle_hl (rel {err:.2e})")
-    from _roofline import gemm_floor, gemm_plan
-
-    floor = gemm_floor(gemm_plan(paddle_hl, hl_model, paddle_hl.to_tensor(x), train=False))
-    return rates, floor, {lib: statistics.median(v) for lib, v in cpu.items()}
-
-
-def _spread(values):
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--models", default="resnet50,mobilenet_v2")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="threads per library (BLAS/OpenMP, torch, paddle_hl's pool); 0: default")
-    ap.add_argument("--worker", nargs=4, metavar=("LIB", "MODEL", "DATA", "OUT"),
-                    help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.worker:
-        _worker(*args.worker, args.threads)
-        return
-    if args.threads and os.environ.get("_VISION_INFERENCE_THREADS") != str(args.threads):
-        # thread counts of BLAS and OpenMP are read when the libraries load: start again with
-        # them in the environment
-        env = dict(os.environ, _VISION_INFERENCE_THREADS=str(args.threads),
-                   PADDLE_HL_NUM_THREADS=str(args.threads))
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = str(args.threads)
-        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    from _roofline import line as roofline_line
-
-    print(f"eval-mode inference, batch {args.batch}, 3x224x224: images/s, median (range) of "
-          f"{args.repeat} interleaved rounds (higher is better); time ratios hl/other; threads: "
-          f"{args.threads or 'default'}")
-    print(f"{'model':<14}{'paddle_hl':>22}{'torch':>22}{'paddle':>22}"
-          f"{'time hl/torch':>24}{'time hl/paddle':>24}{'cpu ms hl/torch/paddle':>26}")
-    floors = []
-    for name in args.models.split(","):
-        r, floor, cpu = bench(name, args.batch, args.repeat, args.threads)
-        hl = r["paddle_hl"]
-        cols = [_spread(r[k]) if k in r else "-" for k in ("paddle_hl", "torch", "paddle")]
-        ratios = []
-        for k in ("torch", "paddle"):
-            if k not in r:
-                ratios.append("-")
-                continue
-            qs = [b / a for a, b in zip(hl, r[k])]  # time ratio = other's rate / ours
-            ratios.append(f"{statistics.median(qs):.2f}x ({min(qs):.2f}-{max(qs):.2f})")
-        cpus = "/".join(f"{cpu[k]:.0f}" if k in cpu else "-" for k in ("paddle_hl", "torch",
-                                                                         "paddle"))
-        print(f"{name:<14}{cols[0]:>22}{cols[1]:>22}{cols[2]:>22}{ratios[0]:>24}"
-              f"{ratios[1]:>24}{cpus:>26}")
-        floors.append((name, args.batch / statistics.median(hl) * 1e3, *floor))
-    print("roofline (paddle_hl, one forward pass):")
-    for name, ms, gflop, gemm_s in floors:
-        print("  " + roofline_line(name, ms, gflop, gemm_s).replace("step", "pass"))
+        for name in args.models.split(","):
+            x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype(
+                np.float32)
+            hl_model = getattr(models, name)()
+            state = _randomize_bn(hl_model)
+            hl_model.eval()
+            data_path = os.path.join(tmp, f"{name}.npz")
+            np.savez(data_path, __input__=x, **state)
+            r = _blocks.run_workload(
+                __file__, f"{name}@{data_path}", libs, blocks=args.blocks,
+                block_s=args.block_s, pause_s=args.pause, threads=args.threads,
+                self_check=not args.no_self_check,
+                log=lambda m: print(m, file=sys.stderr, flush=True))
+            r["workload"] = name
+            _check_outputs(name, data_path)
+            results.append(r)
+            gflop, gemm_s = gemm_floor(gemm_plan(paddle_hl, hl_model, paddle_hl.to_tensor(x),
+                                                 train=False))
+            for lib in ("paddle_hl", "paddle_hl-numpy"):
+                if lib in r["ms"]:
+                    roof.append(roofline_line(f"{name} ({lib})", statistics.median(r["ms"][lib]),
+                                              gflop, gemm_s).replace("step", "pass"))
+    env = _blocks.environment()
+    print(f"eval-mode inference, batch {args.batch}, 3x224x224, {args.blocks} interleaved blocks "
+          f"of {args.block_s} s per library; threads: {args.threads or 'default'}; "
+          f"OPENBLAS_CORETYPE {env['OPENBLAS_CORETYPE']}, OPENBLAS_L2_SIZE "
+          f"{env['OPENBLAS_L2_SIZE']}")
+    print("\n".join(_blocks.table(results, unit="ms per pass")))
+    print("roofline (one forward pass):")
+    for text in roof:
+        print("  " + text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"benchmark": "vision_inference", "args": vars(args), "environment": env,
+                       "results": results, "roofline": roof}, f, indent=1)
 
 
 if __name__ == "__main__":
