@@ -14,6 +14,8 @@ import cupy
 import cupyx
 import numpy as np
 
+from . import _cuda_kernels
+
 __all__ = []
 
 name = "cupy"
@@ -148,53 +150,30 @@ def index_reduce(ufunc, out, index, values):
         out[...] = target.reshape(out.shape)
 
 
-# One fused elementwise kernel per optimizer update. On a GPU each in-place pass of the NumPy
-# form would be a kernel launch and a trip through memory; here the whole per-element update
-# reads the gradient once and writes the parameter and its accumulators in place.
-_UPDATES = {
-    "sgd": ("T g, T lr", "T p", "p -= lr * g;"),
-    "momentum": (
-        "T g, T lr, T mu, T nesterov", "T p, T v",
-        "v = mu * v + g; p -= nesterov != 0 ? lr * (g + mu * v) : lr * v;"),
-    "adamw": (
-        "T g, T lr_t, T b1, T b2, T eps_hat, T decay", "T p, T m, T v",
-        "p *= decay; m = b1 * m + (1 - b1) * g; v = b2 * v + (1 - b2) * g * g;"
-        "p -= lr_t * m / (sqrt(v) + eps_hat);"),
-    "adamax": (
-        "T g, T lr_t, T b1, T b2, T eps", "T p, T m, T inf",
-        "m = b1 * m + (1 - b1) * g; inf = max(b2 * inf + eps, fabs(g)); p -= lr_t * m / inf;"),
-    "adagrad": ("T g, T lr, T eps", "T p, T m", "m += g * g; p -= lr * g / (sqrt(m) + eps);"),
-    "adadelta": (
-        "T g, T lr, T rho, T eps", "T p, T sq_g, T sq_u",
-        "sq_g = rho * sq_g + (1 - rho) * g * g;"
-        "T upd = -sqrt((sq_u + eps) / (sq_g + eps)) * g;"
-        "sq_u = rho * sq_u + (1 - rho) * upd * upd; p += lr * upd;"),
-    "rmsprop": (
-        "T g, T lr, T rho, T eps, T mom_c", "T p, T ms, T mom",
-        "ms = rho * ms + (1 - rho) * g * g; mom = mom_c * mom + lr * g / sqrt(ms + eps);"
-        "p -= mom;"),
-    "rmsprop_centered": (
-        "T g, T lr, T rho, T eps, T mom_c", "T p, T ms, T mg, T mom",
-        "ms = rho * ms + (1 - rho) * g * g; mg = rho * mg + (1 - rho) * g;"
-        "mom = mom_c * mom + lr * g / sqrt(ms - mg * mg + eps); p -= mom;"),
-}
-UPDATE_KERNELS = tuple(_UPDATES)
+# the fused optimizer updates: one elementwise kernel each, from the CUDA sources of
+# _cuda_kernels (plain strings, compiled by NVRTC in CI for every float dtype)
+UPDATE_KERNELS = tuple(_cuda_kernels.UPDATES)
 
 
 @functools.cache
 def _update_kernel(kernel):
-    # compiled on first use; CuPy also caches the binary on disk across processes
-    ins, outs, body = _UPDATES[kernel]
-    return cupy.ElementwiseKernel(ins, outs, body, f"paddle_hl_{kernel}")
+    # compiled on first use, once per dtype combination; CuPy also caches the binary on disk
+    # across processes
+    ins, outs, body, kname = _cuda_kernels.update_kernel(kernel)
+    return cupy.ElementwiseKernel(ins, outs, body, kname)
 
 
 def fused_update(kernel, grad, scalars, outputs):
     """Run the fused update ``kernel`` (a name in ``UPDATE_KERNELS``): ``grad`` and the
-    Python-number ``scalars`` in, ``outputs`` (the parameter first, then its accumulators)
-    updated in place, all in the parameter's dtype. Returns True."""
-    dt = outputs[0].dtype
-    _update_kernel(kernel)(grad.astype(dt, copy=False), *(dt.type(s) for s in scalars),
-                           *outputs)
+    ``scalars`` in, ``outputs`` (the parameter first, then its accumulators) updated in place.
+
+    ``scalars`` are the kernel's inputs after the gradient, in its order: Python numbers (the
+    hyperparameters) or device arrays it reads on the GPU (Adam's shape-[1] beta powers, so
+    that no value goes to the host). The arithmetic runs in float32 (float64 for float64
+    parameters) whatever the storage dtypes. Returns True."""
+    ct = np.float64 if outputs[0].dtype == np.float64 else np.float32
+    args = [s if isinstance(s, cupy.ndarray) else ct(s) for s in scalars]
+    _update_kernel(kernel)(grad, *args, *outputs)
     return True
 
 

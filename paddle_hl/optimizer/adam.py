@@ -1,14 +1,20 @@
 """The Adam family: Adam, AdamW (decoupled decay), Adamax and Lamb.
 
-Moments and beta-power accumulators have the parameter's dtype (float64 moments for float64
-parameters); beta powers are shape-[1] tensors as in Paddle's state_dict.
+Accumulators have Paddle's dtypes: the parameter's for float32 and float64 parameters; for
+float16 and bfloat16 parameters the moments and Adam's beta powers are float32 (Adamax keeps
+its beta power in the parameter's dtype, as Paddle does), and the update computes in float32.
+Beta powers are shape-[1] tensors as in Paddle's state_dict. On a GPU the fused kernels read
+the beta powers on the device, so a step reads nothing back to the host.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import backend
+from ..framework import dtype as _dt
 from ..framework.tensor import Tensor
 from .optimizer import Optimizer
 
@@ -36,10 +42,10 @@ class _AdamBase(Optimizer):
         return {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
 
     def _moments(self, p, parr, b1, b2):
-        m = self._acc("moment1", p, parr)
-        v = self._acc("moment2", p, parr)
-        b1p = self._acc("beta1_pow_acc", p, parr, fill=b1, shape=(1,))
-        b2p = self._acc("beta2_pow_acc", p, parr, fill=b2, shape=(1,))
+        m = self._acc("moment1", p, parr, wide=True)
+        v = self._acc("moment2", p, parr, wide=True)
+        b1p = self._acc("beta1_pow_acc", p, parr, fill=b1, shape=(1,), wide=True)
+        b2p = self._acc("beta2_pow_acc", p, parr, fill=b2, shape=(1,), wide=True)
         return m, v, b1p, b2p
 
     def _adam_step(self, p, parr, garr, lr, grp, decay=1.0):
@@ -49,7 +55,13 @@ class _AdamBase(Optimizer):
         b1, b2 = _f(grp.get("beta1", self._beta1)), _f(grp.get("beta2", self._beta2))
         eps = _f(grp.get("epsilon", self._epsilon))
         m, v, b1p, b2p = self._moments(p, parr, b1, b2)
-        bp1, bp2 = float(b1p[0]), float(b2p[0])
+        # the GPU's kernel reads the beta powers where they are, on the device
+        if backend.fused_update("adam", garr, (b1p, b2p, lr, b1, b2, 1 - b1, 1 - b2, eps, decay),
+                                (parr, m, v)):
+            b1p *= b1
+            b2p *= b2
+            return
+        bp1, bp2 = float(b1p[0]), float(b2p[0])  # host arrays: no transfer
         lr_t = lr * math.sqrt(1 - bp2) / (1 - bp1)
         if backend.fused_update("adamw", garr, (lr_t, b1, b2, eps * math.sqrt(1 - bp2), decay),
                                 (parr, m, v)):
@@ -163,12 +175,14 @@ class Adamax(Optimizer):
         xp = backend.get_array_module(parr)
         b1, b2 = _f(grp.get("beta1", self._beta1)), _f(grp.get("beta2", self._beta2))
         eps = _f(grp.get("epsilon", self._epsilon))
-        m = self._acc("moment", p, parr)
-        inf = self._acc("inf_norm", p, parr)
+        m = self._acc("moment", p, parr, wide=True)
+        inf = self._acc("inf_norm", p, parr, wide=True)
+        # Paddle keeps this one in the parameter's dtype
         b1p = self._acc("beta1_pow_acc", p, parr, fill=b1, shape=(1,))
-        if backend.fused_update("adamax", garr, (lr / (1 - float(b1p[0])), b1, b2, eps),
-                                (parr, m, inf)):
-            b1p *= b1
+        if backend.fused_update("adamax", garr, (b1p, lr, b1, b2, 1 - b1, eps), (parr, m, inf)):
+            # the kernel read the beta power on the device; advance it there, in float32
+            b1p[...] = (b1p.astype(np.float32) * np.float32(b1)).astype(b1p.dtype) \
+                if b1p.dtype in _dt.LOW_FLOATS else b1p * b1
             return
         m *= b1
         m += (1 - b1) * garr
@@ -179,6 +193,8 @@ class Adamax(Optimizer):
 
 class Lamb(_AdamBase):
     """LAMB: Adam moments with a layer-wise trust ratio ``||p|| / ||r||``."""
+
+    _fused = False  # no fused kernel: low-precision parameters update on float32 copies
 
     def __init__(self, learning_rate=0.001, lamb_weight_decay=0.01, beta1=0.9, beta2=0.999,
                  epsilon=1e-6, parameters=None, grad_clip=None, exclude_from_weight_decay_fn=None,
@@ -208,15 +224,25 @@ class Lamb(_AdamBase):
         m += (1 - b1) * garr
         v *= b2
         v += (1 - b2) * garr * garr
-        m_hat = m / (1 - float(b1p[0]))
-        v_hat = v / (1 - float(b2p[0]))
+        if xp is np:  # host arrays: read the beta powers directly
+            bc1, bc2 = 1 - float(b1p[0]), 1 - float(b2p[0])
+        else:  # device arrays: stay on the device (shape [1], broadcast)
+            bc1, bc2 = 1 - b1p, 1 - b2p
+        m_hat = m / bc1
+        v_hat = v / bc2
         r = m_hat / (xp.sqrt(v_hat) + eps) + wd * parr
         if wd == 0.0 and not self._always_adapt:
-            trust = 1.0
-        else:
+            parr -= lr * r
+        elif xp is np:
             p_norm = float(xp.sqrt((parr.astype("float64") ** 2).sum()))
             r_norm = float(xp.sqrt((r.astype("float64") ** 2).sum()))
             trust = p_norm / r_norm if p_norm > 0 and r_norm > 0 else 1.0
-        parr -= lr * trust * r
+            parr -= lr * trust * r
+        else:  # the trust ratio as a device scalar: no host read
+            p_norm = xp.sqrt((parr.astype("float64") ** 2).sum())
+            r_norm = xp.sqrt((r.astype("float64") ** 2).sum())
+            ok = (p_norm > 0) & (r_norm > 0)
+            trust = xp.where(ok, p_norm / xp.where(ok, r_norm, 1.0), 1.0)
+            parr -= (lr * trust).astype(r.dtype) * r
         b1p *= b1
         b2p *= b2

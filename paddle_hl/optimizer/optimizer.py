@@ -51,6 +51,10 @@ class Optimizer:
     """
 
     _acc_names = ()
+    # whether every update of the class has a fused backend kernel (see _update_param)
+    _fused = True
+    # the float32 copies of low-precision accumulators during an _update_low (else None)
+    _low_copies = None
 
     def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None,
                  name=None):
@@ -237,23 +241,56 @@ class Optimizer:
                 self._update_param(p, garr, lr, grp)
 
     def _regularize(self, p, parr, garr, grp):
-        reg = getattr(p, "regularizer", None) or grp.get("weight_decay")
-        if reg is None or (isinstance(reg, WeightDecayRegularizer) and reg.coeff == 0.0):
+        if not self._has_decay(p, grp):
             return garr
+        reg = getattr(p, "regularizer", None) or grp.get("weight_decay")
         return reg.apply(parr, garr)
 
     def _update_param(self, p, garr, lr, grp):
         parr = p._data
-        master = None
-        if self._multi_precision and parr.dtype in _dt.LOW_FLOATS:
+        low = parr.dtype in _dt.LOW_FLOATS
+        if low and self._multi_precision:
             master = self._master(p)
-            parr = master
-        garr = garr.astype(parr.dtype, copy=False) if garr.dtype != parr.dtype else garr
-        garr = self._regularize(p, parr, garr, grp)
-        self._update(p, parr, garr, lr, grp)
-        if master is not None:
-            p._data[...] = master.astype(p._data.dtype)
+            garr = garr.astype(np.float32, copy=False)
+            self._update(p, master, self._regularize(p, master, garr, grp), lr, grp)
+            p._data[...] = master.astype(parr.dtype)
+        elif low and self._fused and backend.for_array(parr).has_fused_updates:
+            # the backend's fused kernels load float16/bfloat16 values into float32 and
+            # compute there: the parameter and its accumulators are updated in place
+            if garr.dtype not in (parr.dtype, np.dtype(np.float32)):
+                garr = garr.astype(np.float32)
+            if self._has_decay(p, grp):
+                garr = self._regularize(p, parr.astype(np.float32),
+                                        garr.astype(np.float32, copy=False), grp)
+            self._update(p, parr, garr, lr, grp)
+        elif low:
+            self._update_low(p, parr, garr, lr, grp)
+        else:
+            garr = garr.astype(parr.dtype, copy=False) if garr.dtype != parr.dtype else garr
+            garr = self._regularize(p, parr, garr, grp)
+            self._update(p, parr, garr, lr, grp)
         p._ver.v += 1
+
+    def _update_low(self, p, parr, garr, lr, grp):
+        """The update of a float16/bfloat16 parameter without master weights, as Paddle's
+        kernels make it: every operation in float32 on float32 copies of the parameter, the
+        gradient and the low-precision accumulators (``_acc`` hands those out), each stored
+        back once, rounded, at the end."""
+        work = parr.astype(np.float32)
+        garr = self._regularize(p, work, garr.astype(np.float32), grp)
+        self._low_copies = []
+        try:
+            self._update(p, work, garr, lr, grp)
+        finally:
+            copies, self._low_copies = self._low_copies, None
+        for stored, tmp in copies:
+            stored[...] = tmp.astype(stored.dtype)
+        parr[...] = work.astype(parr.dtype)
+
+    def _has_decay(self, p, grp):
+        reg = getattr(p, "regularizer", None) or grp.get("weight_decay")
+        return not (reg is None or (isinstance(reg, WeightDecayRegularizer)
+                                    and reg.coeff == 0.0))
 
     def _update(self, p, parr, garr, lr, grp):
         """Subclass hook: update ``parr`` in place from ``garr`` with learning rate ``lr``."""
@@ -318,30 +355,51 @@ class Optimizer:
             self._master_weights[p.name] = m
         return m
 
-    def _acc(self, name, p, like, fill=0.0, shape=None):
-        """The accumulator ``name`` of parameter ``p`` (created on first use)."""
+    def _acc(self, name, p, like, fill=0.0, shape=None, wide=False):
+        """The accumulator ``name`` of parameter ``p`` (created on first use), shaped like
+        ``like`` (or ``shape``).
+
+        Its dtype is Paddle's: the parameter's, except for a float16/bfloat16 parameter with
+        float32 master weights (float32), or when ``wide`` (the accumulators Paddle keeps in
+        float32 for such parameters: Adam's moments and beta powers, Adamax's moments).
+        During a low-precision update on float32 copies (``_update_low``) a low-precision
+        accumulator is handed out as a float32 copy, stored back when the update ends.
+        """
         table = self._accumulators.setdefault(name, {})
         arr = table.get(p.name)
         if arr is None:
-            xp = backend.get_array_module(like)
-            pending = self._pending_state.pop((name, p.name), None)
-            if pending is not None:
-                arr = xp.asarray(pending, dtype=like.dtype).reshape(
-                    like.shape if shape is None else shape).copy()
-            else:
-                loaded = self.__dict__.get("_loaded_params")
-                if loaded and p.name not in loaded:
-                    # a loaded state that names none of this parameter's accumulators was
-                    # saved for other parameters (e.g. a model rebuilt under new names):
-                    # starting from zeros would silently not resume, so refuse, as Paddle does
-                    raise ValueError(
-                        f"{type(self).__name__}.set_state_dict: the loaded state has no "
-                        f"accumulators of parameter {p.name!r} (expected a key "
-                        f"'{p.name}_{name}_0'); it holds the parameters "
-                        f"{sorted(loaded)[:4]}... Parameter names must match the ones the "
-                        "state was saved with")
-                arr = xp.full(like.shape if shape is None else shape, fill, dtype=like.dtype)
+            arr = self._new_acc(name, p, like, fill, shape, wide)
             table[p.name] = arr
+        if self._low_copies is not None and arr.dtype in _dt.LOW_FLOATS:
+            tmp = arr.astype(np.float32)
+            self._low_copies.append((arr, tmp))
+            return tmp
+        return arr
+
+    def _new_acc(self, name, p, like, fill, shape, wide):
+        pdt = p._data.dtype
+        if pdt in _dt.LOW_FLOATS:
+            dtype = np.dtype(np.float32) if wide or self._multi_precision else pdt
+        else:
+            dtype = like.dtype
+        xp = backend.get_array_module(like)
+        pending = self._pending_state.pop((name, p.name), None)
+        if pending is not None:
+            arr = xp.asarray(pending, dtype=dtype).reshape(
+                like.shape if shape is None else shape).copy()
+        else:
+            loaded = self.__dict__.get("_loaded_params")
+            if loaded and p.name not in loaded:
+                # a loaded state that names none of this parameter's accumulators was
+                # saved for other parameters (e.g. a model rebuilt under new names):
+                # starting from zeros would silently not resume, so refuse, as Paddle does
+                raise ValueError(
+                    f"{type(self).__name__}.set_state_dict: the loaded state has no "
+                    f"accumulators of parameter {p.name!r} (expected a key "
+                    f"'{p.name}_{name}_0'); it holds the parameters "
+                    f"{sorted(loaded)[:4]}... Parameter names must match the ones the "
+                    "state was saved with")
+            arr = xp.full(like.shape if shape is None else shape, fill, dtype=dtype)
         return arr
 
     def get_opti_var_name_list(self):

@@ -126,7 +126,7 @@ class Adadelta(Optimizer):
         rho, eps = grp.get("rho", self._rho), grp.get("epsilon", self._epsilon)
         sq_g = self._acc("_avg_squared_grad", p, parr)
         sq_u = self._acc("_avg_squared_update", p, parr)
-        if backend.fused_update("adadelta", garr, (lr, rho, eps), (parr, sq_g, sq_u)):
+        if backend.fused_update("adadelta", garr, (lr, rho, 1 - rho, eps), (parr, sq_g, sq_u)):
             return
         sq_g *= rho
         sq_g += (1 - rho) * garr * garr
@@ -170,10 +170,11 @@ class RMSProp(Optimizer):
         mg = self._acc("mean_grad", p, parr)
         centered = grp.get("centered", self._centered)
         if centered:
-            fused = backend.fused_update("rmsprop_centered", garr, (lr, rho, eps, mom_c),
-                                         (parr, ms, mg, mom))
+            fused = backend.fused_update("rmsprop_centered", garr,
+                                         (lr, rho, 1 - rho, eps, mom_c), (parr, ms, mg, mom))
         else:
-            fused = backend.fused_update("rmsprop", garr, (lr, rho, eps, mom_c), (parr, ms, mom))
+            fused = backend.fused_update("rmsprop", garr, (lr, rho, 1 - rho, eps, mom_c),
+                                         (parr, ms, mom))
         if fused:
             return
         ms *= rho

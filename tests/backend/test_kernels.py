@@ -283,7 +283,7 @@ def test_fused_kernels_cover_every_gpu_update():
             if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "fused_update"
                     and node.args and isinstance(node.args[0], ast.Constant)):
                 names.add(node.args[0].value)
-    src = (pathlib.Path(backend.__file__).parent / "_cupy.py").read_text()
+    src = (pathlib.Path(backend.__file__).parent / "_cuda_kernels.py").read_text()
     assert names and all(f'"{n}": (' in src for n in names), names
 
 
