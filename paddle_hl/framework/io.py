@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import backend
 from . import dtype as _dt
+from .parameter import Parameter as EagerParamBase  # noqa: F401  (Paddle's name in this module)
 from .tensor import Tensor, _wrap, to_array
 
 __all__ = []
@@ -191,23 +192,51 @@ def _file_mode():
     return 0o666 & ~_umask[0]
 
 
+def write_files(writers: dict) -> None:
+    """Write several files as one: each to a temporary name beside it, then renamed into place.
+
+    The one atomic writer of the library (``paddle.save``, ``jit.save``, ``onnx.export``, hub
+    and download caches): every file is written in full to ``.<name>.<random>.tmp`` in its own
+    folder and flushed to disk; only when all of them are written are they renamed over their
+    final names (``os.replace``, atomic on one file system). A failure while writing (a full
+    disk, an exception in a writer, an interrupt) leaves every previous file untouched and
+    removes the temporaries.
+
+    Args:
+        writers (dict): final path -> ``write(f)`` callable writing the content to the binary
+            file object ``f``. Renamed in the dict's order.
+    """
+    staged = []
+    try:
+        for path, write in writers.items():
+            path = os.fspath(path)
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                       dir=directory)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, _file_mode())
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            if os.path.lexists(tmp):
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def write_file(path, write) -> None:
+    """Write one file atomically through :func:`write_files`: ``write(f)`` fills it."""
+    write_files({path: write})
+
+
 def _write_atomic(path: str, saved, protocol: int):
     """Pickle into a temporary file next to ``path``, then rename it over ``path``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(saved, f, protocol=protocol)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_file(path, lambda f: pickle.dump(saved, f, protocol=protocol))
 
 
 def save(obj, path, protocol=4, **configs):
@@ -352,6 +381,41 @@ def _unpack(obj, keep_name_table, return_numpy):
     return _map(obj, lambda v: _to_tensor(v) if isinstance(v, np.ndarray) else v)
 
 
+def truncation(data: bytes):
+    """``(stop, expected)`` when the pickle stream ``data`` ends before its STOP opcode: the
+    byte where it stops and the least size its frames announce (None when they announce
+    none); None when the stream is complete. Reads the opcodes only, runs nothing."""
+    import pickletools
+
+    if data and data[:1] != pickle.PROTO:
+        return None  # every file paddle.save writes starts with its protocol: not a pickle
+    frame_end = None
+    try:
+        for op, arg, pos in pickletools.genops(data):
+            if op.name == "FRAME":
+                frame_end = pos + 9 + arg
+            elif op.name == "STOP":
+                return None
+    except ValueError as e:
+        # pickletools' words for running out of data (an unknown opcode is garbage instead)
+        if not any(w in str(e) for w in ("exhausted", "not enough data", "remain")):
+            return None
+    expected = frame_end if frame_end is not None and frame_end > len(data) else None
+    return len(data), expected
+
+
+def truncated_message(data: bytes):
+    """How the pickle ``data`` is truncated ("truncated at byte N of at least M: ..."), or
+    None when it is not."""
+    cut = truncation(data)
+    if cut is None:
+        return None
+    stop, expected = cut
+    of = f" of at least {expected}" if expected is not None else ""
+    return (f"truncated at byte {stop}{of}: the pickle stream ends before its end marker (an "
+            "interrupted copy or download, or a full disk when it was written)")
+
+
 def _unpickle(f, where):
     try:
         return _SafeUnpickler(f).load()
@@ -359,6 +423,14 @@ def _unpickle(f, where):
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
             IndexError, KeyError, UnicodeDecodeError) as e:
+        msg = None
+        if hasattr(f, "seek"):
+            with contextlib.suppress(OSError, ValueError):
+                f.seek(0)
+                msg = truncated_message(f.read())
+        if msg is not None:
+            raise ValueError(f"paddle.load: {where} is not a file written by paddle.save in "
+                             f"full: it is {msg}") from None
         raise ValueError(f"paddle.load: {where} is not a file written by paddle.save "
                          f"({type(e).__name__}: {e})") from None
 

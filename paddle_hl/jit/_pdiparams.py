@@ -61,56 +61,89 @@ def tensor_bytes(arr: np.ndarray) -> bytes:
     return head + arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
-def write(path: str, named: dict) -> list:
-    """Write ``{var_name: array}`` to ``path`` in sorted name order; returns the order."""
+def write(f, named: dict) -> list:
+    """Write ``{var_name: array}`` to the binary file ``f`` in sorted name order; returns the
+    order."""
     names = sorted(named)
-    with open(path, "wb") as f:
-        for n in names:
-            f.write(tensor_bytes(named[n]))
+    for n in names:
+        f.write(tensor_bytes(named[n]))
     return names
 
 
 def read(path: str, names: list) -> dict:
-    """Read a combined file whose variables are ``names`` (in file order)."""
+    """Read a combined file whose variables are ``names`` (in file order).
+
+    A file that ends early is named with the byte it stops at and what was being read there
+    (the header of a variable, or the data of a tensor of a given shape and dtype).
+    """
     with open(path, "rb") as f:
         buf = f.read()
-    pos = 0
+    size = len(buf)
     out = {}
+
+    def need(pos, n, what):
+        if pos + n > size:
+            raise ValueError(f"jit.load: {path} is truncated at byte {size}: {what} needs bytes "
+                             f"{pos} to {pos + n} (an interrupted copy, or a full disk when it "
+                             "was written)")
+
+    pos = 0
     for n in names:
-        if pos + 12 > len(buf):
-            raise ValueError(f"jit.load: {path} ends before variable '{n}'")
+        where = f"the header of variable '{n}'"
+        need(pos, 12, where)
         _, lod_levels = struct.unpack_from("<IQ", buf, pos)
         pos += 12
+        if lod_levels > size:
+            raise ValueError(f"jit.load: {path}: variable '{n}' declares {lod_levels} LoD "
+                             "levels; the file is not a Paddle parameters file or is corrupt")
         for _ in range(lod_levels):
-            (size,) = struct.unpack_from("<Q", buf, pos)
-            pos += 8 + size
+            need(pos, 8, where)
+            (lsize,) = struct.unpack_from("<Q", buf, pos)
+            need(pos + 8, lsize, where)
+            pos += 8 + lsize
+        need(pos, 8, where)
         _, dsize = struct.unpack_from("<Ii", buf, pos)
         pos += 8
+        if dsize < 0:
+            raise ValueError(f"jit.load: {path}: variable '{n}' has a TensorDesc of {dsize} "
+                             "bytes; the file is not a Paddle parameters file or is corrupt")
+        need(pos, dsize, f"the TensorDesc of variable '{n}'")
         desc_end = pos + dsize
         code, dims = None, []
-        while pos < desc_end:
-            key = buf[pos]
-            pos += 1
-            val, pos = _read_varint(buf, pos)
-            if key == 0x08:
-                code = val
-            elif key == 0x10:
-                dims.append(val)
-            elif key == 0x12:  # packed dims: val is the byte length of the packed run
-                end = pos + val
-                while pos < end:
-                    d, pos = _read_varint(buf, pos)
-                    dims.append(d)
-            else:
-                raise ValueError(f"jit.load: unexpected TensorDesc field {key:#x} in {path}")
+        try:
+            while pos < desc_end:
+                key = buf[pos]
+                pos += 1
+                val, pos = _read_varint(buf, pos)
+                if key == 0x08:
+                    code = val
+                elif key == 0x10:
+                    dims.append(val)
+                elif key == 0x12:  # packed dims: val is the byte length of the packed run
+                    end = pos + val
+                    while pos < end:
+                        d, pos = _read_varint(buf, pos)
+                        dims.append(d)
+                else:
+                    raise ValueError(f"jit.load: unexpected TensorDesc field {key:#x} for "
+                                     f"'{n}' in {path}")
+        except IndexError:
+            raise ValueError(f"jit.load: {path}: the TensorDesc of variable '{n}' runs past "
+                             "its declared size; the file is corrupt") from None
         dt = _DTYPES.get(code)
         if dt is None:
             raise ValueError(f"jit.load: unknown Paddle data type {code} for '{n}' in {path}")
-        count = int(np.prod(dims)) if dims else 1
+        if any(d < 0 for d in dims):
+            raise ValueError(f"jit.load: {path}: variable '{n}' has the shape {dims}")
+        count = int(np.prod(dims, dtype=object)) if dims else 1
         nbytes = count * dt.itemsize
+        if pos + nbytes > size:
+            raise ValueError(f"jit.load: {path} is truncated at byte {size}: expected {nbytes} "
+                             f"bytes for tensor '{n}' of shape {dims} dtype {dt.name} from byte "
+                             f"{pos}, the file has {size - pos}")
         out[n] = np.frombuffer(buf, dtype=dt.newbyteorder("<"), count=count,
                                offset=pos).astype(dt).reshape(dims)
         pos += nbytes
-    if pos != len(buf):
-        raise ValueError(f"jit.load: {path} has {len(buf) - pos} bytes after the last variable")
+    if pos != size:
+        raise ValueError(f"jit.load: {path} has {size - pos} bytes after the last variable")
     return out

@@ -138,10 +138,12 @@ def _ptr(a) -> int:
 
 
 def _kernel_ref(fn) -> str:
-    """``module:name`` under which ``fn`` can be imported again.
+    """The registry name (``module:name``) of kernel ``fn``, as a program file records it.
 
     Plain kernels are found by their qualified name; kernels built by a factory (one closure
-    per activation, comparison, ...) by the module-level name they are bound to.
+    per activation, comparison, ...) by the module-level name they are bound to (and the
+    closure cell that holds them: ``module:name#cell``). Only declared kernels (see
+    :func:`registry`) have a name.
     """
     base = _renamed_base(fn)
     if base is not None:
@@ -154,23 +156,32 @@ def _kernel_ref(fn) -> str:
     mod = getattr(fn, "__module__", None)
     qual = getattr(fn, "__qualname__", None)
     if mod and qual and "<" not in qual and _kernel_module(mod):
-        try:
-            if _resolve(f"{mod}:{qual}") is fn:
-                _REFS[id(fn)] = f"{mod}:{qual}"
-                return f"{mod}:{qual}"
-        except Exception:
-            pass
+        if _lookup(f"{mod}:{qual}") is fn:
+            _REFS[id(fn)] = f"{mod}:{qual}"
+            return f"{mod}:{qual}"
     _index_modules()
     ref = _REFS.get(id(fn))
     if ref is not None and _RESOLVED.get(ref) is fn:
         return ref
     name = getattr(fn, "op_name", None) or getattr(fn, "__name__", repr(fn))
-    raise TraceError(f"kernel '{name}' ({mod}.{qual}) is not reachable from a module-level "
-                     "name of paddle_hl's kernel modules, so a saved program could not call it "
-                     "again")
+    why = ("is not declared with paddle_hl.framework.op.op" if not _is_kernel(fn) else
+           "is not reachable from a module-level name of paddle_hl's kernel modules")
+    raise TraceError(f"kernel '{name}' ({mod}.{qual}) {why}, so a saved program could not "
+                     "call it again")
 
 
+# The kernel registry: registry name -> kernel, and id(kernel) -> its first registry name. It
+# is filled from paddle_hl's own kernel modules (never from a file): a program file holds
+# registry names, and loading looks each one up here, so a file can call nothing else.
 _REFS = {}
+_RESOLVED = {}
+_INDEXED = set()  # kernel modules whose kernels are in the registry
+
+
+def _is_kernel(fn) -> bool:
+    """A function declared as a kernel with the ``op`` decorator (it sets ``op_name``)."""
+    return isinstance(fn, types.FunctionType) and isinstance(
+        getattr(fn, "op_name", None), str)
 
 
 def _renamed_base(fn):
@@ -185,25 +196,37 @@ def _renamed_base(fn):
 
 
 def _index_modules():
-    """Map every module-level callable of the loaded paddle_hl modules to ``module:name``, and
-    the kernels their closures hold (kernels made by a factory and kept by the public function
-    that applies them) to ``module:name#freevar``."""
+    """Add the kernels of every loaded paddle_hl kernel module to the registry."""
     import sys
 
     for mname, m in list(sys.modules.items()):
-        if m is None or not _kernel_module(mname):
+        if m is not None and mname not in _INDEXED and _kernel_module(mname):
+            _index_module(mname, m)
+
+
+def _index_module(mname, m):
+    """Register the kernels of module ``m``: module-level kernels as ``module:name``, kernels
+    held by a module-level function's closure (made by a factory and kept by the public
+    function that applies them) as ``module:name#cell``, and kernels defined on a module-level
+    class as ``module:Class.name``."""
+    _INDEXED.add(mname)
+    for k, v in list(vars(m).items()):
+        if isinstance(v, type):
+            if v.__module__ == mname:
+                for a, f in list(vars(v).items()):
+                    f = f.__func__ if isinstance(f, (staticmethod, classmethod)) else f
+                    if _is_kernel(f):
+                        _remember(f"{mname}:{k}.{a}", f)
             continue
-        for k, v in list(vars(m).items()):
-            if not callable(v) or isinstance(v, type) or not str(
-                    getattr(v, "__module__", "")).startswith("paddle_hl"):
-                continue
-            _remember(f"{mname}:{k}", v)
-            _index_closure(f"{mname}:{k}", v, 2)
+        if not callable(v) or not str(getattr(v, "__module__", "")).startswith("paddle_hl"):
+            continue
+        _remember(f"{mname}:{k}", v)
+        _index_closure(f"{mname}:{k}", v, 2)
 
 
 def _remember(ref, v):
-    if id(v) not in _REFS and isinstance(v, types.FunctionType):
-        _REFS[id(v)] = ref
+    if _is_kernel(v):
+        _REFS.setdefault(id(v), ref)
         _RESOLVED.setdefault(ref, v)
 
 
@@ -223,9 +246,7 @@ def _index_closure(ref, fn, depth):
             _index_closure(sub, v, depth - 1)
 
 
-_RESOLVED = {}
-
-# the modules that define op kernels; a program file may only call functions from these, so
+# the packages that define op kernels; a program file may only call kernels from these, so
 # loading a program cannot reach downloads, file I/O or process control
 KERNEL_MODULES = ("paddle_hl.tensor", "paddle_hl.nn", "paddle_hl.incubate", "paddle_hl.fft",
                   "paddle_hl.signal", "paddle_hl.linalg", "paddle_hl.vision", "paddle_hl.audio",
@@ -236,22 +257,62 @@ def _kernel_module(mod: str) -> bool:
     return any(mod == m or mod.startswith(m + ".") for m in KERNEL_MODULES)
 
 
-def _resolve(ref: str):
+_SOURCE_MODULES = []
+
+
+def _source_modules() -> frozenset:
+    """The names of paddle_hl's kernel modules, read off the package's files (no import)."""
+    if not _SOURCE_MODULES:
+        import os
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        names = set()
+        for here, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d.isidentifier()]
+            rel = os.path.relpath(here, os.path.dirname(root)).replace(os.sep, ".")
+            for f in files:
+                if f.endswith(".py") and f[:-3].isidentifier():
+                    name = rel if f == "__init__.py" else f"{rel}.{f[:-3]}"
+                    if _kernel_module(name):
+                        names.add(name)
+        _SOURCE_MODULES.append(frozenset(names))
+    return _SOURCE_MODULES[0]
+
+
+def _lookup(ref):
+    """The registered kernel named ``ref``, or None. A kernel module not imported yet (a lazy
+    package such as ``paddle_hl.fft``) is imported by its name when it is one of paddle_hl's
+    own kernel modules; nothing is looked up by attribute."""
     fn = _RESOLVED.get(ref)
+    if fn is not None:
+        return fn
+    if not isinstance(ref, str) or ref.count(":") != 1:
+        return None
+    mod = ref.split(":")[0]
+    if mod not in _INDEXED:
+        if mod not in _source_modules():
+            return None
+        import sys
+
+        m = sys.modules.get(mod)
+        if m is None:
+            m = importlib.import_module(mod)
+        _index_module(mod, m)
+    return _RESOLVED.get(ref)
+
+
+def _resolve(ref):
+    """The kernel a program names ``ref``; a TraceError for anything not in the registry."""
+    fn = _lookup(ref)
     if fn is None:
-        mod, qual = ref.split(":")
-        if not _kernel_module(mod):
-            raise TraceError(f"program refers to {ref!r}, outside paddle_hl's kernel modules")
-        path, *cells = qual.split("#")
-        obj = importlib.import_module(mod)
-        for part in path.split("."):
-            obj = getattr(obj, part)
-        for name in cells:
-            # a kernel held in the closure of the function named before it
-            obj = obj.__closure__[obj.__code__.co_freevars.index(name)].cell_contents
-        if not isinstance(obj, types.FunctionType):
-            raise TraceError(f"program refers to {ref!r}, which is not a kernel function")
-        fn = _RESOLVED[ref] = obj
+        if not isinstance(ref, str):
+            raise TraceError(f"the kernel reference {ref!r} is not a 'module:name' string")
+        mod = ref.split(":")[0]
+        where = ("a kernel module of paddle_hl" if mod in _source_modules() else
+                 "outside paddle_hl's kernel modules")
+        raise TraceError(f"{ref!r} is not a registered paddle_hl kernel ({where}; only "
+                         "functions declared as kernels with the op decorator can be called "
+                         "by a program)")
     return fn
 
 
@@ -528,6 +589,13 @@ def strided(base, offset, shape, strides):
 
 
 # ----------------------------------------------------------------------------- files
+# What a program file (``.pdmodel`` written by paddle_hl's jit.save) is, and how it is read:
+# the 8 bytes MAGIC, then a pickle (protocol 4) of plain data -- dicts, lists, tuples, strings,
+# numbers, slices, NumPy arrays and dtypes, and Sym. The pickle is read by _SafeUnpickler,
+# whose find_class rebuilds exactly those types and refuses every other global by name, so a
+# file cannot name a function to call while it is unpickled. The kernels the program calls are
+# registry names ("module:name"), each looked up in the kernel registry above by check() before
+# any of them runs; a name that is not a declared paddle_hl kernel is refused.
 class _SafeUnpickler(pickle.Unpickler):
     """Program files hold plain data only: builtins, NumPy arrays/dtypes and Sym."""
 
@@ -538,11 +606,19 @@ class _SafeUnpickler(pickle.Unpickler):
                 ("numpy", "int64"), ("numpy", "int32"), ("numpy", "bool_"),
                 ("paddle_hl.jit._program", "Sym")}
 
+    def __init__(self, f, path):
+        super().__init__(f)
+        self.path = path
+
     def find_class(self, module, name):
-        if (module, name) in self._ALLOWED or (module.startswith("numpy.dtypes")):
+        # NumPy's dtype classes (numpy.dtypes.Float32DType, ...) name the dtypes of arrays
+        if (module, name) in self._ALLOWED or (module == "numpy.dtypes" and name.endswith(
+                "DType") and name.isidentifier()):
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"jit.load: unexpected object {module}.{name} in the "
-                                     "program file")
+        raise pickle.UnpicklingError(
+            f"jit.load: unexpected object {module}.{name} in the program file {self.path}: "
+            "a program file holds plain data only (numbers, strings, containers, NumPy "
+            "arrays); refusing to load it")
 
 
 def dumps(obj) -> bytes:
@@ -550,10 +626,58 @@ def dumps(obj) -> bytes:
 
 
 def loads(data: bytes, path: str):
+    """The program in ``data`` (the bytes of the file ``path``), checked by :func:`check`."""
+    from ..framework.io import truncation
+
+    if len(data) < len(MAGIC) and MAGIC.startswith(data):
+        raise ValueError(f"jit.load: {path} is truncated at byte {len(data)}: it ends inside "
+                         "the file's 8-byte header")
     if not data.startswith(MAGIC):
         raise ValueError(
             f"jit.load: {path} is not a program saved by paddle_hl.jit.save: a .pdmodel "
             "written by Paddle holds a Paddle ProgramDesc, which paddle_hl does not run. Build "
             "the model with paddle_hl and set its parameters from the .pdiparams and "
             ".pdiparams.info files (by structured name) instead")
-    return _SafeUnpickler(io.BytesIO(data[len(MAGIC):])).load()
+    body = data[len(MAGIC):]
+    try:
+        program = _SafeUnpickler(io.BytesIO(body), path).load()
+    except Exception as e:
+        cut = truncation(body)
+        if cut is not None:
+            n = len(MAGIC)
+            of = f" of at least {cut[1] + n}" if cut[1] is not None else ""
+            raise ValueError(f"jit.load: {path} is truncated at byte {cut[0] + n}{of}: the "
+                             "program's pickle ends before its end marker (an interrupted "
+                             "copy, or a full disk when it was written)") from None
+        if isinstance(e, pickle.UnpicklingError) and str(e).startswith("jit.load: "):
+            raise pickle.UnpicklingError(str(e)) from None
+        raise ValueError(f"jit.load: {path} is not a readable program file "
+                         f"({type(e).__name__}: {e})") from None
+    check(program, path)
+    return program
+
+
+def check(program, path):
+    """Refuse a program that is not the structure jit.save writes, or that calls anything but
+    a registered kernel: an error naming ``path`` and the entry, before anything runs."""
+
+    def bad(what):
+        raise ValueError(f"jit.load: {path} is not a valid program file: {what}")
+
+    if not isinstance(program, dict):
+        bad(f"it holds a {type(program).__name__}, not a program")
+    for key, t in (("ops", list), ("consts", list), ("outs", list), ("specs", list),
+                   ("params", list), ("param_order", list)):
+        if not isinstance(program.get(key), t):
+            bad(f"entry {key!r} is missing or not a {t.__name__}")
+    for i, op in enumerate(program["ops"]):
+        if not (isinstance(op, dict) and isinstance(op.get("fn"), str)
+                and isinstance(op.get("ins"), list) and isinstance(op.get("attrs"), dict)
+                and isinstance(op.get("outs"), list)
+                and all(isinstance(k, str) for k in op["attrs"])):
+            bad(f"op {i} is not a {{'fn', 'ins', 'attrs', 'outs'}} record")
+        try:
+            _resolve(op["fn"])
+        except TraceError as e:
+            raise ValueError(f"jit.load: {path}: op {i} calls {op['fn']!r}, which is not a "
+                             f"paddle_hl kernel; refusing to load the program ({e})") from None

@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 
 from ..framework import dtype as _dt
+from ..framework.io import write_files
 from ..framework.tensor import Tensor, _wrap
 from ..nn.layer.layers import Layer
 from ..static.input import InputSpec
@@ -166,15 +167,15 @@ def save(layer, path, input_spec=None, **configs):
                            "trainable": not v.stop_gradient} for k, v in named}
     program["params"] = [(var_names[k], k) for k, _ in named]
     program["trainable"] = {k: not v.stop_gradient for k, v in named}
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    order = _pdiparams.write(path + ".pdiparams", arrays)
-    program["param_order"] = order
-    with open(path + ".pdiparams.info", "wb") as f:
-        pickle.dump(info, f, protocol=2)
-    with open(path + ".pdmodel", "wb") as f:
-        f.write(_program.dumps(program))
+    program["param_order"] = sorted(arrays)
+    model = _program.dumps(program)
+    # the three files are written in full under temporary names, then renamed into place
+    # together: a failure (a full disk) leaves the previous model's files as they were
+    write_files({
+        path + ".pdiparams": lambda f: _pdiparams.write(f, arrays),
+        path + ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
+        path + ".pdmodel": lambda f: f.write(model),
+    })
 
 
 def _read_program(path):
@@ -213,12 +214,7 @@ def load(path, **configs):
     else:
         program = _read_program(path)
         params_file = path + ".pdiparams"
-    for op in program["ops"]:
-        try:
-            _program._resolve(op["fn"])
-        except (_program.TraceError, AttributeError, ImportError, ValueError) as e:
-            raise ValueError(f"jit.load: the program in {path} calls {op['fn']!r}, which is "
-                             f"not a paddle_hl kernel: {e}") from None
+    # _read_program has checked every kernel the program calls against the kernel registry
     arrays = _pdiparams.read(params_file, program["param_order"])
     return TranslatedLayer(program, arrays)
 

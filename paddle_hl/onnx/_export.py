@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
+from ..framework.io import write_file
 from ..jit import _program
 from ..jit._save_load import _example, _flat_specs, _to_host, trace
 
@@ -718,11 +718,10 @@ def export(layer, path, input_spec=None, opset_version=9, **configs):
     model.ir_version = min(model.ir_version, 8)
     if configs.get("enable_onnx_checker", True):
         onnx.checker.check_model(model)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
     out = path + ".onnx"
-    onnx.save(model, out)
+    # written under a temporary name and renamed: a failure (a full disk) keeps the previous
+    # file. export reads no file: its inputs are the layer and the specs in this process
+    write_file(out, lambda f: f.write(model.SerializeToString()))
     return out
 
 
