@@ -121,6 +121,10 @@ def _alias_framework_names():
 
 _alias_framework_names()
 
+# run from a plain checkout (no install), vision/, audio/, ... beside the package are its
+# subpackages (see _checkout.py)
+_importlib.import_module(f"{__name__}._checkout").install(__file__)
+
 # Domains and heavier subpackages load on first attribute access.
 _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",
          "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",
