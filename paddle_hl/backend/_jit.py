@@ -106,12 +106,90 @@ def _kernels():
             if "cannot cache" not in str(e):
                 raise
             k = _compile(numba, cache=False)  # no writable cache folder: compile per process
-        _warm_up(k)  # compile (or load from the cache) now, where a failure can fall back
+        dirs = _cache_dirs(k)
+        removed = _discard_cache(dirs)
+        try:
+            _warm_up(k)  # compile (or load from the cache) now, where a failure can fall back
+        except Exception:
+            if not dirs:
+                raise
+            # an entry that reads as a whole pickle yet does not load: drop the kernels' whole
+            # cache and compile once more before giving up
+            removed += _discard_cache(dirs, everything=True)
+            k = _compile(numba)
+            _warm_up(k)
+        if removed:
+            import warnings
+
+            warnings.warn(f"paddle_hl: discarded {removed} corrupt cache entries in "
+                          f"{', '.join(sorted(dirs))} (numba's cache of the compiled kernels); "
+                          "the kernels were compiled again", RuntimeWarning, stacklevel=3)
     except Exception as e:  # a numba or LLVM that cannot build these kernels here
         _state["error"] = f"numba could not compile the kernels ({type(e).__name__}: {e})"
         return None
     _state["kernels"] = k
     return k
+
+
+# numba's disk cache: one folder per source file -- NUMBA_CACHE_DIR/<folder>_<hash> when that
+# variable is set, else __pycache__ beside this file, else a per-user cache folder when that is
+# not writable (numba's own choice). For each kernel, an index file "_jit.<kernel>-<line>.pyXY.nbi"
+# (two pickles: numba's version, then the source stamp and the signatures) and one data file
+# per signature ("....<n>.nbc", one pickle of the machine code). numba unpickles them as they
+# are, so the folder has the trust of this package's own __pycache__. An empty or garbled file
+# (a full disk, a killed process, a bad copy) made every later process fail to load the
+# kernels, so the NumPy forms ran for good; such entries are now removed before the kernels
+# load, and numba compiles and caches those kernels again.
+_CACHE_PREFIX = __name__.rsplit(".", 1)[-1] + "."
+
+
+def _cache_dirs(k) -> set:
+    """The cache folders of the compiled kernels ``k`` (empty when they are not cached)."""
+    dirs = set()
+    for d in k.values():
+        path = getattr(getattr(d, "_cache", None), "cache_path", None)
+        if isinstance(path, str):
+            dirs.add(path)
+    return dirs
+
+
+def _whole_pickles(data: bytes, count: int) -> bool:
+    """``data`` is ``count`` complete pickles back to back (reads opcodes, builds nothing)."""
+    import io
+    import pickletools
+
+    f = io.BytesIO(data)
+    try:
+        for _ in range(count):
+            for _ in pickletools.genops(f):
+                pass
+    except ValueError:  # ran out of data before STOP, or an unknown opcode
+        return False
+    return f.tell() == len(data)
+
+
+def _discard_cache(dirs, everything=False) -> int:
+    """Remove this module's cache entries in ``dirs`` that are not whole pickles (all of them
+    with ``everything``); returns how many were removed."""
+    removed = 0
+    for d in dirs:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            if not name.startswith(_CACHE_PREFIX) or not name.endswith((".nbi", ".nbc")):
+                continue
+            path = os.path.join(d, name)
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+                if everything or not _whole_pickles(data, 2 if name.endswith(".nbi") else 1):
+                    os.remove(path)
+                    removed += 1
+            except OSError:  # removed by another process meanwhile, or not ours to remove
+                continue
+    return removed
 
 
 def _warm_up(k):
