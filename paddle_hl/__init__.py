@@ -51,11 +51,14 @@ from .framework.state import enable_grad, is_grad_enabled, no_grad, set_grad_ena
 from .framework.tensor import Tensor
 from .tensor import *  # noqa: F403  (the op library, listed once: paddle_hl.tensor.__all__)
 from .tensor import __all__ as _tensor_names
+from .tensor.linalg import cholesky, inverse, norm  # noqa: F401  (Paddle's top-level aliases)
 
 # Paddle code branches on ``paddle.__version__``: report the Paddle release whose API this is, and
 # keep paddle_hl's own release in ``__hl_version__`` (see paddle_hl/version.py)
 __version__ = "2.6.2"
 __hl_version__ = "0.1.0"
+# Paddle's build commit; paddle_hl is not a build of Paddle (see version.commit)
+__git_commit__ = "paddle_hl"
 
 
 
@@ -111,10 +114,12 @@ def _alias_framework_names():
         "CUDAPinnedPlace", "save", "load", "create_parameter", "get_flags", "set_flags",
     })
 
+    own = framework.__getattr__  # the framework's own lazy names (Parameter)
+
     def __getattr__(name):
         if name in public:
             return getattr(_sys.modules[__name__], name)
-        raise AttributeError(f"module 'paddle_hl.framework' has no attribute '{name}'")
+        return own(name)
 
     framework.__getattr__ = __getattr__
 
@@ -129,7 +134,8 @@ _importlib.import_module(f"{__name__}._checkout").install(__file__)
 _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io", "metric",
          "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",
          "distributed", "utils", "device", "callbacks", "static", "jit", "hapi", "notebook",
-         "regularizer", "incubate", "framework", "backend", "onnx", "version"}
+         "regularizer", "incubate", "framework", "backend", "onnx", "version", "reader",
+         "dataset", "base"}
 
 
 # Top-level names defined in subpackages, resolved on first use: "module:attribute".

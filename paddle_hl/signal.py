@@ -15,7 +15,7 @@ from .framework import dtype as _dt
 from .framework.op import apply, op
 from .tensor._helpers import cast_to, int_arg, tensor_arg
 
-__all__ = ["stft", "istft"]
+__all__ = ["stft", "istft"]  # frame is public in Paddle 2.6 but not in its API list
 
 
 class _ArgError(ValueError, AssertionError):
@@ -366,3 +366,43 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
             ".")
     y = apply(_div_env, y, env)
     return y.squeeze(0) if single else y
+
+
+def frame(x, frame_length, hop_length, axis=-1, name=None):
+    """Slice a signal into overlapping frames along its first or last axis.
+
+    Args:
+        x (Tensor): the signal; framed along ``axis``.
+        frame_length (int): samples per frame (at most the signal's length).
+        hop_length (int): samples between the starts of two frames (positive).
+        axis (int): -1: ``[..., L]`` -> ``[..., frame_length, num_frames]``; 0:
+            ``[L, ...]`` -> ``[num_frames, frame_length, ...]``.
+        name (str, optional): unused, as in Paddle.
+
+    Returns:
+        Tensor: the frames, ``num_frames = 1 + (L - frame_length) // hop_length``;
+        differentiable (the gradient adds the overlaps back).
+
+    Example:
+        >>> paddle.signal.frame(paddle.arange(8, dtype="float32"), 4, 2).shape
+        [4, 3]
+    """
+    x = tensor_arg(x, "frame", "x")
+    if axis not in (0, -1):
+        raise ValueError(f"frame: unexpected axis {axis}; it should be 0 or -1")
+    frame_length = int_arg(frame_length, "frame", "frame_length")
+    hop_length = int_arg(hop_length, "frame", "hop_length")
+    if hop_length <= 0:
+        raise ValueError(f"frame: hop_length must be a positive integer, got {hop_length}")
+    if x.ndim == 0:
+        raise ValueError("frame: x must have at least 1 dimension, got a 0-D tensor")
+    length = x.shape[axis]
+    if not 0 < frame_length <= length:
+        raise ValueError(f"frame: frame_length must be in [1, {length}] (the length of axis "
+                         f"{axis} of x, shape {x.shape}), got {frame_length}")
+    if axis == -1:
+        return apply(_frame, x, n=frame_length, hop=hop_length)
+    nd = x.ndim
+    moved = x.transpose(list(range(1, nd)) + [0])  # [..., L]
+    framed = apply(_frame, moved, n=frame_length, hop=hop_length)  # [..., n, F]
+    return framed.transpose([nd, nd - 1] + list(range(nd - 1)))  # [F, n, ...]

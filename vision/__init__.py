@@ -23,6 +23,9 @@ def __getattr__(name):
         value = getattr(_importlib.import_module(f"{__name__}.image"), name)
         globals()[name] = value
         return value
+    transforms = _importlib.import_module(f"{__name__}.transforms")
+    if name in transforms.__all__:  # paddle.vision.Compose etc., as Paddle re-exports them
+        return getattr(transforms, name)
     models = _importlib.import_module(f"{__name__}.models")
     if hasattr(models, name):  # paddle.vision.LeNet etc., as Paddle re-exports the zoo
         return getattr(models, name)

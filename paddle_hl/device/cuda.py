@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 
 from .. import backend
+from ._streams import Event, Stream, current_stream, stream_guard  # noqa: F401
 
 __all__ = ["device_count", "synchronize", "empty_cache", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "get_device_name",

@@ -16,7 +16,7 @@ layers), the semi-automatic names (:class:`ProcessMesh`, placements, :func:`shar
 checkpoints (:func:`save_state_dict` / :func:`load_state_dict`).
 """
 
-from . import collective, io
+from . import _compat, collective, io
 from ._unsupported import (
     CountFilterEntry,
     InMemoryDataset,
@@ -76,6 +76,19 @@ from .launch import launch
 from .model_parallel import split
 from .parallel import DataParallel, ParallelEnv, get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
+
+_compat.install()
+
+
+def __getattr__(name):
+    # fleet and the stream collectives load on first use
+    if name in ("fleet", "stream"):
+        import importlib
+
+        mod = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'paddle_hl.distributed' has no attribute '{name}'")
 
 __all__ = [
     "ReduceOp", "all_gather", "all_gather_object", "all_reduce", "alltoall", "alltoall_single",

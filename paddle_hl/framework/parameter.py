@@ -58,6 +58,39 @@ class Parameter(Tensor):
         self.do_model_average = do_model_average
         self.is_distributed = False
 
+    @classmethod
+    def from_tensor(cls, tensor, **kwargs):
+        """A parameter sharing ``tensor``'s memory (Paddle's ``EagerParamBase.from_tensor``).
+
+        Args:
+            tensor (Tensor): the value; later in-place writes to it show in the parameter.
+            **kwargs: ``name``, ``trainable``, ``learning_rate``, ``regularizer``,
+                ``need_clip``, ``do_model_average`` as for the constructor; an
+                ``optimize_attr`` dict may give the learning rate.
+
+        Returns:
+            Parameter: trainable unless ``trainable=False``.
+        """
+        if not isinstance(tensor, Tensor):
+            raise TypeError("EagerParamBase.from_tensor: tensor must be a paddle.Tensor, got "
+                            f"{type(tensor).__name__}")
+        opt = kwargs.pop("optimize_attr", None) or {}
+        kwargs.setdefault("learning_rate", opt.get("learning_rate", 1.0))
+        for ignored in ("process_mesh", "placements", "is_distributed", "stop_gradient",
+                        "shape", "dtype", "type"):
+            kwargs.pop(ignored, None)
+        param = cls(tensor._data.reshape(-1)[:0], **kwargs)
+        param._data = tensor._data  # shares the buffer, as Paddle's from_tensor does
+        return param
+
+    def _copy_gradient_from(self, other):
+        """Make this parameter's gradient a copy of ``other`` (a Tensor of the same shape)."""
+        src = other._data if isinstance(other, Tensor) else other
+        if tuple(src.shape) != tuple(self._data.shape):
+            raise ValueError(f"_copy_gradient_from: gradient of shape {list(src.shape)} does "
+                             f"not match the parameter's shape {list(self._data.shape)}")
+        self.grad = Tensor(src.astype(self._data.dtype, copy=True))
+
     @property
     def trainable(self) -> bool:
         return not self.stop_gradient

@@ -542,6 +542,18 @@ class Tensor:
             self._hooks = {}
         return _HookHandle(self._hooks, hook)
 
+    def _register_grad_hook(self, hook):
+        """Paddle's internal form of :meth:`register_hook`: returns the hook's id (an int) and
+        accepts a tensor that does not need a gradient (the hook then never runs)."""
+        if not callable(hook):
+            raise TypeError("_register_grad_hook: hook must be callable, got "
+                            f"{type(hook).__name__}")
+        if self._node is not None:
+            return self._node.add_hook(self._idx, hook).id
+        if self._hooks is None:
+            self._hooks = {}
+        return _HookHandle(self._hooks, hook).id
+
 
 class _HookHandle:
     """Removable handle returned by ``register_hook``."""

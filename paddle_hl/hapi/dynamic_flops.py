@@ -19,7 +19,7 @@ def _first(x):
     return x[0] if isinstance(x, (list, tuple)) else x
 
 
-def count_conv(m, x, y):
+def _count_conv(m, x, y):
     x = _first(x)
     kernel_ops = int(np.prod(m.weight.shape[2:]))
     bias_ops = 1 if m.bias is not None else 0
@@ -27,48 +27,129 @@ def count_conv(m, x, y):
     return abs(int(_numel(y) * (in_per_group * kernel_ops + bias_ops)))
 
 
-def count_linear(m, x, y):
+def _count_linear(m, x, y):
     return m.weight.shape[0] * _numel(y)
 
 
-def count_bn(m, x, y):
+def _count_bn(m, x, y):
     return 2 * _numel(_first(x))
 
 
-def count_zero(m, x, y):
+def _count_zero(m, x, y):
     return 0
 
 
-def count_elementwise(m, x, y):
+def _count_elementwise(m, x, y):
     return _numel(_first(x))
 
 
-def count_avgpool(m, x, y):
+def _count_avgpool(m, x, y):
     return _numel(y)
 
 
-def count_adaptive_avgpool(m, x, y):
+def _count_adaptive_avgpool(m, x, y):
     x = _first(x)
     kernel = np.array(x.shape[2:]) // np.array(y.shape[2:])
     return int((np.prod(kernel) + 1) * _numel(y))
+
+
+def _add_ops(m, n):
+    """Add ``n`` to the layer's ``total_ops`` counter (created when missing), as Paddle's hooks
+    do."""
+    total = getattr(m, "total_ops", None)
+    if isinstance(total, Tensor):
+        total._data[...] = total._data + int(n)
+    else:
+        m.total_ops = to_tensor([int(n) + int(total or 0)], dtype="int64")
+
+
+# Paddle's per-layer counting hooks: ``fn(layer, inputs, output)`` adds the layer's FLOPs to
+# ``layer.total_ops`` and returns None (so it can be a forward post hook).
+
+
+def count_convNd(m, x, y):  # noqa: N802  (Paddle's name)
+    """Add a convolution's FLOPs to ``m.total_ops``."""
+    _add_ops(m, _count_conv(m, x, y))
+
+
+def count_linear(m, x, y):
+    """Add a linear layer's FLOPs to ``m.total_ops``."""
+    _add_ops(m, _count_linear(m, x, y))
+
+
+def count_bn(m, x, y):
+    """Add a batch norm's FLOPs (2 per input element) to ``m.total_ops``."""
+    _add_ops(m, _count_bn(m, x, y))
+
+
+def count_leaky_relu(m, x, y):
+    """Add a LeakyReLU's FLOPs (1 per input element) to ``m.total_ops``."""
+    _add_ops(m, _count_elementwise(m, x, y))
+
+
+def count_zero_ops(m, x, y):
+    """A layer counted as free: ``m.total_ops`` gains 0."""
+    _add_ops(m, 0)
+
+
+def count_avgpool(m, x, y):
+    """Add an average pool's FLOPs (1 per output element) to ``m.total_ops``."""
+    _add_ops(m, _count_avgpool(m, x, y))
+
+
+def count_adap_avgpool(m, x, y):
+    """Add an adaptive average pool's FLOPs to ``m.total_ops``."""
+    _add_ops(m, _count_adaptive_avgpool(m, x, y))
+
+
+def count_parameters(m, x, y):
+    """Set ``m.total_params`` to the number of elements of the layer's own parameters."""
+    n = sum(int(np.prod(p.shape)) for p in m.parameters(include_sublayers=False))
+    total = getattr(m, "total_params", None)
+    if isinstance(total, Tensor):
+        total._data[...] = n
+    else:
+        m.total_params = to_tensor([n], dtype="int64")
+
+
+def count_io_info(m, x, y):
+    """Record the layer's input and output shapes as int64 buffers ``input_shape`` and
+    ``output_shape``."""
+    m.register_buffer("input_shape", to_tensor(list(_first(x).shape), dtype="int64"))
+    m.register_buffer("output_shape", to_tensor(list(_first(y).shape), dtype="int64"))
+
+
+def __getattr__(name):
+    # Paddle's table of layer type -> counting hook, built on first use (it names nn classes,
+    # which load after this module)
+    if name == "register_hooks":
+        table = {t: _PUBLIC_HOOKS[fn] for t, fn in _rules().items()}
+        globals()[name] = table
+        return table
+    raise AttributeError(f"module 'paddle_hl.hapi.dynamic_flops' has no attribute '{name}'")
 
 
 def _rules():
     from .. import nn
 
     return {
-        nn.Conv1D: count_conv, nn.Conv2D: count_conv, nn.Conv3D: count_conv,
-        nn.Conv1DTranspose: count_conv, nn.Conv2DTranspose: count_conv,
-        nn.Conv3DTranspose: count_conv,
-        nn.BatchNorm2D: count_bn, nn.BatchNorm: count_bn,
-        nn.ReLU: count_zero, nn.ReLU6: count_zero, nn.Dropout: count_zero,
-        nn.LeakyReLU: count_elementwise,
-        nn.Linear: count_linear,
-        nn.AvgPool1D: count_avgpool, nn.AvgPool2D: count_avgpool, nn.AvgPool3D: count_avgpool,
-        nn.AdaptiveAvgPool1D: count_adaptive_avgpool,
-        nn.AdaptiveAvgPool2D: count_adaptive_avgpool,
-        nn.AdaptiveAvgPool3D: count_adaptive_avgpool,
+        nn.Conv1D: _count_conv, nn.Conv2D: _count_conv, nn.Conv3D: _count_conv,
+        nn.Conv1DTranspose: _count_conv, nn.Conv2DTranspose: _count_conv,
+        nn.Conv3DTranspose: _count_conv,
+        nn.BatchNorm2D: _count_bn, nn.BatchNorm: _count_bn,
+        nn.ReLU: _count_zero, nn.ReLU6: _count_zero, nn.Dropout: _count_zero,
+        nn.LeakyReLU: _count_elementwise,
+        nn.Linear: _count_linear,
+        nn.AvgPool1D: _count_avgpool, nn.AvgPool2D: _count_avgpool, nn.AvgPool3D: _count_avgpool,
+        nn.AdaptiveAvgPool1D: _count_adaptive_avgpool,
+        nn.AdaptiveAvgPool2D: _count_adaptive_avgpool,
+        nn.AdaptiveAvgPool3D: _count_adaptive_avgpool,
     }
+
+
+_PUBLIC_HOOKS = {_count_conv: count_convNd, _count_linear: count_linear, _count_bn: count_bn,
+                 _count_zero: count_zero_ops, _count_elementwise: count_leaky_relu,
+                 _count_avgpool: count_avgpool, _count_adaptive_avgpool: count_adap_avgpool}
 
 
 def _table(rows):
@@ -133,7 +214,7 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
             if t not in seen_types:
                 print(f"{t}'s flops has been counted")
         else:
-            fn, is_custom = count_zero, False
+            fn, is_custom = _count_zero, False
             if t not in seen_types:
                 print(f"Cannot find suitable count function for {t}. Treat it as zero FLOPs.")
         seen_types.add(t)

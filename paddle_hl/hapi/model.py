@@ -789,3 +789,16 @@ def _check_writable(save_dir):
     except OSError as e:
         raise OSError(f"Model.fit: save_dir {save_dir!r} is not writable ({e}); fix it before "
                       "training") from e
+
+
+def _all_gather(x):
+    """Every rank's ``x`` concatenated along axis 0, in rank order (``x`` itself, copied, in a
+    single process); metric code imports it from here to gather predictions."""
+    from ..distributed import collective as _coll
+    from ..tensor.manipulation import concat
+
+    if not _coll.is_initialized() and _coll.env_world_size() == 1:
+        return x.clone()
+    out = []
+    _coll.all_gather(out, x)
+    return concat(out, axis=0)

@@ -87,3 +87,14 @@ def identity_loss(x, reduction="none"):
     if r == "mean":
         return _T.mean(x)
     return x
+
+
+def __getattr__(name):
+    # paddle.incubate.multiprocessing loads on first use (it registers pickling reducers)
+    if name == "multiprocessing":
+        import importlib
+
+        mod = importlib.import_module(f"{__name__}.multiprocessing")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'paddle_hl.incubate' has no attribute '{name}'")

@@ -192,6 +192,9 @@ class DataLoader:
         ...     ...
     """
 
+    # Paddle's loader reports whether it pins host memory for GPU copies; this one never does
+    pin_memory = False
+
     def __init__(self, dataset, feed_list=None, places=None, return_list=True,
                  batch_sampler=None, batch_size=1, shuffle=False, drop_last=False,
                  collate_fn=None, num_workers=0, use_buffer_reader=True, prefetch_factor=2,

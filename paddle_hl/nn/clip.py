@@ -185,3 +185,29 @@ class ClipGradByGlobalNorm(ClipGradBase):
             new = (arr.astype(_acc_dtype(arr.dtype), copy=False) * scale).astype(arr.dtype)
             out.append((p, _wrap(new)))
         return out
+
+
+_MP_TYPE = [False]  # whether global-norm clipping of half-precision grads sums in float32
+
+
+def _clip_by_global_norm_using_mp_type(*args):
+    """Paddle's switch for summing half-precision gradients' squares in float32 when clipping
+    by global norm. With an argument, sets it and returns the previous value; without, returns
+    it. paddle_hl always accumulates half-precision squares in float32 (``_acc_dtype``), so the
+    switch is recorded for code that reads it back."""
+    if len(args) > 1:
+        raise TypeError(f"_clip_by_global_norm_using_mp_type: takes at most 1 argument, got "
+                        f"{len(args)}")
+    old = _MP_TYPE[0]
+    if args:
+        _MP_TYPE[0] = bool(args[0])
+    return old
+
+
+def _squared_l2_norm(x):
+    """The sum of the squares of ``x``'s elements, as a tensor of shape [1] (differentiable)."""
+    from ..framework.tensor import Tensor  # noqa: PLC0415
+
+    if not isinstance(x, Tensor):
+        raise TypeError(f"_squared_l2_norm: x must be a Tensor, got {type(x).__name__}")
+    return (x * x).sum().reshape([1])

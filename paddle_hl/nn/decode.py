@@ -139,6 +139,7 @@ class BeamSearchDecoder:
                             "or a structure of Tensors")
         states = _map(self._expand_to_beam_size, initial_cell_states)
         batch = flat[0].shape[0]
+        self.batch_size = batch  # Paddle keeps it on the decoder; subclasses' steps read it
         beam = self.beam_size
         inputs = p.full([batch, beam], self.start_token, dtype="int64")
         if self.embedding_fn is not None:

@@ -20,6 +20,7 @@ from . import creation, linalg, logic, manipulation, math, random, search, speci
 from ._helpers import OPERATOR
 from ._tensor_ops import TensorOps
 from ._unbroadcast import unbroadcast_tensor
+from .array import array_length, array_read, array_write, create_array  # noqa: F401
 from .creation import (
     arange,
     assign,

@@ -86,6 +86,18 @@ def __getattr__(name):
     raise AttributeError(f"module 'paddle_hl.utils.download' has no attribute '{name}'")
 
 
+def _get_unique_endpoints(trainer_endpoints):
+    """The first endpoint of each host among ``trainer_endpoints`` ("ip:port" strings), as a
+    set: the processes that download for their machine while the others wait."""
+    seen, unique = set(), set()
+    for ep in trainer_endpoints:
+        host = ep.split(":")[0]
+        if host not in seen:
+            seen.add(host)
+            unique.add(ep)
+    return unique
+
+
 def is_url(path) -> bool:
     """Whether ``path`` is an http(s) URL.
 

@@ -216,3 +216,40 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1.0 / float(np.sqrt(query.shape[3])) if query.shape[3] else 1.0
     out, _ = _attention_core(q, k, v, mask, float(dropout_p), training, scale, where)
     return transpose(out, perm)
+
+
+def flash_attention(query, key, value, dropout=0.0, causal=False, return_softmax=False, *,
+                    fixed_seed_offset=None, rng_name="", training=True, name=None):
+    """Attention in the layout of Paddle's flash-attention kernel (computed exactly, unfused).
+
+    Args:
+        query (Tensor): ``[batch, seq_len, num_heads, head_dim]``.
+        key (Tensor): ``[batch, seq_len_kv, num_heads, head_dim]``.
+        value (Tensor): ``[batch, seq_len_kv, num_heads, head_dim]``.
+        dropout (float): dropout probability on the attention weights (when ``training``).
+        causal (bool): position i attends to keys j <= i only.
+        return_softmax (bool): also return the attention weights (before dropout).
+        fixed_seed_offset, rng_name: accepted for Paddle's signature; dropout draws from
+            paddle_hl's generator.
+        training (bool): apply dropout only when True.
+        name (str, optional): unused.
+
+    Returns:
+        tuple: ``(out, softmax)``: out ``[batch, seq_len, num_heads, head_dim]``; softmax
+        ``[batch, num_heads, seq_len, seq_len_kv]`` when ``return_softmax``, else None.
+    """
+    out = scaled_dot_product_attention(query, key, value, None, dropout, causal, training)
+    if not return_softmax:
+        return out, None
+    from ...tensor.manipulation import transpose  # noqa: PLC0415
+
+    perm = [0, 2, 1, 3]
+    q, k = transpose(query, perm), transpose(key, perm)
+    scores = q.matmul(k, transpose_y=True) * (1.0 / float(np.sqrt(query.shape[3])))
+    if causal:
+        xp = backend.get_array_module(query._data)
+        lq, lk = query.shape[1], key.shape[1]
+        scores = scores + _wrap(xp.triu(xp.full((lq, lk), -np.inf, query._data.dtype), 1))
+    from .activation import softmax  # noqa: PLC0415
+
+    return out, softmax(scores, axis=-1)

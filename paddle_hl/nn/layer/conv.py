@@ -72,6 +72,7 @@ class _ConvNd(Layer):
         self._groups = groups
         self._data_format = data_format
         self.output_padding = output_padding
+        self._set_paddle_private_attrs(padding, padding_mode, data_format)
         if self._transposed:
             shape = [in_channels, out_channels // groups] + self._kernel_size
             init = None  # Paddle's transposed convs use the layer default (Xavier-uniform)
@@ -82,6 +83,29 @@ class _ConvNd(Layer):
         self.weight = self.create_parameter(shape, attr=weight_attr,
                                             default_initializer=init)
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
+
+    def _set_paddle_private_attrs(self, padding, padding_mode, data_format):
+        """The private attributes Paddle's conv layers carry, which model code that subclasses
+        them reads (channel axis, op name, padding algorithm and resolved padding)."""
+        nd = self._nd
+        self._channel_dim = len(data_format) - 1 if data_format[-1] == "C" else 1
+        self._op_type = f"conv{nd}d"
+        if (nd == 2 and not self._transposed and self._groups == self._in_channels
+                and self._groups > 1 and self._out_channels % self._in_channels == 0):
+            self._op_type = "depthwise_conv2d"
+        self._use_cudnn = False  # paddle_hl has no cuDNN path
+        pads = F.parse_padding(padding, nd, data_format[-1] == "C", self._op)
+        if isinstance(pads, str):
+            self._padding_algorithm, self._updated_padding = pads.upper(), [0] * nd
+        else:
+            self._padding_algorithm = "EXPLICIT"
+            if all(lo == hi for lo, hi in pads):
+                self._updated_padding = [lo for lo, _ in pads]
+            else:
+                self._updated_padding = [e for pair in pads for e in pair]
+        if padding_mode != "zeros":
+            self._updated_padding = [0] * nd
+            self._reversed_padding_repeated_twice = [padding] * (2 * nd)
 
     def _check_input(self, x):
         nd, op = self._nd, self._op

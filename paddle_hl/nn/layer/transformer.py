@@ -51,6 +51,32 @@ def _convert_mask(mask, dtype, where):
     return _additive_mask(mask, dtype, where)
 
 
+def _convert_attention_mask(attn_mask, dtype):
+    """Paddle's helper that model code imports: a bool/int mask (True/1 keeps a position)
+    becomes an additive float mask of 0 and -1e9; a float mask is cast to ``dtype``; None
+    stays None."""
+    return _additive_mask(attn_mask, dtype, "_convert_attention_mask")
+
+
+def _convert_param_attr_to_list(param_attr, n):
+    """Paddle's helper that model code imports: ``n`` parameter attributes from one given for
+    all (repeated) or a list of ``n``. ``False`` entries stay ``False`` (no parameter); anything
+    else becomes a ``ParamAttr``."""
+    from ..param_attr import ParamAttr  # noqa: PLC0415
+
+    def one(a):
+        return False if a is False else ParamAttr._to_attr(a)
+
+    if isinstance(param_attr, (list, tuple)):
+        if len(param_attr) != n:
+            raise ValueError(f"_convert_param_attr_to_list: length of param_attr should be {n} "
+                             f"when it is a list/tuple, got {len(param_attr)}")
+        return [one(a) for a in param_attr]
+    if isinstance(param_attr, ParamAttr):
+        return [copy.deepcopy(param_attr) for _ in range(n)]
+    return [one(param_attr) for _ in range(n)]
+
+
 def _activation(name, where):
     from ..functional import activation as fa  # noqa: PLC0415
 

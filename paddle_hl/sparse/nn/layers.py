@@ -293,6 +293,33 @@ class SyncBatchNorm(BatchNorm):
                          name)
         self._data_format = data_format
 
+    @classmethod
+    def convert_sync_batchnorm(cls, layer):
+        """Replace every sparse BatchNorm inside ``layer`` by a sparse SyncBatchNorm sharing
+        its parameters and running statistics; returns the converted layer (a new layer when
+        ``layer`` itself is one).
+
+        Args:
+            layer (Layer): a model (or a single sparse batch norm layer).
+
+        Returns:
+            Layer: the converted layer.
+        """
+        out = layer
+        if isinstance(layer, BatchNorm) and not isinstance(layer, SyncBatchNorm):
+            out = cls(layer._num_features, layer._momentum, layer._epsilon, layer._weight_attr,
+                      layer._bias_attr, layer._data_format, layer._name)
+            if layer.weight is not None and out.weight is not None:
+                out.weight = layer.weight
+            if layer.bias is not None and out.bias is not None:
+                out.bias = layer.bias
+            out._mean, out._variance = layer._mean, layer._variance
+            out.training = layer.training
+        for name, sub in list(layer._sub_layers.items()):
+            if sub is not None:
+                out.add_sublayer(name, cls.convert_sync_batchnorm(sub))
+        return out
+
 
 class ReLU(nn.Layer):
     """Sparse ReLU on the stored values.
