@@ -8,6 +8,7 @@ and the autograd entry points.
 from __future__ import annotations
 
 import itertools
+import numbers
 import sys
 import weakref
 
@@ -707,25 +708,84 @@ def _same_grad(src: Tensor, arr):
     return _autograd["apply"](_move, src)
 
 
+_INT_BOUNDS: dict = {}
+_I64 = 2**63
+
+
+def _int_bounds(npd):
+    b = _INT_BOUNDS.get(npd)
+    if b is None:
+        info = np.iinfo(npd)
+        b = _INT_BOUNDS[npd] = (int(info.min), int(info.max))
+    return b
+
+
+def _out_of_range(where, value, npd):
+    lo, hi = _int_bounds(npd)
+    return ValueError(f"{where}: value {value!r} does not fit {_dt.from_np(npd)} (range "
+                      f"[{lo}, {hi}]); casting would wrap it into another number. Give a wider "
+                      "dtype or values within the range")
+
+
+def check_fits(arr, npd, where):
+    """Raise ValueError when casting the numbers in ``arr`` (a NumPy or CuPy array) to the
+    integer dtype ``npd`` would not keep them: an integer outside the dtype's range, or a float
+    whose integer part is outside it or that is NaN or infinite. NumPy's cast (and Paddle 2.6's,
+    in ``to_tensor``, ``full`` and ``arange``) wraps such values silently into unrelated ones;
+    here the error names the value and the dtype. Other target dtypes, and casts that cannot
+    lose an integer, pass without looking at the values."""
+    npd = np.dtype(npd)
+    k = arr.dtype.kind
+    if npd.kind not in "iu" or arr.size == 0 or k not in "iuf" or (
+            k != "f" and np.can_cast(arr.dtype, npd)):
+        return
+    for v in (arr.min().item(), arr.max().item()):
+        check_value_fits(v, npd, where)
+
+
+def check_value_fits(value, npd, where):
+    """:func:`check_fits` for one Python number (an int of any size, or a float)."""
+    npd = np.dtype(npd)
+    if npd.kind not in "iu" or isinstance(value, bool):
+        return
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real):
+        if not np.isfinite(value):
+            raise _out_of_range(where, value, npd)
+        v = int(value)  # truncates toward zero, as the cast does
+    else:
+        return
+    lo, hi = _int_bounds(npd)
+    if not lo <= v <= hi:
+        raise _out_of_range(where, value, npd)
+
+
 def to_array(data, dtype=None, place=None, where="to_tensor"):
-    """Convert Python data, NumPy arrays or Tensors into a backend array (always a fresh copy)."""
+    """Convert Python data, NumPy arrays or Tensors into a backend array (always a fresh copy).
+    Integers that the integer dtype asked for cannot hold raise ValueError (see
+    :func:`check_fits`)."""
     npd = None if dtype is None else _dt.to_np(dtype)
     plc = _pl.parse_place(place) if place is not None else _pl.current_place()
     if isinstance(data, Tensor):
         arr = data._data
-        arr = arr.astype(npd) if npd is not None and arr.dtype != npd else arr.copy()
+        if npd is not None and arr.dtype != npd:
+            check_fits(arr, npd, where)
+            arr = arr.astype(npd)
+        else:
+            arr = arr.copy()
         return _pl.move(arr, plc) if plc != _pl.place_of(arr) else arr
     if backend.is_gpu_array(data):
+        if npd is not None:
+            check_fits(data, npd, where)
         arr = data.astype(npd) if npd is not None else data.copy()
         return _pl.move(arr, plc)
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray | np.generic):
         if npd is None and data.dtype not in _dt._BY_NP:
             npd = _infer_np(data.dtype, where)
+        if npd is not None:
+            check_fits(np.asarray(data), npd, where)
         arr = np.array(data, dtype=npd, copy=True)
-    elif isinstance(data, np.generic):
-        arr = np.array(data, dtype=npd)
-        if npd is None and arr.dtype not in _dt._BY_NP:
-            arr = arr.astype(_infer_np(arr.dtype, where))
     else:
         arr = _from_python(data, npd, where)
     if plc.kind == "gpu":
@@ -750,8 +810,12 @@ def _from_python(data, npd, where):
     if isinstance(data, bool):
         return np.array(data, dtype=npd or np.bool_)
     if isinstance(data, int):
+        if npd is not None or not -_I64 <= data < _I64:  # skip the common case's checks
+            check_value_fits(data, npd or np.int64, where)
         return np.array(data, dtype=npd or np.int64)
     if isinstance(data, float):
+        if npd is not None:
+            check_value_fits(data, npd, where)
         return np.array(data, dtype=npd or _dt.default_np())
     if isinstance(data, complex):
         return np.array(data, dtype=npd or _complex_default())
@@ -763,7 +827,12 @@ def _from_python(data, npd, where):
         except ValueError as e:
             raise ValueError(f"{where}: cannot build a tensor from a ragged nested sequence "
                              f"({e})") from None
+        if arr.dtype == object and arr.size and all(type(v) is int for v in arr.flat):
+            # ints beyond 64 bits, which NumPy keeps as Python objects
+            for v in arr.flat:
+                check_value_fits(v, npd if npd is not None else np.int64, where)
         if npd is not None:
+            check_fits(arr, npd, where)
             return arr.astype(npd, copy=False)
         k = arr.dtype.kind
         if k == "f":
@@ -772,6 +841,7 @@ def _from_python(data, npd, where):
             arr = arr.astype(_complex_default())
         elif k in "iu":
             if arr.dtype not in _dt._BY_NP or k == "u" and arr.dtype != np.uint8:
+                check_fits(arr, np.int64, where)  # uint64: Python ints of 2**63 and above
                 arr = arr.astype(np.int64)
             elif not _has_np_scalar(data):
                 arr = arr.astype(np.int64)
@@ -788,6 +858,8 @@ def _from_python(data, npd, where):
     if arr is None or arr.dtype.kind in "OUS":
         raise TypeError(f"{where}: cannot build a tensor from {type(data).__name__}; expected a "
                         "number, bool, list, tuple, numpy.ndarray or Tensor")
+    if npd is not None:
+        check_fits(arr, npd, where)
     return arr.astype(npd) if npd is not None else arr.copy()
 
 

@@ -9,7 +9,9 @@ differentiable; the linear ones have higher-order rules.
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework import place as _pl
 from ..framework.op import GRAD, apply, apply_, check_inplace, op
-from ..framework.tensor import Tensor, _wrap, to_array
+from ..framework.tensor import Tensor, _wrap, check_fits, check_value_fits, to_array
 from ._helpers import int_arg, norm_axis, shape_arg, tensor_arg
 
 __all__ = []
@@ -73,12 +75,43 @@ def _shape(shape, op):
     return tuple(shp)
 
 
+def _bytes_text(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def _new_array(op, shape, npd, make, itemsize=None):
+    """``make()``, the new array of ``shape`` and dtype ``npd`` that creation op ``op`` builds,
+    with the errors of a shape too large named in the op's terms: a byte size beyond what an
+    array can address (ValueError) or more memory than there is (MemoryError), each naming the
+    op, the shape, the dtype and the bytes. ``itemsize``: the widest element the op's
+    intermediate arrays use, when wider than ``npd``'s."""
+    nbytes = math.prod(shape) * builtins.max(npd.itemsize, itemsize or 0)
+    if nbytes > sys.maxsize:
+        raise ValueError(f"{op}: shape {list(shape)} of {_dt.from_np(npd)} needs {nbytes} bytes,"
+                         f" more than an array can address ({sys.maxsize} bytes); expected a "
+                         "smaller shape")
+    try:
+        return make()
+    except MemoryError as e:
+        raise MemoryError(f"{op}: not enough memory for shape {list(shape)} of "
+                          f"{_dt.from_np(npd)} ({_bytes_text(nbytes)})") from e
+
+
 # ---------------------------------------------------------------- from data
 
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     """Build a Tensor from Python data, a NumPy array or a Tensor (always a copy).
 
     Python ints become int64, Python floats the default dtype (float32), bools bool.
+
+    A value that an integer ``dtype`` cannot hold (``to_tensor([2**40], 'int32')``, 300 as
+    int8, -1 as uint8, a Python int of 2**63 or more, a float outside the range, NaN or
+    infinity) raises ValueError naming the value and the dtype. Paddle 2.6 wraps such values
+    silently into other numbers; an error is kept here on purpose.
 
     Args:
         data: a number, (nested) list/tuple, numpy.ndarray or Tensor.
@@ -193,6 +226,11 @@ def full(shape, fill_value, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: the filled tensor.
 
+    Raises:
+        ValueError: ``fill_value`` outside the range of an integer ``dtype`` (Paddle 2.6 wraps
+            it silently), or a shape too large for any array.
+        MemoryError: not enough memory for the shape.
+
     Example:
         >>> paddle.full([2, 3], 1.5)
     """
@@ -208,7 +246,9 @@ def full(shape, fill_value, dtype=None, name=None) -> Tensor:
         npd = np.dtype(np.complex64) if isinstance(value, builtins.complex) else _dt.default_np()
     else:
         npd = _dt.to_np(dtype)
-    return _wrap(_xp_place().full(shp, value, dtype=npd))
+    check_value_fits(value, npd, "full")
+    xp = _xp_place()
+    return _wrap(_new_array("full", shp, npd, lambda: xp.full(shp, value, dtype=npd)))
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:
@@ -221,7 +261,8 @@ def zeros(shape, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: zeros.
     """
-    return _wrap(_xp_place().zeros(_shape(shape, "zeros"), dtype=_np_dtype(dtype)))
+    shp, npd, xp = _shape(shape, "zeros"), _np_dtype(dtype), _xp_place()
+    return _wrap(_new_array("zeros", shp, npd, lambda: xp.zeros(shp, dtype=npd)))
 
 
 def ones(shape, dtype=None, name=None) -> Tensor:
@@ -234,7 +275,8 @@ def ones(shape, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: ones.
     """
-    return _wrap(_xp_place().ones(_shape(shape, "ones"), dtype=_np_dtype(dtype)))
+    shp, npd, xp = _shape(shape, "ones"), _np_dtype(dtype), _xp_place()
+    return _wrap(_new_array("ones", shp, npd, lambda: xp.ones(shp, dtype=npd)))
 
 
 def empty(shape, dtype=None, name=None) -> Tensor:
@@ -247,7 +289,8 @@ def empty(shape, dtype=None, name=None) -> Tensor:
     Returns:
         Tensor: the new tensor.
     """
-    return _wrap(_xp_place().empty(_shape(shape, "empty"), dtype=_np_dtype(dtype)))
+    shp, npd, xp = _shape(shape, "empty"), _np_dtype(dtype), _xp_place()
+    return _wrap(_new_array("empty", shp, npd, lambda: xp.empty(shp, dtype=npd)))
 
 
 def _like(x, dtype, op):
@@ -272,7 +315,9 @@ def full_like(x, fill_value, dtype=None, name=None) -> Tensor:
     if npd.kind in "iub" and isinstance(value, float) and not np.isfinite(value):
         raise ValueError(f"full_like: cannot fill an integer tensor ({_dt.from_np(npd)}) with "
                          f"{value}")
-    return _wrap(xp.full(x._data.shape, value, dtype=npd))
+    check_value_fits(value, npd, "full_like")
+    shp = x._data.shape
+    return _wrap(_new_array("full_like", shp, npd, lambda: xp.full(shp, value, dtype=npd)))
 
 
 def zeros_like(x, dtype=None, name=None) -> Tensor:
@@ -286,7 +331,8 @@ def zeros_like(x, dtype=None, name=None) -> Tensor:
         Tensor: zeros.
     """
     x, npd, xp = _like(x, dtype, "zeros_like")
-    return _wrap(xp.zeros(x._data.shape, dtype=npd))
+    shp = x._data.shape
+    return _wrap(_new_array("zeros_like", shp, npd, lambda: xp.zeros(shp, dtype=npd)))
 
 
 def ones_like(x, dtype=None, name=None) -> Tensor:
@@ -300,7 +346,8 @@ def ones_like(x, dtype=None, name=None) -> Tensor:
         Tensor: ones.
     """
     x, npd, xp = _like(x, dtype, "ones_like")
-    return _wrap(xp.ones(x._data.shape, dtype=npd))
+    shp = x._data.shape
+    return _wrap(_new_array("ones_like", shp, npd, lambda: xp.ones(shp, dtype=npd)))
 
 
 def empty_like(x, dtype=None, name=None) -> Tensor:
@@ -314,7 +361,8 @@ def empty_like(x, dtype=None, name=None) -> Tensor:
         Tensor: the new tensor.
     """
     x, npd, xp = _like(x, dtype, "empty_like")
-    return _wrap(xp.empty(x._data.shape, dtype=npd))
+    shp = x._data.shape
+    return _wrap(_new_array("empty_like", shp, npd, lambda: xp.empty(shp, dtype=npd)))
 
 
 def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
@@ -331,6 +379,12 @@ def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
 
     Returns:
         Tensor: 1-D tensor.
+
+    Raises:
+        ValueError: a value of the sequence outside the range of an integer ``dtype``
+            (``arange(2**31 - 2, 2**31 + 2, dtype='int32')``; Paddle 2.6 wraps the bounds and
+            returns other numbers or none), or more elements than an array can hold.
+        MemoryError: not enough memory for the elements.
 
     Example:
         >>> paddle.arange(0, 1, 0.3).shape
@@ -357,9 +411,20 @@ def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
                             "int64 or a float dtype")
     xp = _xp_place()
     if all(isinstance(v, numbers.Integral) for v in (start, end, step)):
-        return _wrap(xp.arange(start, end, step, dtype=np.int64).astype(npd, copy=False))
+        start, end, step = int(start), int(end), int(step)
+        n = builtins.max(0, -((start - end) // step))  # len(range(...)), for any size
+        if n:  # the first and last values bound the rest: the int64 steps, then the cast
+            for v in (start, start + (n - 1) * step):
+                check_value_fits(v, np.int64, "arange")
+                check_value_fits(v, npd, "arange")
+        return _wrap(_new_array("arange", (n,), npd, lambda: xp.arange(
+            start, end, step, dtype=np.int64).astype(npd, copy=False), itemsize=8))
     n = max(int(np.ceil((end - start) / step)), 0)
-    vals = xp.arange(n, dtype=np.float64) * step + start
+    vals = _new_array("arange", (n,), npd, lambda: xp.arange(n, dtype=np.float64) * step + start,
+                      itemsize=8)
+    if n:
+        for v in (vals[0].item(), vals[-1].item()):
+            check_value_fits(v, npd, "arange")
     return _wrap(vals.astype(npd))
 
 
@@ -378,7 +443,8 @@ def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:
     m = n if num_columns is None else _int_arg(num_columns, "eye", "num_columns")
     if n < 0 or m < 0:
         raise ValueError(f"eye: num_rows and num_columns must be non-negative, got {n}, {m}")
-    return _wrap(_xp_place().eye(n, m, dtype=_np_dtype(dtype)))
+    npd, xp = _np_dtype(dtype), _xp_place()
+    return _wrap(_new_array("eye", (n, m), npd, lambda: xp.eye(n, m, dtype=npd)))
 
 
 def _linspace64(xp, start, stop, num):
@@ -414,7 +480,10 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     stop = _finite(_scalar(stop, "linspace", "stop"), "linspace", "stop")
     n = _num_arg(num, "linspace")
     npd = _np_dtype(dtype)
-    vals = _linspace64(_xp_place(), start, stop, n)
+    for v in (start, stop):  # the endpoints are exact and bound the rest
+        check_value_fits(v, npd, "linspace")
+    xp = _xp_place()
+    vals = _new_array("linspace", (n,), npd, lambda: _linspace64(xp, start, stop, n), itemsize=8)
     return _wrap(vals.astype(npd))
 
 
@@ -438,7 +507,9 @@ def logspace(start, stop, num, base=10.0, dtype=None, name=None) -> Tensor:
     npd = _np_dtype(dtype)
     xp = _xp_place()
     with np.errstate(over="ignore", invalid="ignore"):
-        vals = xp.power(float(base), _linspace64(xp, start, stop, n))
+        vals = _new_array("logspace", (n,), npd, lambda: xp.power(
+            float(base), _linspace64(xp, start, stop, n)), itemsize=8)
+        check_fits(vals, npd, "logspace")
         return _wrap(vals.astype(npd))
 
 
