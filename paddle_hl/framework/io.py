@@ -11,7 +11,32 @@ What Paddle 2.6 writes (and so what this module writes, byte for byte in structu
 
 :func:`load` uses a restricted unpickler that can only rebuild NumPy arrays, dtypes and scalars,
 Python's builtin containers and ``OrderedDict``; any other class in a file is refused by name,
-so loading a file never runs code from it.
+so loading a file never runs code from it. A file cut short is named with the byte its pickle
+stops at.
+
+What every loader of the library reads, and what it refuses:
+
+- ``paddle.load`` (``.pdparams``, ``.pdopt``, any ``paddle.save`` file) and ``Model.load``
+  (which reads its files through ``paddle.load``): the restricted unpickler above.
+- ``jit.load``: the ``.pdmodel`` pickle rebuilds plain data only (its own allow-list), and the
+  kernels the program calls are names looked up in a registry of the kernels paddle_hl declares
+  with its op decorator, checked before anything runs (``paddle_hl.jit._program``); the
+  ``.pdiparams`` file is raw tensor bytes; ``.pdiparams.info`` is a pickle of plain values
+  (no global at all).
+- ``onnx.export`` reads no file: its inputs are the layer and the input specs.
+- Archives (downloads, hub caches, dataset archives): members that would land outside the
+  target folder (``..``, absolute paths, links pointing outside, device files) refuse the whole
+  archive before anything is written (``paddle_hl.utils.download``); the datasets that read
+  members straight from their archive write nothing, and CIFAR's pickled batches go through a
+  restricted unpickler.
+- ``hub.load`` runs the repository's ``hubconf.py``: Python code, by design, as in Paddle
+  (trust is asked for as Paddle does).
+- numba's cache of the compiled kernels: pickles numba writes beside the package's bytecode
+  (or in ``NUMBA_CACHE_DIR``), with the trust of the package's own ``__pycache__``; corrupt
+  entries are removed and compiled again (``paddle_hl.backend._jit``).
+
+``paddle.save``, ``jit.save`` and ``onnx.export`` write through :func:`write_files`: a
+temporary name in the same folder, then a rename.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Tracing runs the layer's forward eagerly with the op wrapper's kernel hook set (the hook the
 profiler uses: no cost when off). Each kernel call is recorded with references to where its array
 inputs came from -- a program input, a parameter/buffer (by structured name), an earlier kernel
-output, or a constant -- and its keyword attributes. Kernels are referenced by module and
-qualified name, so replay needs paddle_hl but not the model's code.
+output, or a constant -- and its keyword attributes. Kernels are referenced by their name in
+the kernel registry (``module:name`` of a kernel declared with paddle_hl's op decorator), so
+replay needs paddle_hl but not the model's code, and a program file can call nothing else.
 
 Free dims (``None``/-1 in an InputSpec) become symbols, one per axis position (axis 0 of every
 input is one symbol -- the batch --, axis 1 another, ...; at most two). The forward is traced at
