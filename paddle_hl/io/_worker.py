@@ -339,11 +339,19 @@ def discard_shm(obj):
             discard_shm(v)
 
 
-def worker_loop(dataset, fetch, index_queue, result_queue, done_event, worker_id, num_workers,
-                seed, worker_init_fn, use_shm, iterable, table=None):
-    """The body of one worker process."""
+def worker_loop(job, index_queue, result_queue, done_event, worker_id, num_workers, seed,
+                use_shm, iterable, table=None):
+    """The body of one worker process. ``job`` is ``("pickled", bytes)`` (``_pickle.dumps``
+    of the dataset, the fetcher and worker_init_fn) or ``("objects", (dataset, fetch,
+    worker_init_fn))`` when the worker was forked."""
     global _worker_info, _allocator
     try:
+        kind, what = job
+        if kind == "pickled":
+            from . import _pickle
+
+            what = _pickle.loads(what)
+        dataset, fetch, worker_init_fn = what
         _worker_info = WorkerInfo(worker_id, num_workers, dataset, seed)
         if use_shm and os.path.isdir("/dev/shm"):
             _allocator = ShmAllocator(table, worker_id)
@@ -352,8 +360,8 @@ def worker_loop(dataset, fetch, index_queue, result_queue, done_event, worker_id
         from ..framework import place as _place
         from ..framework import random as _random
 
-        # a worker makes CPU tensors, as Paddle's do: a forked child cannot use the parent's
-        # CUDA context, and the batches reach the GPU in the main process
+        # a worker makes CPU tensors, as Paddle's do: the batches reach the GPU in the main
+        # process
         _place.set_device("cpu")
 
         _random.seed(seed)
@@ -394,7 +402,7 @@ def worker_main(*args):
     """The process target: run the loop, flush what it sent, and leave without the
     interpreter's slow teardown (the main process joins workers at the end of every epoch)."""
     worker_loop(*args)
-    result_queue = args[3]
+    result_queue = args[2]
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

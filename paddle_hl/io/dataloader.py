@@ -7,6 +7,7 @@ import multiprocessing as mp
 import numbers
 import queue
 import time
+import warnings
 import weakref
 from collections.abc import Mapping, Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 from .. import backend
 from ..framework import place as _place
 from ..framework.tensor import Tensor, _wrap
-from . import _worker
+from . import _forkserver, _pickle, _worker
 from .dataset import IterableDataset
 from .sampler import BatchSampler
 
@@ -179,7 +180,10 @@ class DataLoader:
         shuffle (bool): shuffle every epoch.
         drop_last (bool): drop the last incomplete batch.
         collate_fn (callable, optional): turns a list of samples into a batch.
-        num_workers (int): worker processes; 0 loads in the main process.
+        num_workers (int): worker processes; 0 loads in the main process. Workers are forked
+            from a small server process, never from this one (a fork beside a thread in
+            a BLAS call can hang); the dataset, collate_fn and worker_init_fn reach them
+            pickled once per iterator, code from ``__main__`` or a notebook by value.
         use_shared_memory (bool): move batches from workers through shared memory.
         prefetch_factor (int): batches each worker prepares ahead.
         timeout (float): seconds to wait for a batch before raising; 0 waits forever.
@@ -212,6 +216,8 @@ class DataLoader:
             raise ValueError(f"DataLoader: prefetch_factor must be a positive int, got "
                              f"{prefetch_factor!r}")
         self.num_workers = num_workers
+        if num_workers > 0:
+            _forkserver.start_server_soon()  # its start overlaps what runs before iter()
         self.prefetch_factor = prefetch_factor
         self.use_shared_memory = bool(use_shared_memory)
         self.timeout = timeout
@@ -309,6 +315,44 @@ class _SingleProcessIter:
         return len(self._loader)
 
 
+_fork_warned = []
+
+
+def _worker_start(loader, fetch):
+    """(context, Process class, job) for starting ``loader``'s workers.
+
+    Workers start from paddle_hl's fork server (see ``_forkserver``: forking the main process
+    hangs when another thread is inside an OpenBLAS call) and receive the dataset, the fetcher
+    and worker_init_fn pickled once (``_pickle``: ``__main__`` code by value). A dataset that
+    cannot be pickled (an open file handle, a lock, a generator ...) falls back to forking the
+    main process, with a warning, as before; so does a platform without fork servers where
+    fork exists. Elsewhere (Windows) the workers are spawned.
+    """
+    what = (loader.dataset, fetch, loader.worker_init_fn)
+    if _forkserver.available():
+        try:
+            job = ("pickled", _pickle.dumps(what))
+        except Exception as e:  # noqa: BLE001  (anything pickling can raise)
+            reason = f"{type(e).__name__}: {e}"
+        else:
+            return _forkserver.get_context(), _forkserver.WorkerProcess, job
+    else:
+        reason = "this platform has no fork server"
+    if "fork" in mp.get_all_start_methods():
+        if not _fork_warned:
+            _fork_warned.append(True)
+            warnings.warn(
+                f"DataLoader: the dataset cannot be sent to worker processes ({reason}), so "
+                "the workers are forked from this process; a fork while another thread runs "
+                "a NumPy/OpenBLAS matrix product can hang. Make the dataset picklable (open "
+                "files in __getitem__ or worker_init_fn) to start workers safely.",
+                RuntimeWarning, stacklevel=4)
+        ctx = mp.get_context("fork")
+        return ctx, ctx.Process, ("objects", what)
+    ctx = mp.get_context()
+    return ctx, ctx.Process, ("objects", what)
+
+
 class _MultiProcessIter:
     """Prefetching iterator over worker processes; batches come back in sampler order."""
 
@@ -316,9 +360,9 @@ class _MultiProcessIter:
 
     def __init__(self, loader):
         self._loader = loader
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else \
-            mp.get_context()
         n = loader.num_workers
+        fetch = loader._fetcher()
+        ctx, process, job = _worker_start(loader, fetch)
         self._result_queue = ctx.Queue()
         self._done = ctx.Event()
         self._index_queues = []
@@ -327,16 +371,14 @@ class _MultiProcessIter:
         from ..framework.place import CPUPlace
 
         base_seed = int(_random.generator(CPUPlace()).integers(0, 2 ** 62))
-        fetch = loader._fetcher()
         table = ctx.RawArray("B", n * _worker.POOL_SLOTS) if loader.use_shared_memory else None
         self._receiver = _worker.ShmReceiver(table)
         for wid in range(n):
             iq = ctx.Queue()
-            w = ctx.Process(target=_worker.worker_main,
-                            args=(loader.dataset, fetch, iq, self._result_queue, self._done, wid,
-                                  n, base_seed + wid, loader.worker_init_fn,
-                                  loader.use_shared_memory, loader._iterable, table),
-                            daemon=True)
+            w = process(target=_worker.worker_main,
+                        args=(job, iq, self._result_queue, self._done, wid, n, base_seed + wid,
+                              loader.use_shared_memory, loader._iterable, table),
+                        daemon=True)
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)

@@ -315,9 +315,11 @@ def test_full_shared_memory_falls_back_to_pickled_batches(monkeypatch):
     def full(fd, offset, length):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(os, "posix_fallocate", full)  # the forked workers inherit it
+    def fill_shm(worker_id):  # runs in each worker: /dev/shm is full there
+        os.posix_fallocate = full
+
     seen = _count_segments(monkeypatch)
-    it = iter(DataLoader(Distinct(), batch_size=8, num_workers=2))
+    it = iter(DataLoader(Distinct(), batch_size=8, num_workers=2, worker_init_fn=fill_shm))
     pids = {w.pid for w in it._workers}
     got = [(x.numpy()[:, 1, 2].tolist(), y.numpy().tolist()) for x, y in it]
     assert [g[1] for g in got] == [list(range(k, k + 8)) for k in range(0, 96, 8)]
