@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ....amp import _hook as _amp_hook
 from ....autograd.py_layer import PyLayer
 from ....framework import engine, state
@@ -19,20 +21,14 @@ from ....framework.tensor import Tensor
 __all__ = []
 
 
-def _rng_state():
-    return _random.get_rng_state(), (_random.get_cuda_rng_state()
-                                     if _cuda_rng_in_use() else None)
-
-
-def _cuda_rng_in_use():
-    from .... import backend
-
-    return backend.gpu_available()
+def _rng_state(on_gpu):
+    """The CPU random state, and the GPUs' when the block's inputs live on a GPU."""
+    return _random.get_rng_state("cpu"), (_random.get_cuda_rng_state() if on_gpu else None)
 
 
 def _set_rng_state(saved):
     cpu, gpu = saved
-    _random.set_rng_state(cpu)
+    _random.set_rng_state(cpu, "cpu")
     if gpu is not None:
         _random.set_cuda_rng_state(gpu)
 
@@ -44,12 +40,13 @@ class _RecomputeFunction(PyLayer):
         ctx.kwargs = kwargs
         ctx.preserve = preserve_rng_state
         ctx.amp_cfg = _amp_hook._tls.cfg
-        if preserve_rng_state:
-            ctx.rng = _rng_state()
         # keep the inputs only: non-tensor arguments as they are, tensors for backward
         ctx.layout = [isinstance(a, Tensor) for a in args]
         ctx.others = [None if t else a for a, t in zip(args, ctx.layout)]
         tensors = [a for a in args if isinstance(a, Tensor)]
+        ctx.on_gpu = any(not isinstance(t._data, np.ndarray) for t in tensors)
+        if preserve_rng_state:
+            ctx.rng = _rng_state(ctx.on_gpu)
         ctx.needs = [not a.stop_gradient for a in tensors]
         ctx.save_for_backward(*tensors)
         with state.no_grad():
@@ -69,7 +66,7 @@ class _RecomputeFunction(PyLayer):
                 inputs.append(d)
             else:
                 inputs.append(other)
-        here = _rng_state() if ctx.preserve else None
+        here = _rng_state(ctx.on_gpu) if ctx.preserve else None
         prev_cfg = _amp_hook._tls.cfg
         try:
             if ctx.preserve:
