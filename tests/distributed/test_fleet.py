@@ -178,6 +178,16 @@ def test_distributed_scaler_skips_inf_steps(fresh_fleet):
     scaler.update()
     np.testing.assert_array_equal(net.weight.numpy(), before)
     assert scaler._found_inf is True
+    opt.clear_grad()
+    # unscale_ (e.g. before clipping) then step: the wrapper is unscaled once
+    with paddle.amp.auto_cast():
+        loss = net(paddle.ones([1, 2])).sum()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    grad = net.weight.grad.numpy().copy()
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_allclose(net.weight.numpy(), before - 0.1 * grad, rtol=1e-6)
 
 
 def test_fused_allreduce_gradients_one_process():

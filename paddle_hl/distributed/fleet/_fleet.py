@@ -339,8 +339,7 @@ class Fleet:
         original = scaler._unscale
 
         def unscale_everywhere(optimizer):
-            inner = getattr(optimizer, "_inner_opt", optimizer)
-            original(inner)
+            original(optimizer)
             if _coll.is_initialized() and _coll.get_world_size() > 1 and scaler._enable:
                 from ...tensor.creation import to_tensor
 
