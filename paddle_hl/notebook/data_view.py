@@ -343,7 +343,7 @@ def _image(view, pairs, data, mean, std, columns):
         view.normalize = (m, s)
     summary = _summary_line(view, len(images), "images")
     rows = []
-    for title, (x, _y), im in zip(view.titles, pairs, images):
+    for title, (x, _y) in zip(view.titles, pairs):
         a = _views.to_numpy(x)
         rows.append([title, str(list(a.shape)), float(a.min()), float(a.max()),
                      float(a.mean())])

@@ -25,10 +25,10 @@ from . import _views
 
 __all__ = ["lr_find", "LRFindResult", "suggest_lr"]
 
-_RULES = ("valley", "steepest", "min/10")
+_RULES = ("middle", "steepest", "min/10")
 
 
-def smooth_losses(losses, beta: float = 0.98) -> np.ndarray:
+def smooth_losses(losses, beta: float = 0.85) -> np.ndarray:
     """The exponential moving average of ``losses`` with bias correction:
     ``avg_i = beta * avg_{i-1} + (1 - beta) * loss_i``, reported as ``avg_i / (1 - beta**i)``.
 
@@ -47,21 +47,24 @@ def smooth_losses(losses, beta: float = 0.98) -> np.ndarray:
     return out
 
 
-def suggest_lr(lrs, smoothed, rule: str = "valley"):
+def suggest_lr(lrs, smoothed, rule: str = "middle"):
     """A learning rate read off a range test's smoothed loss curve.
 
     Rules:
-        ``'valley'``: in the longest stretch where the loss keeps falling, the point two
-        thirds down the stretch (well into the descent, before the bottom, where the loss is
-        about to turn).
+        ``'middle'`` (the default): the middle (on the log scale) of the loss's descent, between
+        the rates where the smoothed loss has made 20% and 80% of its drop from the starting
+        level (the median of the first tenth of the steps) to its minimum. Well inside the
+        range where the loss falls, and a decade or more below the rate at the minimum, which
+        a short test overestimates: training for a whole epoch at the rate where the test's
+        loss is lowest often diverges.
         ``'steepest'``: where the smoothed loss falls fastest per decade of learning rate
-        (before its minimum).
+        (before its minimum, after the first tenth of the steps, where the average settles).
         ``'min/10'``: a tenth of the rate at the minimum of the smoothed loss.
 
     Args:
         lrs (Sequence[float]): the learning rates tried, increasing.
         smoothed (Sequence[float]): the smoothed losses.
-        rule (str): one of ``'valley'``, ``'steepest'``, ``'min/10'``.
+        rule (str): one of ``'middle'``, ``'steepest'``, ``'min/10'``.
 
     Returns:
         tuple[float, str, int]: the rate, the reason (a sentence) and the index of the point
@@ -79,32 +82,34 @@ def suggest_lr(lrs, smoothed, rule: str = "valley"):
     if len(lrs) < 2:
         raise ValueError("suggest_lr: the loss was not finite at any tried rate")
     best = int(np.argmin(loss))
+
+    def nearest(lr):
+        return int(np.argmin(np.abs(np.log(lrs / lr))))
+
+    head = max(3, len(loss) // 10)
+    if rule == "middle":
+        level = float(np.median(loss[:head]))
+        drop = level - loss[best]
+        if drop > 0 and best > 0:
+            before = loss[:best + 1]
+            i0 = int(np.argmax(before <= level - 0.2 * drop))
+            i1 = int(np.argmax(before <= level - 0.8 * drop))
+            if i1 > i0:
+                lr = float(np.sqrt(lrs[i0] * lrs[i1]))
+                return lr, (f"the middle of the loss's descent: it makes 20% to 80% of its drop "
+                            f"({level:.3g} to {loss[best]:.3g}) between {lrs[i0]:.1e} and "
+                            f"{lrs[i1]:.1e}"), nearest(lr)
+        rule = "min/10"  # no clear descent: the fallback below
     if rule == "min/10":
         lr = lrs[best] / 10.0
         return lr, (f"a tenth of {lrs[best]:.2e}, where the smoothed loss is lowest "
-                    f"({loss[best]:.4g})"), int(np.argmin(np.abs(np.log(lrs / lr))))
-    if rule == "steepest":
-        x = np.log10(lrs)
-        grad = np.gradient(loss, x)
-        end = max(best, 1)
-        i = int(np.argmin(grad[:end + 1]))
-        return lrs[i], (f"the steepest descent of the smoothed loss ({grad[i]:.3g} per "
-                        f"decade of learning rate)"), i
-    # valley: the longest run of decreasing loss, then two thirds down it
-    n = len(loss)
-    run = np.ones(n, dtype=np.int64)
-    start = np.arange(n)
-    for i in range(1, n):
-        if loss[i] < loss[i - 1]:
-            run[i] = run[i - 1] + 1
-            start[i] = start[i - 1]
-    end = int(np.argmax(run))
-    s = int(start[end])
-    if end - s < 2:
-        return suggest_lr(lrs, loss, "min/10")
-    i = s + int(round((end - s) * 2 / 3))
-    return lrs[i], (f"two thirds down the longest descent of the smoothed loss "
-                    f"({lrs[s]:.1e} to {lrs[end]:.1e})"), i
+                    f"({loss[best]:.4g})"), nearest(lr)
+    x = np.log10(lrs)
+    grad = np.gradient(loss, x)
+    lo = min(head, best)
+    i = lo + int(np.argmin(grad[lo:best + 1]))
+    return lrs[i], (f"the steepest descent of the smoothed loss ({grad[i]:.3g} per "
+                    f"decade of learning rate)"), i
 
 
 class LRFindResult:
@@ -263,8 +268,8 @@ class _Snapshot:
 
 
 def lr_find(model, train_data, batch_size: int = 64, start_lr: float = 1e-7,
-            end_lr: float = 10.0, num_iters: int = 100, smooth: float = 0.98,
-            diverge: float = 4.0, rule: str = "valley", shuffle: bool = True,
+            end_lr: float = 10.0, num_iters: int = 100, smooth: float = 0.85,
+            diverge: float = 4.0, rule: str = "middle", shuffle: bool = True,
             num_workers: int = 0, show: bool = True) -> LRFindResult:
     """The learning rate range test on a prepared ``paddle.Model`` (a paddle_hl extra, not in
     Paddle; ``Model.lr_find`` calls it and returns the suggestion).
@@ -285,11 +290,14 @@ def lr_find(model, train_data, batch_size: int = 64, start_lr: float = 1e-7,
         start_lr (float): the first learning rate. Default 1e-7.
         end_lr (float): the last learning rate. Default 10.
         num_iters (int): at most this many steps. Default 100.
-        smooth (float): the moving average's factor in ``[0, 1)``. Default 0.98.
+        smooth (float): the moving average's factor in ``[0, 1)``. Default 0.85: about the
+            last 7 steps, under a decade of learning rate at the default range, so the
+            curve does not lag the rates it is plotted against.
         diverge (float): stop when the smoothed loss exceeds this many times the best.
             Default 4.
-        rule (str): how to read the suggestion off the curve: ``'valley'`` (default),
-            ``'steepest'`` or ``'min/10'`` (see :func:`suggest_lr`).
+        rule (str): how to read the suggestion off the curve: ``'middle'`` (default: the
+            middle of the loss's descent), ``'steepest'`` or ``'min/10'`` (see
+            :func:`suggest_lr`).
         shuffle (bool): shuffle a Dataset. Default True.
         num_workers (int): DataLoader workers. Default 0.
         show (bool): show the curve (Jupyter) or print the text form (terminal). Default True.

@@ -10,11 +10,10 @@ import re
 
 import numpy as np
 import pytest
+from paddle_hl.vision.transforms import Compose, Normalize, Transpose
 
 import paddle_hl as paddle
-from paddle_hl.notebook import _env, interpret, lr_find, show_batch
-from paddle_hl.notebook import diagnosis, lr_range
-from paddle_hl.vision.transforms import Compose, Normalize, Transpose
+from paddle_hl.notebook import _env, diagnosis, interpret, lr_find, lr_range, show_batch
 
 HARD_GREYS = re.compile(r"(?<![-\w(,])#(222|444|666|888|ccc|ddd|eee|f3f3f3|fafafa)\b")
 
@@ -154,6 +153,7 @@ def test_smoothing_and_suggestion_rules():
     assert lr_range.smooth_losses([2.0], 0.98)[0] == pytest.approx(2.0)  # bias-corrected
     lrs = np.logspace(-6, 0, 61)
     x = np.log10(lrs)
+    # a fall from 2.0 to 0.5 centred on 10^-3.5, then a climb past 10^-1.5
     loss = 2.0 - 1.5 / (1 + np.exp(-(x + 3.5) * 3)) + np.where(x > -1.5, (x + 1.5) ** 2 * 4,
                                                                  0)
     lr, reason, i = lr_range.suggest_lr(lrs, loss, "steepest")
@@ -161,8 +161,15 @@ def test_smoothing_and_suggestion_rules():
     lr, reason, _ = lr_range.suggest_lr(lrs, loss, "min/10")
     best = lrs[np.argmin(loss)]
     assert lr == pytest.approx(best / 10) and "tenth" in reason
-    lr, reason, _ = lr_range.suggest_lr(lrs, loss, "valley")
-    assert 10 ** -4 < lr < best and "descent" in reason
+    # the middle of the descent: 20% and 80% of the drop are reached symmetrically about the
+    # centre of the logistic fall
+    lr, reason, i = lr_range.suggest_lr(lrs, loss, "middle")
+    assert lr == pytest.approx(10 ** -3.5, rel=0.25)
+    assert "middle of the loss's descent" in reason
+    assert abs(np.log10(lrs[i] / lr)) <= 0.05 + 1e-9  # the nearest point (0.1 decade apart)
+    # a curve that only rises has no descent: a tenth of the rate at its minimum
+    lr, reason, _ = lr_range.suggest_lr(lrs, 1.6 + x / 10, "middle")
+    assert "tenth" in reason
     with pytest.raises(ValueError, match="suggest_lr: rule must be one of"):
         lr_range.suggest_lr(lrs, loss, "max")
 
