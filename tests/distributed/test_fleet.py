@@ -358,3 +358,25 @@ def test_training_script_one_process_matches_paddle(mode, tmp_path):
         curves[lib] = json.loads(out.read_text())
     assert len(curves["paddle"]) == 6
     np.testing.assert_allclose(curves["paddle_hl"], curves["paddle"], rtol=1e-5)
+
+
+def test_meta_parallel_layers_at_degree_one():
+    from paddle_hl.distributed.fleet import meta_parallel as mp
+
+    col = mp.ColumnParallelLinear(4, 6, has_bias=True, gather_output=False)
+    assert col.weight.shape == [4, 6] and col.bias.shape == [6]
+    assert mp.ColumnParallelLinear(4, 6).bias is None  # has_bias=None: no bias, as in Paddle
+    x = paddle.rand([2, 4])
+    np.testing.assert_allclose(col(x).numpy(), x.numpy() @ col.weight.numpy() + col.bias.numpy(),
+                               rtol=1e-6)
+    row = mp.RowParallelLinear(6, 3, input_is_parallel=True)
+    assert row.bias is not None and row(col(x)).shape == [2, 3]
+    emb = mp.VocabParallelEmbedding(10, 4)
+    ids = paddle.to_tensor([[1, 9]])
+    np.testing.assert_array_equal(emb(ids).numpy(), emb.weight.numpy()[[[1, 9]]])
+    logits = paddle.to_tensor(np.random.default_rng(0).standard_normal((3, 5)).astype("float32"))
+    label = paddle.to_tensor([[1], [4], [-100]])
+    loss = mp.ParallelCrossEntropy()(logits, label)
+    ref = paddle.nn.functional.cross_entropy(logits[:2], label[:2], reduction="none")
+    assert loss.shape == [3, 1] and float(loss[2]) == 0.0
+    np.testing.assert_allclose(loss.numpy()[:2], ref.numpy(), rtol=1e-6)
