@@ -204,6 +204,11 @@ def load(path, **configs):
     bad = set(configs) - {"model_filename", "params_filename"}
     if bad:
         raise ValueError(f"jit.load: unknown configs {sorted(bad)}")
+    from ._interpreter import load_paddle  # a ProgramDesc written by Paddle: interpreted
+
+    layer = load_paddle(path, configs)
+    if layer is not None:
+        return layer
     if configs.get("model_filename") or configs.get("params_filename"):
         base = path
         model = os.path.join(base, configs.get("model_filename") or "__model__")
