@@ -388,8 +388,12 @@ class Model:
         if isinstance(data, DataLoader):
             return data
         if not isinstance(data, Dataset):
-            raise TypeError(f"Model: data must be a paddle.io.Dataset or DataLoader, got "
-                            f"{type(data).__name__}")
+            # as in Paddle, anything else is taken as the batches themselves: a list of
+            # (inputs..., labels...) tuples of NumPy arrays or Tensors, a generator, a reader
+            if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
+                raise TypeError(f"Model: data must be a paddle.io.Dataset, a DataLoader or an "
+                                f"iterable of batches, got {type(data).__name__}")
+            return data
         from ..io import IterableDataset
 
         if isinstance(data, IterableDataset):
