@@ -135,7 +135,7 @@ _LAZY = {"vision", "audio", "text", "geometric", "hub", "nn", "optimizer", "io",
          "amp", "profiler", "sparse", "fft", "signal", "linalg", "distribution", "autograd",
          "distributed", "utils", "device", "callbacks", "static", "jit", "hapi", "notebook",
          "regularizer", "incubate", "framework", "backend", "onnx", "version", "reader",
-         "dataset", "base"}
+         "dataset", "base", "inference"}
 
 
 # Top-level names defined in subpackages, resolved on first use: "module:attribute".

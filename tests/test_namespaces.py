@@ -25,6 +25,7 @@ EXTRA_PUBLIC = {"paddle_hl.amp.debugging", "paddle_hl.regularizer", "paddle_hl.s
                 "paddle_hl.utils.unique_name", "paddle_hl.utils.datasets",
                 "paddle_hl.hapi.progressbar",
                 "paddle_hl.hapi.callbacks", "paddle_hl.distributed.launch",
+                "paddle_hl.inference",
                 "paddle_hl.distributed.fleet", "paddle_hl.distributed.fleet.utils",
                 # the op library and the decoder module, as Paddle lays them out
                 "paddle_hl.tensor", "paddle_hl.nn.decode",

@@ -107,7 +107,7 @@ class Program:
         if not unknown:
             self._check_dataflow()
         else:
-            raise NotImplementedError(
+            raise ValueError(
                 f"jit.load: {path} uses operator type(s) {', '.join(unknown)} that paddle_hl "
                 "cannot run (control flow in sub-blocks and C++-only post-processing ops are "
                 f"not supported); supported: {len(OPS)} op types, see "
