@@ -103,11 +103,13 @@ class Imdb(paddle.io.Dataset):
         for label, polarity in ((0, "pos"), (1, "neg")):
             for split, pol, tokens in reviews:
                 if split == self.mode and pol == polarity:
-                    self.docs.append(np.array([get(w, unk) for w in tokens], dtype=np.int64))
+                    # lists of ints, as Paddle keeps them (code pads them with doc + [0] * n)
+                    self.docs.append([get(w, unk) for w in tokens])
                     self.labels.append(label)
 
     def __getitem__(self, idx):
-        return self.docs[idx].copy(), np.array([self.labels[idx]], dtype=np.int64)
+        return np.array(self.docs[idx], dtype=np.int64), np.array([self.labels[idx]],
+                                                                  dtype=np.int64)
 
     def __len__(self):
         return len(self.docs)
