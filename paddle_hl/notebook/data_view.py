@@ -294,7 +294,6 @@ def _graph(view, pairs, columns):
         if feats is not None:
             nodes = max(nodes, len(_views.to_numpy(feats)))
         graphs.append((nodes, e))
-        view.shapes.append((nodes, e.shape[1]))
         rows.append([title, nodes, int(e.shape[1])])
     summary = _summary_line(view, len(pairs), "graphs")
     parts = [_views.para(summary, muted=True)]

@@ -167,7 +167,7 @@ class Interpretation:
     def _confusion_figure(self):
         cm, norm = self.confusion_matrix, self.normalized_confusion_matrix
         k = len(cm)
-        side = min(max(3.2, 0.42 * k + 1.6), 9.0)
+        side = min(max(3.0, 0.32 * k + 1.4), 8.0)
         fig = _views.figure(2 * side + 0.6, side)
         names = [str(n) for n in self.class_names]
         for ax, data, title in zip(fig.subplots(1, 2), (cm, norm),
@@ -203,7 +203,7 @@ class Interpretation:
             return None
         cols = min(len(images), 6)
         rows = -(-len(images) // cols)
-        fig = _views.figure(1.7 * cols, 2.0 * rows)
+        fig = _views.figure(1.7 * cols, 2.25 * rows)
         axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).reshape(-1)
         for ax in axes:
             ax.axis("off")
@@ -215,7 +215,7 @@ class Interpretation:
             ax.set_title(f"pred {pred} ({t['probability']:.2f})\ntrue {true}  loss "
                          f"{t['loss']:.2f}", fontsize=8, color=_views.BAD
                          if t["prediction"] != t["label"] else _views.GOOD)
-        fig.tight_layout(pad=0.4)
+        fig.tight_layout(pad=0.4, h_pad=1.0)
         return fig
 
     def _regression_figure(self):

@@ -7,9 +7,10 @@ Asserts, per notebook: every cell ran, no error and no stderr output (no raw war
 widget rendered; for ``fit`` blocks, that the chart was redrawn at least once per epoch while
 training and that no progress row overflows or wraps; for profiler timelines, that zoom (wheel
 and keyboard) and hover respond, the tooltip stays inside the output, search and range
-selection report the ops' time; and that the text of the timelines, tables and run blocks has
-a WCAG contrast of at least 4.5:1, in the dark theme and again after switching to the light
-theme.
+selection report the ops' time; for the data and diagnosis views (``show_batch``, ``lr_find``,
+``interpret``), that their pictures loaded and nothing overflows the output; and that the text
+of the timelines, tables, run blocks and views has a WCAG contrast of at least 4.5:1, in the
+dark theme and again after switching to the light theme.
 
 Screenshots go to a folder printed at the start (``PHL_BROWSER_SHOTS`` chooses it). Needs
 Debian's ``chromium`` (or ``PHL_CHROMIUM=/path``), ``playwright`` (driven through
@@ -408,9 +409,24 @@ def test_notebook_in_jupyterlab(lab, browser, shots, capsys, notebook):
             tl.screenshot(path=str(shots / f"{stem}-timeline{i}.png"))
             _check_timeline(page, tl, shots, stem, i)
 
+        # data and diagnosis views: pictures loaded, nothing wider than the output
+        dviews = page.locator(".phl-view")
+        for i in range(dviews.count()):
+            view = dviews.nth(i)
+            view.scroll_into_view_if_needed()
+            view.screenshot(path=str(shots / f"{stem}-view{i}.png"))
+            info = view.evaluate("""v => ({cls: v.className, sw: v.scrollWidth,
+                cw: v.clientWidth, out: v.closest('.jp-OutputArea-output').clientWidth,
+                imgs: Array.from(v.querySelectorAll('img')).map(
+                    im => [im.complete, im.naturalWidth, im.getBoundingClientRect().width])})""")
+            assert info["sw"] <= info["cw"] + 1, f"view overflows: {info}"
+            assert info["cw"] <= info["out"] + 1, f"view wider than its output: {info}"
+            assert all(ok and nat > 0 and 0 < w <= info["cw"] + 1
+                       for ok, nat, w in info["imgs"]), f"a picture did not load: {info}"
+
         # dark theme: the text of timelines and tables reads (WCAG AA, 4.5:1)
         pairs = page.evaluate(_CONTRAST, ".phl-tl, .jp-OutputArea-output table, .phl-run, "
-                                          ".phl-scaler")
+                                          ".phl-scaler, .phl-view")
         low = [(p["text"], p["fg"], p["bg"], round(contrast(p["fg"], p["bg"]), 2))
                for p in pairs if contrast(p["fg"], p["bg"]) < 4.5]
         assert not low, f"low contrast in {notebook.name} (text, fg, bg, ratio): {low[:12]}"
@@ -422,7 +438,7 @@ def test_notebook_in_jupyterlab(lab, browser, shots, capsys, notebook):
                                timeout=20_000)
         page.wait_for_timeout(500)
         pairs = page.evaluate(_CONTRAST, ".phl-tl, .jp-OutputArea-output table, .phl-run, "
-                                         ".phl-scaler")
+                                         ".phl-scaler, .phl-view")
         low = [(p["text"], p["fg"], p["bg"], round(contrast(p["fg"], p["bg"]), 2))
                for p in pairs if contrast(p["fg"], p["bg"]) < 4.5]
         assert not low, f"low contrast (light theme) in {notebook.name}: {low[:12]}"
@@ -433,6 +449,7 @@ def test_notebook_in_jupyterlab(lab, browser, shots, capsys, notebook):
             tables.nth(i).screenshot(path=str(shots / f"{stem}-table{i}.png"))
         with capsys.disabled():
             print(f"[browser] {notebook.name}: ran in {took:.0f} s, {runs.count()} run blocks, "
-                  f"{tls.count()} timelines, {len(pairs)} text elements checked")
+                  f"{tls.count()} timelines, {dviews.count()} views, {len(pairs)} text elements "
+                  "checked")
     finally:
         page.close()

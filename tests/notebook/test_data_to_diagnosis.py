@@ -123,6 +123,40 @@ def test_show_batch_decodes_text_and_tabulates_arrays(terminal, capsys):
     assert vec.kind in ("array", "image")
 
 
+def test_show_batch_audio_samples_and_graphs():
+    from paddle_hl.audio._display import AudioSample
+
+    class _Audio(paddle.io.Dataset):
+        label_list = ["dog", "rain"]
+
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            wave = np.sin(np.arange(4000) * (i + 1) * 0.05).astype(np.float32)
+            feat = np.abs(np.random.default_rng(i).standard_normal((16, 9))).astype(np.float32)
+            return AudioSample((feat, np.array(i % 2)), {
+                "waveform": wave, "sr": 8000, "label_name": self.label_list[i % 2],
+                "feat_type": "melspectrogram"})
+
+    view = show_batch(_Audio(), show=False)
+    assert view.kind == "audio" and view.titles == ["dog", "rain", "dog"]
+    assert view._repr_html_().count("<audio") == 3
+    assert "0.50 s" in view.text and "<" not in view.text
+
+    class _Graphs(paddle.io.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return ({"x": np.ones((6, 2), np.float32),
+                     "edge_index": np.array([[0, 1, 2, 3], [1, 2, 3, 4]])}, np.array([i]))
+
+    graphs = show_batch(_Graphs(), show=False)
+    assert graphs.kind == "graph" and graphs.titles == ["0", "1"]
+    assert re.search(r"0\s+6\s+4", graphs.text)  # 6 nodes (from x), 4 edges
+
+
 def test_show_batch_views_html_and_text(shown):
     pytest.importorskip("matplotlib")
     raw = np.random.default_rng(2).integers(0, 256, (4, 8, 8), dtype=np.uint8)
