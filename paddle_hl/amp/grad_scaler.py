@@ -86,7 +86,7 @@ class GradScaler:
         self._use_dynamic_loss_scaling = bool(use_dynamic_loss_scaling)
         self._incr_count = 0
         self._decr_count = 0
-        self._scale = _scale_tensor(init_loss_scaling)
+        self._set_scale(init_loss_scaling)
         self._found_inf = False
         self._cache_found_inf = None
         self._states = {}
@@ -143,7 +143,7 @@ class GradScaler:
                                "last update().")
         if st is OptimizerState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        scale = float(backend.to_numpy(self._scale._data).reshape(-1)[0])
+        scale = self._scale_value()  # the host's copy: no read from the device
         finite = []  # one 0-d flag per gradient, read together: one device sync per step
         for p in _params_of(optimizer):
             g = p._grad
@@ -279,19 +279,25 @@ class GradScaler:
     def _rescale(self, ratio):
         # As Paddle's update_loss_scaling: a decreased scale never goes below 1 (a long run of
         # overflowing steps would otherwise reach 0 and turn every later update into NaN), and
-        # an increase that would overflow float32 keeps the current scale.
-        a = self._scale._data
+        # an increase that would overflow float32 keeps the current scale. Computed on the
+        # host's float32 copy of the scale (the same float32 product as on the device), so no
+        # step reads the scale back from a GPU.
         with np.errstate(over="ignore"):
-            new = (a * np.float32(ratio)).astype(_F32)
-        xp = backend.get_array_module(new)
+            new = np.float32(self._scale_f * np.float32(ratio))
         if ratio < 1.0:
-            new = xp.maximum(new, np.float32(1.0))
-        elif not bool(xp.isfinite(new).all()):
+            new = max(new, np.float32(1.0))
+        elif not np.isfinite(new):
             return
-        self._scale = _wrap(new)
+        self._set_scale(new)
+
+    def _set_scale(self, value):
+        """Make ``value`` (rounded to float32) the scale: a shape-[1] tensor on the current
+        device for ``scale()``, and its host copy ``_scale_f`` for everything that reads it."""
+        self._scale_f = np.float32(value)
+        self._scale = _scale_tensor(self._scale_f)
 
     def _scale_value(self) -> float:
-        return float(backend.to_numpy(self._scale._data).reshape(-1)[0])
+        return float(self._scale_f)
 
     def _record(self):
         self._steps += 1
@@ -317,7 +323,7 @@ class GradScaler:
     def set_init_loss_scaling(self, new_init_loss_scaling):
         """Set the initial loss scale; the current scale restarts from it."""
         self._init_loss_scaling = new_init_loss_scaling
-        self._scale = _scale_tensor(new_init_loss_scaling)
+        self._set_scale(new_init_loss_scaling)
 
     def get_incr_ratio(self) -> float:
         """The growth factor."""
@@ -359,7 +365,7 @@ class GradScaler:
         if not self._enable:
             return {}
         return {
-            "scale": backend.to_numpy(self._scale._data).astype(_F32).reshape(1).copy(),
+            "scale": np.full(1, self._scale_f, dtype=_F32),
             "incr_ratio": self._incr_ratio,
             "decr_ratio": self._decr_ratio,
             "incr_every_n_steps": self._incr_every_n_steps,
@@ -384,7 +390,7 @@ class GradScaler:
         scale = scale.numpy() if isinstance(scale, Tensor) else np.asarray(scale)
         scale = scale.astype(_F32).reshape(-1)
         self._init_loss_scaling = float(scale[0])
-        self._scale = _scale_tensor(scale[0])
+        self._set_scale(scale[0])
         self._incr_ratio = state_dict["incr_ratio"]
         self._decr_ratio = state_dict["decr_ratio"]
         self._incr_every_n_steps = state_dict["incr_every_n_steps"]

@@ -447,7 +447,14 @@ class Tensor:
         return _same_grad(self, backend.to_numpy(self._data))
 
     def cuda(self, device_id=None, blocking=True):
-        place = _pl.parse_place(f"gpu:{device_id or 0}")
+        """A copy on GPU ``device_id``; without one, on the current device when that is a GPU
+        (``set_device('gpu:1')`` makes it GPU 1), else on GPU 0, as in Paddle."""
+        if device_id is None:
+            place = _pl.current_place()
+            if place.kind != "gpu":
+                place = _pl.parse_place("gpu:0")
+        else:
+            place = _pl.parse_place(f"gpu:{device_id}")
         return _same_grad(self, _pl.move(self._data, place))
 
     def pin_memory(self):

@@ -1641,7 +1641,9 @@ def _cumprod_grad(M, x, out, g, axis):
     safe = M.where(M.const(before), x, 1)
     gx = M.select(before, M.op(_cumsum_k, g * M.conj(out), axis=axis, reverse=True)
                   / M.conj(safe))
-    if xp.any(first):
+    # (on a GPU the term is always added, zero where x has no zero, rather than asking the
+    # device whether x has one: that question would stop the host until the GPU answers)
+    if xp is not np or xp.any(first):
         # at the first zero the product of the other factors is the cumprod with it set to 1
         out1 = M.op(_cumprod_k, M.where(M.const(first), 1, x), axis=axis)
         gx = gx + M.select(first, M.op(_cumsum_k, g * M.conj(out1), axis=axis, reverse=True))
@@ -1650,7 +1652,11 @@ def _cumprod_grad(M, x, out, g, axis):
 
 @op("cumprod", uses_out=True, grad=_cumprod_grad)
 def _cumprod_k(x, axis):
-    return _xp(x).cumprod(x, axis=axis, dtype=x.dtype), GRAD
+    xp = _xp(x)
+    if xp is not np and x.dtype.name == "bfloat16":
+        # CuPy's scan kernels have no bfloat16 arithmetic: the GPU multiplies in float32
+        return xp.cumprod(x, axis=axis, dtype="float32").astype(x.dtype), GRAD
+    return xp.cumprod(x, axis=axis, dtype=x.dtype), GRAD
 
 
 def cumprod(x, dim=None, dtype=None, name=None):

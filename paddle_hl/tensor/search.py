@@ -639,8 +639,12 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
     xp = _xp(a)
     if axis is None:
         flat = a.reshape(-1)
+        if xp is not np and flat.dtype == _dt.BFLOAT16_NP:
+            # CuPy cannot sort bfloat16: sort the (exact) float32 values, cast back
+            flat = flat.astype(np.float32)
         res = xp.unique(flat, return_index=True, return_inverse=True, return_counts=True)
         out, index, inverse, counts = res
+        out = out.astype(a.dtype, copy=False)
         inverse = inverse.reshape(-1)
     else:
         ax = norm_axis(axis, x.ndim, "unique")

@@ -12,7 +12,7 @@ importing it), the CUDA ``cuda_fp16.h`` / ``cuda_bf16.h`` headers from the
 from __future__ import annotations
 
 import ctypes
-import importlib.util
+import importlib.machinery
 import pathlib
 import re
 
@@ -23,7 +23,9 @@ CTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float", "flo
 
 
 def _site_dirs(top):
-    spec = importlib.util.find_spec(top)
+    # searched on sys.path, not imported (and not taken from sys.modules, where the CPU
+    # stand-in for CuPy may sit)
+    spec = importlib.machinery.PathFinder.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
         return []
     return [pathlib.Path(p) for p in spec.submodule_search_locations]

@@ -107,9 +107,18 @@ def _grid(pre, post, xp):
     return xp.arange(pre, dtype=np.int64)[:, None], xp.arange(post, dtype=np.int64)[None, :]
 
 
-def _check_labels(idx, valid, n_class, op):
-    """Hard labels must lie in ``[0, n_class)`` except where ignored (IndexError, as Paddle)."""
+def _check_labels(idx, valid, n_class, op, on_device=False):
+    """Hard labels must lie in ``[0, n_class)`` except where ignored (IndexError, as Paddle).
+
+    ``on_device=True`` (cross_entropy, the loss of every training step): for GPU arrays the
+    check is not made on the host, where it would stop the host until the GPU answers, every
+    step. The mask of the out-of-range labels is returned instead, and the caller makes their
+    losses NaN (Paddle's GPU kernel stops the device with an assertion there). Returns None
+    when the check was made on the host.
+    """
     bad = valid & ((idx < 0) | (idx >= n_class))
+    if on_device and backend.is_gpu_array(bad):
+        return bad
     if bool(bad.any()):
         v = int(backend.to_numpy(idx[bad]).reshape(-1)[0])
         if v < 0:
@@ -117,6 +126,16 @@ def _check_labels(idx, valid, n_class, op):
                              f"but received label value {v}")
         raise IndexError(f"{op}: label value should be less than the number of classes "
                          f"({n_class}) when it is not ignore_index, but received label value {v}")
+
+
+def _div_or_zero(a, denom, xp):
+    """``a / denom``, or zeros like ``a`` when the (0-d) ``denom`` is 0 (every label ignored).
+    On a GPU the choice is made on the device: asking whether ``denom`` is 0 would stop the
+    host until the GPU answers."""
+    if xp is np:
+        return a / denom if denom != 0 else a * 0
+    nz = denom != 0
+    return xp.where(nz, a / xp.where(nz, denom, 1), a * 0)
 
 
 # ------------------------------------------------------------------ dtypes of the targets
@@ -867,8 +886,8 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
     x3 = x.reshape(pre, c, post).astype(wd, copy=False)
     lab = label.reshape(pre, post).astype(np.int64, copy=False)
     valid = (lab != ignore_index) if not smoothing else xp.ones(lab.shape, dtype=bool)
-    idx = xp.where(valid, lab, 0)
-    _check_labels(lab, valid, c, "cross_entropy")
+    bad = _check_labels(lab, valid, c, "cross_entropy", on_device=True)
+    idx = xp.where(valid if bad is None else valid & ~bad, lab, 0)
     rows, cols = _grid(pre, post, xp)
     picked = x3[rows, idx, cols]
     # The smoothed target is ``off`` everywhere plus ``on`` at the label. Paddle builds it in
@@ -904,6 +923,8 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
     if not use_softmax:
         # Paddle's kernel maps an infinite loss (probability 0) to 1e20
         nll = xp.where(xp.isinf(nll), xp.copysign(wd.type(1e20), nll), nll)
+    if bad is not None:  # out-of-range labels on a GPU: NaN losses (see _check_labels)
+        nll = xp.where(bad, wd.type(np.nan), nll)
     if weight is not None:
         wv = weight.astype(wd, copy=False)
         coef = wv[idx]
@@ -920,7 +941,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         total = loss.sum()
         denom = coef.sum() if reduction == "mean" else None
         if reduction == "mean":
-            total = total / denom if denom != 0 else total * 0
+            total = _div_or_zero(total, denom, xp)
         out = _arr(total, wd, xp)
 
     def bw(g):
@@ -929,7 +950,7 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
         elif reduction == "sum":
             gl = g.astype(wd) * coef
         else:
-            gl = (g.astype(wd) / denom if denom != 0 else g.astype(wd) * 0) * coef
+            gl = _div_or_zero(g.astype(wd), denom, xp) * coef
         if use_softmax:
             gx = probs * gl[:, None, :]
             if smoothing:
@@ -948,8 +969,8 @@ def _ce_hard_kernel(x, label, weight, axis, ignore_index, use_softmax, smoothing
             elif reduction == "sum":
                 r = g.astype(wd) * nll
             else:
-                r = (g.astype(wd) * (nll - out.astype(wd)) / denom if denom != 0
-                     else xp.zeros_like(nll))
+                r = (_div_or_zero(g.astype(wd) * (nll - out.astype(wd)), denom, xp)
+                     if xp is not np or denom != 0 else xp.zeros_like(nll))
             r = r * valid
             gw = xp.bincount(idx[valid].reshape(-1), weights=(r[valid] * on).reshape(-1),
                              minlength=c)[:c]
