@@ -140,8 +140,8 @@ class Fleet:
             log_level (str|int): accepted for Paddle's signature.
 
         Raises:
-            NotImplementedError: for parameter-server mode, and for tensor, pipeline, sep or
-                sharding parallelism paddle_hl does not run (the message says what it runs).
+            ValueError: for parameter-server mode, and for tensor, pipeline, sep or sharding
+                parallelism paddle_hl does not run (the message says what it runs).
         """
         if role_maker is not None:
             if not isinstance(role_maker, PaddleCloudRoleMaker):
@@ -149,7 +149,7 @@ class Fleet:
                                 f"UserDefinedRoleMaker, got {type(role_maker).__name__}")
             is_collective = role_maker._is_collective
         if not is_collective:
-            raise NotImplementedError(
+            raise ValueError(
                 "fleet.init: parameter-server training (is_collective=False) is not supported; "
                 f"{_SUPPORTED}. Call fleet.init(is_collective=True).")
         if strategy is None:
@@ -166,24 +166,24 @@ class Fleet:
                           ("pp_degree", "pipeline parallelism"),
                           ("sep_degree", "sequence (sep) parallelism")):
             if int(hc.get(key, 1)) not in (1, -1):
-                raise NotImplementedError(f"fleet.init: hybrid_configs {key}={hc[key]} asks for "
+                raise ValueError(f"fleet.init: hybrid_configs {key}={hc[key]} asks for "
                                           f"{what}, which paddle_hl does not run; {_SUPPORTED}.")
         for flag, what in (("pipeline", "pipeline parallelism"),
                            ("tensor_parallel", "tensor parallelism")):
             if getattr(strategy, flag):
-                raise NotImplementedError(f"fleet.init: strategy.{flag} asks for {what}, which "
+                raise ValueError(f"fleet.init: strategy.{flag} asks for {what}, which "
                                           f"paddle_hl does not run; {_SUPPORTED}.")
         sharding = int(hc.get("sharding_degree", 1))
         if strategy.sharding:
             stage = int(strategy.sharding_configs.get("stage", 1))
             if stage != 1:
-                raise NotImplementedError(f"fleet.init: sharding stage {stage} is not "
+                raise ValueError(f"fleet.init: sharding stage {stage} is not "
                                           f"supported; {_SUPPORTED}.")
             sharding = world if sharding in (1, -1) else sharding
         dp = int(hc.get("dp_degree", -1))
         if sharding > 1:
             if sharding != world or dp not in (1, -1):
-                raise NotImplementedError(
+                raise ValueError(
                     f"fleet.init: sharding_degree={sharding} with dp_degree={dp} on {world} "
                     f"ranks is not supported; {_SUPPORTED}.")
             dp = 1
@@ -192,7 +192,7 @@ class Fleet:
             if dp == -1:
                 dp = world
             if dp != world:
-                raise NotImplementedError(
+                raise ValueError(
                     f"fleet.init: dp_degree={dp} does not match the {world} ranks of this job "
                     f"and paddle_hl runs no other parallelism to make up the difference; "
                     f"{_SUPPORTED}.")
@@ -274,7 +274,7 @@ class Fleet:
             _coll.barrier()
 
     def _ps_only(self, name):
-        raise NotImplementedError(f"fleet.{name} belongs to parameter-server training, which "
+        raise RuntimeError(f"fleet.{name} belongs to parameter-server training, which "
                                   f"paddle_hl does not support; {_SUPPORTED}.")
 
     def init_worker(self, scopes=None):
@@ -352,5 +352,5 @@ class Fleet:
 
     # ---------------------------------------------------------------- saving
     def save_persistables(self, executor=None, dirname=None, main_program=None, mode=0):
-        raise NotImplementedError("fleet.save_persistables saves a static program; in dynamic "
+        raise RuntimeError("fleet.save_persistables saves a static program; in dynamic "
                                   "mode use paddle.save(model.state_dict(), path)")
