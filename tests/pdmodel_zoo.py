@@ -123,6 +123,102 @@ def conv_interp_program(pd):
     return Net(), [pd.static.InputSpec([None, 4, 5, 5], "float32", "x")], [_img([2, 4, 5, 5])]
 
 
+def tensor_ops_program(pd):
+    """Conv1D, GroupNorm, InstanceNorm, PReLU, PixelShuffle, adaptive and ceil-mode pools,
+    flip/strided slices, where, cumsum, arange, topk, split/unstack, embedding with padding,
+    gather, one_hot, full_like, activations, index_select, argmin, constant pad, reductions."""
+    nn = pd.nn
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv1D(4, 6, 3, padding=1)
+            self.mp1 = nn.MaxPool1D(2)
+            self.gn = nn.GroupNorm(2, 6)
+            self.inorm = nn.InstanceNorm2D(6)
+            self.prelu = nn.PReLU(6)
+            self.ps = nn.PixelShuffle(2)
+            self.emb = nn.Embedding(10, 6, padding_idx=0)
+
+        def forward(self, x, ids):
+            y = self.mp1(self.c1(x))  # [B, 6, L/2]
+            y = self.gn(y)
+            z = y.unsqueeze(-1).expand([-1, 6, 4, 4])  # [B, 6, 4, 4]
+            z = self.prelu(self.inorm(z))
+            p = self.ps(paddle.tile(z[:, :4], [1, 2, 1, 1]))  # [B, 2, 8, 8]
+            p = F.avg_pool2d(p, 3, 2, 1, ceil_mode=True, exclusive=False)
+            p = F.adaptive_avg_pool2d(p, [2, 3]) + F.adaptive_max_pool2d(p, 2).mean()
+            a = paddle.flip(y, [2])[:, ::2, 1:-1]
+            b = paddle.where(a > 0, paddle.exp(-a), paddle.sqrt(paddle.abs(a)) ** 1.5)
+            c = paddle.cumsum(b, axis=-1) / (1.0 + paddle.arange(b.shape[-1], dtype='float32'))
+            v, i = paddle.topk(c.flatten(1), 3)
+            s1, s2 = paddle.split(y, [2, 4], axis=1)
+            u = paddle.unstack(s1, axis=1)[0]
+            e = self.emb(ids).sum(1) * paddle.cast(ids > 3, 'float32').mean(1, keepdim=True)
+            g = paddle.gather(s2, paddle.to_tensor([3, 0, 1]), axis=1)
+            oh = F.one_hot(ids[:, 0], 10)
+            m = paddle.full_like(u, 2.0) * paddle.zeros_like(u) + paddle.ones([1])
+            w = (F.hardtanh(g) + F.softplus(g) + F.elu(g) + F.mish(g) + F.silu(g)
+                 + F.log_sigmoid(g))
+            ww = paddle.index_select(w, paddle.to_tensor([1, 0]), axis=2)
+            r = (paddle.matmul(ww, ww, transpose_y=True).max(axis=-1)
+                 + paddle.argmin(ww, axis=-1).astype('float32'))
+            q = F.pad(p, [1, 1, 2, 0], value=0.5)
+            return (p, c, v, i, e, oh, m, r, q, paddle.prod(y, 1), paddle.any(y > 2, axis=1),
+                    paddle.minimum(u, m).pow(2))
+
+    x = np.random.default_rng(2).standard_normal([2, 4, 8]).astype(np.float32)
+    ids = np.random.default_rng(3).integers(0, 10, [2, 5]).astype(np.int64)
+    return Net(), [pd.static.InputSpec([None, 4, 8], "float32", "x"),
+                   pd.static.InputSpec([None, 5], "int64", "ids")], [x, ids]
+
+
+def dynamic_heads_program(pd):
+    """Free height and width: a DB-style head (transposed conv, nearest upsample, concat,
+    sigmoid), a segmentation upsample to the input's runtime size (SizeTensor), a CRNN-style
+    BiLSTM with softmax, and a detection-style decode (reshape by the runtime batch, split,
+    meshgrid anchors)."""
+    nn = pd.nn
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2D(3, 8, 3, 2, 1), nn.BatchNorm2D(8), nn.Hardswish())
+            self.down = nn.Conv2D(8, 16, 3, 2, 1)
+            self.up = nn.Conv2DTranspose(16, 8, 2, 2)
+            self.head = nn.Conv2D(16, 2, 1)
+            self.rnn = nn.LSTM(16, 8, direction="bidirect")
+            self.fc = nn.Linear(16, 5)
+            self.cls = nn.Conv2D(8, 4, 1)
+
+        def forward(self, x):
+            f1 = self.stem(x)
+            f2 = F.relu(self.down(f1))
+            u = F.interpolate(f2, scale_factor=2, mode="nearest")
+            cat = paddle.concat([self.up(f2), u[:, :8]], axis=1)
+            db = F.sigmoid(self.head(cat))
+            # segmentation head: upsample to the input's size, read from the input at run time
+            seg = F.interpolate(db, size=paddle.shape(x)[2:], mode="bilinear",
+                                align_corners=False)
+            # CRNN-style: pool height away, sequence over width, BiLSTM, per-step softmax
+            seq = f2.mean(axis=2).transpose([0, 2, 1])
+            y, _ = self.rnn(seq)
+            ctc = F.softmax(self.fc(y), axis=-1)
+            # detection-style: flatten anchors with the batch from the input, split, decode
+            b = paddle.shape(x)[0]
+            logits = self.cls(f1).reshape([b, 4, -1]).transpose([0, 2, 1])
+            s, reg = paddle.split(logits, [1, 3], axis=-1)
+            h, w = paddle.shape(f1)[2], paddle.shape(f1)[3]
+            yy, xx = paddle.meshgrid(paddle.arange(h, dtype="float32"),
+                                     paddle.arange(w, dtype="float32"))
+            anchors = paddle.stack([xx.flatten(), yy.flatten()], -1)
+            boxes = anchors.unsqueeze(0) + reg[..., :2] * paddle.exp(reg[..., 2:])
+            return seg, ctc, F.sigmoid(s).squeeze(-1), boxes, seg.argmax(1)
+
+    x = np.random.default_rng(2).standard_normal([2, 3, 32, 48]).astype(np.float32)
+    return Net(), [pd.static.InputSpec([None, 3, None, None], "float32", "x")], [x]
+
+
 def save_real(pd, build, prefix):
     """Save ``build(pd)``'s layer with real Paddle under ``prefix``; returns (inputs, outputs
     of the layer on them as NumPy arrays)."""

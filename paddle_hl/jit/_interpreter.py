@@ -628,6 +628,30 @@ OPS["pool2d"] = _pool(2)
 OPS["pool3d"] = _pool(3)
 
 
+def _max_pool_with_index(nd):
+    def run_(c, op, a):
+        x = c.x(op, "X")
+        ks = [int(k) for k in a.get("ksize", [1] * nd)]
+        if a.get("global_pooling", False):
+            ks, adaptive = [1] * nd, True
+        else:
+            adaptive = bool(a.get("adaptive", False))
+        if adaptive:
+            fn = F.adaptive_max_pool2d if nd == 2 else F.adaptive_max_pool3d
+            y, mask = fn(x, ks, return_mask=True)
+        else:
+            fn = F.max_pool2d if nd == 2 else F.max_pool3d
+            y, mask = fn(x, ks, a.get("strides", [1] * nd),
+                         [int(p) for p in a.get("paddings", [0] * nd)], return_mask=True)
+        c.set(op, "Out", y)
+        c.set(op, "Mask", T.cast(mask, "int32"))
+    return run_
+
+
+OPS["max_pool2d_with_index"] = _max_pool_with_index(2)
+OPS["max_pool3d_with_index"] = _max_pool_with_index(3)
+
+
 # ---------------------------------------------------------------------------- normalization
 @_reg("batch_norm", "sync_batch_norm")
 def _batch_norm(c, op, a):
@@ -914,6 +938,11 @@ def _tile(c, op, a):
     else:
         reps = [int(v) for v in a.get("repeat_times", [])]
     c.set(op, "Out", T.tile(c.x(op, "X"), reps))
+
+
+@_reg("meshgrid")
+def _meshgrid(c, op, a):
+    c.set_all(op, "Out", T.meshgrid(*c.xs(op, "X")))
 
 
 @_reg("flip")

@@ -56,10 +56,23 @@ def test_googlenet_three_outputs(pd, tmp_path):
 
 
 @pytest.mark.parametrize("build", [zoo.lstm_program, zoo.gru_program, zoo.transformer_program,
-                                   zoo.conv_interp_program],
-                         ids=["lstm", "gru_simple_rnn", "transformer", "conv_interp"])
+                                   zoo.conv_interp_program, zoo.tensor_ops_program],
+                         ids=["lstm", "gru_simple_rnn", "transformer", "conv_interp",
+                              "tensor_ops"])
 def test_sequence_and_conv_programs(pd, tmp_path, build):
     _check(pd, build, tmp_path / "m")
+
+
+def test_free_height_and_width(pd, tmp_path):
+    """Shapes read at run time (shape, slice, SizeTensor, ShapeTensor, range, meshgrid) follow
+    each input's size, as in Paddle's program."""
+    _check(pd, zoo.dynamic_heads_program, tmp_path / "m")
+    layer, ref = paddle.jit.load(str(tmp_path / "m")), pd.jit.load(str(tmp_path / "m"))
+    x = np.random.default_rng(5).standard_normal([1, 3, 40, 24]).astype(np.float32)
+    got, want = layer(paddle.to_tensor(x)), ref(pd.to_tensor(x))
+    assert got[0].shape == [1, 2, 40, 24]
+    for i, (g, w) in enumerate(zip(got, want)):
+        zoo.assert_close(g.numpy(), w.numpy(), f"output {i}")
 
 
 def test_free_batch_dim_and_layer(pd, tmp_path):
