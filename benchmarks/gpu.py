@@ -6,12 +6,20 @@ Cases (each library runs each case in its own process, so neither holds the othe
   3x224x224, 1000 classes, float32.
 - ``resnet50_amp``: the same step under AMP O1 (float16 autocast with a dynamic loss scaler:
   ``paddle.amp.auto_cast`` + ``GradScaler`` / ``torch.autocast`` + ``torch.amp.GradScaler``).
+- ``resnet50_bf16``: the same step under AMP O1 in bfloat16 (no loss scaling, in either
+  library: bfloat16 has float32's range).
 - ``resnet50_o2``: the same step under AMP O2 (``paddle.amp.decorate`` to float16 parameters
   with float32 master weights). PyTorch has no O2 level: its column is the O1 step again.
 - ``encoder``: one Transformer encoder layer (d_model 768, 12 heads, feed-forward 3072,
   dropout 0), batch 32, length 512, forward and backward.
 - ``overhead``: 200 tiny ops (``b = b * 1.0001 + 0.0001`` 100 times on an 8x8 float32 tensor)
   forward and backward: the Python and launch cost per op, in microseconds.
+
+For each paddle_hl case one more step is profiled: the CUDA kernels it launched and the share
+of their time spent in GEMMs and convolutions (from CUPTI through ``torch.profiler``, which
+sees every kernel of the process, CuPy's included; '-' without PyTorch), and the host
+synchronisations CuPy detected (each wait of the host for the device: a value read back, a
+size learnt from the device).
 
 Times are medians of ``--steps`` steps after ``--warmup`` steps (the first steps compile
 CuPy's kernels; they are cached on disk for later runs), with the device synchronised around
@@ -35,6 +43,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
+import collections  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -42,7 +51,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-CASES = ("resnet50", "resnet50_amp", "resnet50_o2", "encoder", "overhead")
+CASES = ("resnet50", "resnet50_amp", "resnet50_bf16", "resnet50_o2", "encoder", "overhead")
 
 
 # --------------------------------------------------------------------------- availability
@@ -88,6 +97,13 @@ def _hl_case(case, batch):
         if case == "resnet50":
             def step():
                 loss = loss_fn(net(x), y)
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+        elif case == "resnet50_bf16":
+            def step():
+                with paddle.amp.auto_cast(level="O1", dtype="bfloat16"):
+                    loss = loss_fn(net(x), y)
                 loss.backward()
                 opt.step()
                 opt.clear_grad()
@@ -150,6 +166,67 @@ def _hl_peak(step):
     return peak[0]
 
 
+_GEMM_WORDS = ("gemm", "conv", "cudnn", "cutlass", "xmma", "implicit_convolve", "wgrad",
+               "dgrad", "fprop", "sm90_", "sm80_")
+
+
+def _hl_profile(step):
+    """One more step, profiled: ``{"kernels", "gemm_share", "syncs", "sync_sites"}``."""
+    from paddle_hl import backend
+
+    out = {"kernels": None, "gemm_share": None, "syncs": None, "sync_sites": []}
+    # the host waits CuPy declares (a value read back, an output size learnt from the device)
+    try:
+        import traceback
+
+        from cupy._core import syncdetect
+
+        count = [0]
+        sites = collections.Counter()
+        orig = syncdetect._is_allowed
+
+        def counting():
+            count[0] += 1
+            frames = [f for f in traceback.extract_stack()[:-3] if "paddle_hl" in f.filename]
+            if frames:
+                f = frames[-1]
+                sites[f"{f.filename.rsplit('paddle_hl/', 1)[-1]}:{f.lineno}"] += 1
+            return True
+
+        syncdetect._is_allowed = counting
+        try:
+            step()
+            _hl_sync()
+        finally:
+            syncdetect._is_allowed = orig
+        out["syncs"] = count[0]
+        out["sync_sites"] = [f"{k} x{v}" for k, v in sites.most_common(6)]
+    except Exception as e:  # noqa: BLE001  (a CuPy without syncdetect: report, go on)
+        out["sync_sites"] = [f"not measured ({type(e).__name__}: {e})"]
+    # every kernel of the process, CuPy's included, through CUPTI
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        if not torch.cuda.is_available():
+            return out
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step()
+            _hl_sync()
+            torch.cuda.synchronize()
+        kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                   and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
+        total = sum(e.device_time for e in kernels) or 1.0
+        gemm = sum(e.device_time for e in kernels
+                   if any(w in e.name.lower() for w in _GEMM_WORDS))
+        out["kernels"] = len(kernels)
+        out["gemm_share"] = gemm / total
+    except Exception as e:  # noqa: BLE001
+        out["sync_sites"].append(f"kernels not counted ({type(e).__name__}: {e})")
+    backend.cupy_module()  # (the GPU stays the device of later steps)
+    return out
+
+
 # --------------------------------------------------------------------------- PyTorch cases
 def _torch_resnet50(torch):
     """ResNet-50 (v1.5: the stride on the 3x3 convolution, as Paddle's) in plain torch.nn,
@@ -197,6 +274,13 @@ def _torch_step(case, batch):
         if case == "resnet50":
             def step():
                 loss = loss_fn(net(x), y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+        elif case == "resnet50_bf16":
+            def step():
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    loss = loss_fn(net(x), y)
                 loss.backward()
                 opt.step()
                 opt.zero_grad()
@@ -260,10 +344,12 @@ def _worker(lib, case, steps, warmup, batch):
         step()
         sync()
         peak = int(torch.cuda.max_memory_allocated())
+        prof = {}
     else:
         peak = _hl_peak(step)
+        prof = _hl_profile(step)
     print(json.dumps({"ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3,
-                      "peak_mb": peak / 2**20}))
+                      "peak_mb": peak / 2**20, **prof}))
 
 
 def _device_line():
@@ -354,6 +440,16 @@ def main(argv=None):
         batch = batch_of(case) if case != "overhead" else 1
         print(f"{case:<14}{batch:>6}{t(hl):>12}{t(th):>10}{ratio:>10}{peak_hl:>12}"
               f"{peak_th:>15}{mem:>14}")
+    print("\nwhere paddle_hl's step goes (one profiled step per case):")
+    print(f"{'case':<14}{'kernels':>9}{'GEMM/conv share':>17}{'host syncs':>12}  sync sites")
+    for case, res in rows:
+        hl = res.get("paddle_hl") or {}
+        k = hl.get("kernels")
+        share = hl.get("gemm_share")
+        syncs = hl.get("syncs")
+        print(f"{case:<14}{'-' if k is None else k:>9}"
+              f"{'-' if share is None else f'{share:.0%}':>17}"
+              f"{'-' if syncs is None else syncs:>12}  {'; '.join(hl.get('sync_sites', []))}")
     return 0
 
 

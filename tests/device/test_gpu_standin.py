@@ -89,7 +89,7 @@ def test_gpu_marked_tests_pass_on_the_standin():
            "no:randomly", "-n", "0", "-m", "gpu", "-k", "not vision_zoo",
            "tests/optimizer/test_gpu_kernels.py", "tests/backend/test_kernels.py",
            "tests/device/test_gpu_matches_cpu.py", "tests/device/test_gpu_path_fixes.py",
-           "tests/device/test_device.py"]
+           "tests/device/test_device.py", "tests/device/test_gpu_kernels_compile.py"]
     out = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=540)
     tail = out.stdout[-4000:] + out.stderr[-2000:]

@@ -683,6 +683,9 @@ class _Pool:
     def free_all_blocks(self, stream=None):
         self.held = self.used
 
+    def malloc(self, size):
+        return _Memory(size)
+
     def set_limit(self, size=None, fraction=None):
         pass
 
@@ -693,7 +696,17 @@ class _Pool:
         return 0
 
 
+class _Memory:
+    """A block from ``MemoryPool.malloc`` (host bytes; nothing in the stand-in reads it)."""
+
+    def __init__(self, size):
+        self.buf = np.empty(size, dtype=np.uint8)
+        self.ptr = self.buf.__array_interface__["data"][0]
+        self.mem = self
+
+
 _pool, _pinned_pool = _Pool(), _Pool()
+_allocator = [None]
 
 
 def _runtime():
@@ -877,6 +890,8 @@ def _cupy_module():
     cuda.get_current_stream = get_current_stream
     cuda.get_elapsed_time = get_elapsed_time
     cuda.runtime = _runtime()
+    cuda.set_allocator = lambda fn=None: _allocator.__setitem__(0, fn)
+    cuda.get_allocator = lambda: _allocator[0] or _pool.malloc
     cuda.is_available = lambda: True
     cp.cuda = cuda
     rnd = types.ModuleType("cupy.random")
@@ -954,13 +969,15 @@ def _cupyx_module():
     return cx
 
 
-def standin(n_devices=1):
-    """The stand-in ``(cupy, cupyx)`` modules with ``n_devices`` devices, not installed."""
+def standin(n_devices=None):
+    """The stand-in ``(cupy, cupyx)`` modules, not installed (``n_devices`` devices; None
+    keeps the number set before, 1 at first)."""
     global BF16, N_DEVICES
     import ml_dtypes
 
     BF16 = np.dtype(ml_dtypes.bfloat16)
-    N_DEVICES = int(n_devices)
+    if n_devices is not None:
+        N_DEVICES = int(n_devices)
     return _cupy_module(), _cupyx_module()
 
 
