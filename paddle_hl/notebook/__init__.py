@@ -10,7 +10,9 @@ view falls back to text in a terminal.
 
 import importlib
 
-__all__ = ["show_batch", "lr_find", "interpret", "Interpretation", "LRFindResult", "BatchView"]
+# a paddle_hl extra, not a Paddle namespace: nothing is exported by ``import *``; the tools are
+# reached as attributes (paddle_hl.notebook.show_batch ...)
+__all__ = []
 
 _LAZY = {"show_batch": "data_view", "BatchView": "data_view", "lr_find": "lr_range",
          "LRFindResult": "lr_range", "interpret": "diagnosis", "Interpretation": "diagnosis"}

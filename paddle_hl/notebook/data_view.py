@@ -21,7 +21,7 @@ import numpy as np
 from . import _views
 from .tables import html_table
 
-__all__ = ["show_batch", "BatchView", "display_image"]
+__all__ = []  # implementation module: paddle_hl.notebook gives the names
 
 _CHANNELS = (1, 3, 4)
 

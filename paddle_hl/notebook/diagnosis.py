@@ -19,7 +19,7 @@ import numpy as np
 from . import _views
 from .tables import html_table
 
-__all__ = ["interpret", "Interpretation"]
+__all__ = []  # implementation module: paddle_hl.notebook gives the names
 
 
 def confusion_matrix(labels, predictions, num_classes: int) -> np.ndarray:

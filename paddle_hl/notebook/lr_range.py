@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _views
 
-__all__ = ["lr_find", "LRFindResult", "suggest_lr"]
+__all__ = []  # implementation module: paddle_hl.notebook gives the names
 
 _RULES = ("middle", "steepest", "min/10")
 
