@@ -7,6 +7,13 @@ returned; its ``wait()`` puts the result in place.
 
 A world of one process needs no MPI at all: every collective is then the identity.
 
+Before it communicates, every collective on several ranks checks that the ranks passed the
+same arguments (shapes, dtypes, the operation, the root): the ranks all-gather a 64-bit
+fingerprint of them, and when they differ every rank raises the same error naming each rank's
+arguments, instead of reducing mismatched buffers into garbage or waiting for a transfer that
+never matches. ``send`` sends a small header before the data, so ``recv`` names both sides
+when they differ. ``PADDLE_HL_CHECK_COLLECTIVES=0`` turns the collectives' check off.
+
 Tensors on a GPU go through NCCL (see :mod:`paddle_hl.distributed._nccl`): the operation is
 queued on the current CUDA stream and the call returns without waiting for the GPU. Every rank
 of a group must then pass tensors on its GPU, as every rank passes tensors of the same shape.
@@ -22,7 +29,7 @@ import numpy as np
 from .. import backend
 from ..framework.tensor import Tensor, writable
 from . import _comm, _nccl
-from ._comm import Group, ReduceOp, Task
+from ._comm import Group, PeerLost, ReduceOp, Task
 
 __all__ = []  # the public names are re-exported by paddle_hl.distributed
 
@@ -316,15 +323,10 @@ def _finished(sync_op, g, what):
     return None if sync_op else Task([], what, g)
 
 
-def _same_meta(g, arrays, fn):
-    """Every rank must pass tensors of the same shape and dtype: check, naming both."""
-    meta = [(tuple(a.shape), str(a.dtype)) for a in arrays]
-    allmeta = g.comm.allgather(meta)
-    for r, m in enumerate(allmeta):
-        if m != allmeta[0]:
-            raise ValueError(f"paddle_hl.distributed.{fn}: every rank must pass tensors of the "
-                             f"same shapes and dtypes; rank {g.ranks[0]} passed {allmeta[0]}, "
-                             f"rank {g.ranks[r]} passed {m}")
+def _agree(g, fn, tensor, **more):
+    """Every rank must pass a tensor of the same shape and dtype (and the same ``more``
+    arguments): check, naming each rank's (see ``_comm.agree``)."""
+    _comm.agree_tensor(g, fn, tensor._data, **more)
 
 
 def _fill_list(out_list, parts, fn, arg, like=None):
@@ -380,6 +382,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     g = _group(group, "all_reduce")
     if not g.is_member() or g.nranks == 1:
         return _finished(sync_op, g, "all_reduce")
+    _agree(g, "all_reduce", tensor, op=_comm.op_name(op))
     nc = _gpu(g, tensor)
     if nc is not None:
         return _done(nc.all_reduce(tensor._data, op), sync_op)
@@ -419,6 +422,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
     root = _root(g, dst, "reduce", "dst")
     if g.nranks == 1:
         return _finished(sync_op, g, "reduce")
+    _agree(g, "reduce", tensor, op=_comm.op_name(op), dst=int(dst))
     nc = _gpu(g, tensor)
     if nc is not None:
         return _done(nc.reduce(tensor._data, root, op), sync_op)
@@ -466,6 +470,8 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
             raise ValueError(f"paddle_hl.distributed.reduce_scatter: every tensor of tensor_list "
                              f"must have the output's shape {list(tensor.shape)}, got "
                              f"{list(t.shape)}")
+    if g.nranks > 1:
+        _agree(g, "reduce_scatter", tensor, op=_comm.op_name(op))
     nc = _gpu(g, tensor) if g.nranks > 1 else None
     if nc is not None:
         return _done(nc.reduce_scatter(tensor._data, [t._data for t in tensor_list], op),
@@ -508,6 +514,7 @@ def broadcast(tensor, src, group=None, sync_op=True):
     root = _root(g, src, "broadcast", "src")
     if g.nranks == 1:
         return _finished(sync_op, g, "broadcast")
+    _agree(g, "broadcast", tensor, src=int(src))
     nc = _gpu(g, tensor)
     if nc is not None:
         return _done(nc.broadcast(tensor._data, root), sync_op)
@@ -535,7 +542,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
     if g.nranks == 1:
         _fill_list(tensor_list, [arr.copy()], "all_gather", "tensor_list", tensor._data)
         return _finished(sync_op, g, "all_gather")
-    _same_meta(g, [arr], "all_gather")
+    _agree(g, "all_gather", tensor)
     nc = _gpu(g, tensor)
     if nc is not None:
         out, task = nc.all_gather(tensor._data)
@@ -571,7 +578,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
     if g.nranks == 1:
         _fill_list(gather_list, [arr.copy()], "gather", "gather_list", tensor._data)
         return _finished(sync_op, g, "gather")
-    _same_meta(g, [arr], "gather")
+    _agree(g, "gather", tensor, dst=int(dst))
     nc = _gpu(g, tensor)
     if nc is not None:
         out, task = nc.gather(arr, root)
@@ -618,6 +625,8 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
                 raise ValueError(f"paddle_hl.distributed.scatter: every tensor of tensor_list "
                                  f"must have the output's shape {list(arr.shape)}, got "
                                  f"{list(t.shape)}")
+    if g.nranks > 1:
+        _agree(g, "scatter", tensor, src=int(src))
     nc = _gpu(g, tensor) if g.nranks > 1 else None
     if nc is not None:
         if g.rank == root:
@@ -664,7 +673,7 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
     if g.nranks == 1:
         _fill_list(out_tensor_list, [like.copy()], "alltoall", "out_tensor_list", like)
         return _finished(sync_op, g, "alltoall")
-    _same_meta(g, arrays[:1], "alltoall")
+    _agree(g, "alltoall", in_tensor_list[0], tensors=len(in_tensor_list))
     nc = _gpu(g, in_tensor_list[0])
     if nc is not None:
         xp = backend.get_array_module(like)
@@ -718,6 +727,8 @@ def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=
 
     ins = sizes(in_split_sizes, src.shape[0], "in_split_sizes")
     outs = sizes(out_split_sizes, dst.shape[0], "out_split_sizes")
+    if g.nranks > 1:
+        _splits_agree(g, src, ins, outs)
     nc = _gpu(g, out_tensor) if g.nranks > 1 else None
     if nc is not None:
         return _done(nc.alltoall_single(_to_device(src, dst), dst, ins, outs), sync_op)
@@ -738,6 +749,28 @@ def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=
                             [_comm.as_bytes(dst), (counts_out, displ_out), MPI.BYTE])
     finish = None if own else (lambda: _store(out_tensor, dst))
     return _done(Task([req], "alltoall_single", g, finish), sync_op)
+
+
+def _splits_agree(g, src, ins, outs):
+    """alltoall_single: every rank must pass the same dtype and trailing dimensions, and the
+    rows rank i sends to rank j must be the rows rank j expects from rank i."""
+    if not _comm.checks_on():
+        return
+    n = g.nranks
+    kind = {"dtype and trailing dimensions": f"{src.dtype} {list(src.shape[1:])}"}
+    mine = np.array([_comm.digest(kind), *ins, *outs], np.int64)
+    every = np.empty((n, mine.size), np.int64)
+    _comm.wait(g.comm.Iallgather(mine, every), "alltoall_single", g)
+    if not (every[:, 0] == every[0, 0]).all():
+        raise ValueError(_comm.mismatch_message("alltoall_single", g, g.comm.allgather(kind)))
+    sent, expected = every[:, 1:n + 1], every[:, n + 1:]
+    bad = [(i, j) for i in range(n) for j in range(n) if sent[i, j] != expected[j, i]]
+    if bad:
+        i, j = bad[0]
+        raise ValueError(
+            f"paddle_hl.distributed.alltoall_single: rank {g.ranks[i]} sends {sent[i, j]} rows "
+            f"to rank {g.ranks[j]}, which expects {expected[j, i]} (in_split_sizes of every "
+            f"rank: {sent.tolist()}; out_split_sizes: {expected.tolist()})")
 
 
 # ------------------------------------------------------------------ objects
@@ -791,15 +824,165 @@ def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None)
 
 # ------------------------------------------------------------------ point to point
 
-_TAG = 7
+_TAG = 7  # the data of a send
+_HEAD_TAG = 8  # the header sent before it: the shape and dtype sent
+_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+           "float16", "float32", "float64", "bfloat16", "complex64", "complex128")
+_MAX_DIMS = 8
+_HEAD_LEN = 4 + _MAX_DIMS
+# group id -> receives whose data receive waits for their header (see _Recv)
+_DEFERRED: dict = {}
+
+
+def _header(arr):
+    """What a send announces: [fingerprint of shape and dtype, bytes, dtype code, ndim,
+    dims...]."""
+    h = np.zeros(_HEAD_LEN, np.int64)
+    h[0] = _comm.digest((tuple(arr.shape), str(arr.dtype)))
+    h[1] = arr.nbytes
+    name = str(arr.dtype)
+    h[2] = _DTYPES.index(name) + 1 if name in _DTYPES else 0
+    h[3] = arr.ndim
+    h[4:4 + min(arr.ndim, _MAX_DIMS)] = arr.shape[:_MAX_DIMS]
+    return h
+
+
+def _header_text(h):
+    dtype = _DTYPES[h[2] - 1] if 0 < h[2] <= len(_DTYPES) else "(a dtype not named here)"
+    ndim = int(h[3])
+    shape = [int(d) for d in h[4:4 + ndim]] if ndim <= _MAX_DIMS else f"({ndim} dimensions)"
+    return f"{shape} {dtype}"
+
+
+class _Recv(Task):
+    """A receive: the sender's header (shape and dtype) comes first and is checked against the
+    tensor received into, so a mismatch is an error naming both sides, not garbage.
+
+    With a known sender the data receive is posted at once, beside the header's (MPI matches
+    both in the order they were posted). A receive from any rank learns its sender from the
+    header, so its data receive is posted only then; receives posted after it wait in
+    ``_DEFERRED`` and post theirs in order, so no data message can reach the wrong receive.
+    """
+
+    def __init__(self, g, fn, tensor, arr, own, source):
+        MPI = _comm.mpi()
+        self.tensor, self.arr, self.own = tensor, arr, own
+        self.expected = _header(arr)
+        self.head = np.zeros(_HEAD_LEN, np.int64)
+        self.status = MPI.Status()
+        self.head_done = False
+        self.source = source  # the sender's rank in the group; None: not known yet
+        self.data_req = None
+        self.orphan = None  # where a mismatched message is received, to be discarded
+        self.head_req = g.comm.Irecv(self.head, source=MPI.ANY_SOURCE if source is None
+                                     else source, tag=_HEAD_TAG)
+        super().__init__([], fn, g, None, None if source is None else [g.ranks[source]])
+        queue = _DEFERRED.setdefault(g.id, [])
+        if source is not None and not queue:
+            self.data_req = g.comm.Irecv(_comm.as_bytes(arr), source=source, tag=_TAG)
+        else:
+            queue.append(self)
+
+    def _test_head(self):
+        if not self.head_done:
+            self.head_done = _comm._test(self.head_req, self._what, self._group, self._peers,
+                                         self.status)
+        return self.head_done
+
+    def _post_data(self):
+        g = self._group
+        if self.source is None:
+            self.source = self.status.Get_source()
+            self._peers = [g.ranks[self.source]]
+        target = self.arr
+        if self.head[0] != self.expected[0]:  # received and dropped, so the sender completes
+            target = self.orphan = np.empty(int(self.head[1]), np.uint8)
+        self.data_req = g.comm.Irecv(_comm.as_bytes(target), source=self.source, tag=_TAG)
+
+    def _check(self):
+        if self.head[0] == self.expected[0]:
+            return
+        g = self._group
+        try:  # take the sender's data off the wire (dropped), so nothing is left pending
+            _comm.wait(self.data_req, self._what, g, self._peers)
+        except PeerLost:
+            pass  # a message longer than this tensor: MPI reports it truncated
+        raise ValueError(
+            f"paddle_hl.distributed.{self._what}: rank {g.ranks[self.source]} sent a tensor of "
+            f"shape and dtype {_header_text(self.head)}, but rank {g.ranks[g.rank]} receives "
+            f"into {_comm.describe_tensor(self.arr)}: the sender's and the receiver's tensors "
+            "must have the same shape and dtype")
+
+    def is_completed(self) -> bool:
+        if self._done:
+            return True
+        _advance(self._group)
+        if self.data_req is None or not self._test_head():
+            return False
+        self._check()
+        if _comm._test(self.data_req, self._what, self._group, self._peers):
+            self._complete()
+        return self._done
+
+    def wait(self) -> bool:
+        if self._done:
+            return True
+        g = self._group
+        if self.data_req is None:
+            _comm.wait(_Posted(self), self._what, g, self._peers)
+        if not self.head_done:
+            _comm.wait(self.head_req, self._what, g, self._peers, self.status)
+            self.head_done = True
+        self._check()
+        _comm.wait(self.data_req, self._what, g, self._peers)
+        self._complete()
+        return True
+
+    def _complete(self):
+        self._done = True
+        if not self.own:
+            _store(self.tensor, self.arr)
+
+
+class _Posted:
+    """Stands for a request in ``_comm.wait``: done once the receive's data receive is
+    posted (the deferred receives advance on each test)."""
+
+    def __init__(self, recv):
+        self.recv = recv
+
+    def Test(self, status=None):  # noqa: N802  (MPI's name)
+        _advance(self.recv._group)
+        return self.recv.data_req is not None
+
+
+def _advance(g):
+    """Post the data receives of the deferred receives whose headers are in, in the order the
+    receives were made: one still waiting for its header holds back the later ones that could
+    take a message from the same sender (all of them when it takes any sender's)."""
+    queue = _DEFERRED.get(g.id)
+    if not queue:
+        return
+    blocked, all_blocked, keep = set(), False, []
+    for t in queue:
+        done = t._test_head()
+        source = t.status.Get_source() if done else t.source
+        if done and not all_blocked and source not in blocked:
+            t._post_data()
+            continue
+        keep.append(t)
+        if source is None:
+            all_blocked = True
+        else:
+            blocked.add(source)
+    queue[:] = keep
 
 
 def _p2p(tensor, peer, group, fn, arg, sending):
     _check_tensor(tensor, fn)
     g = _group(group, fn)
-    MPI = _comm.mpi() if g.nranks > 1 else None
     if peer is None and not sending:
-        source = MPI.ANY_SOURCE if MPI is not None else 0
+        source = None
     else:
         source = _root(g, peer, fn, arg)
         if source == g.rank:
@@ -819,10 +1002,10 @@ def _p2p(tensor, peer, group, fn, arg, sending):
         return transfer(tensor._data, source, fn, defer=fn in ("isend", "irecv"))
     arr, own = _host(tensor)
     if sending:
+        head = g.comm.Isend(_header(arr), dest=source, tag=_HEAD_TAG)
         req = g.comm.Isend(_comm.as_bytes(arr), dest=source, tag=_TAG)
-        return Task([req], fn, g)
-    req = g.comm.Irecv(_comm.as_bytes(arr), source=source, tag=_TAG)
-    return Task([req], fn, g, None if own else (lambda: _store(tensor, arr)))
+        return Task([head, req], fn, g, peers=[g.ranks[source]])
+    return _Recv(g, fn, tensor, arr, own, source)
 
 
 def send(tensor, dst=0, group=None, sync_op=True):

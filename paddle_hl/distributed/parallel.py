@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import weakref
 
 import numpy as np
@@ -16,6 +17,20 @@ from . import collective as _coll
 from .collective import ParallelEnv  # noqa: F401  (paddle.distributed.parallel.ParallelEnv)
 
 __all__ = []
+
+DEBUG_ENV = "PADDLE_HL_DP_CHECK"
+
+
+def _debug_buckets() -> bool:
+    """Whether every gradient bucket is compared across ranks before it is summed
+    (``PADDLE_HL_DP_CHECK=1``; off by default: it costs one small all-gather per bucket)."""
+    value = os.environ.get(DEBUG_ENV, "0").strip().lower()
+    if value in ("", "0", "false", "off", "no"):
+        return False
+    if value in ("1", "true", "on", "yes"):
+        return True
+    raise ValueError(f"paddle_hl.distributed.DataParallel: {DEBUG_ENV} must be 0 or 1, got "
+                     f"{value!r}")
 
 
 def _xp(on_gpu):
@@ -85,6 +100,8 @@ class _Reducer:
         self.buckets = [idx[::-1] for idx in reversed(groups)]  # lists of parameter indices
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
         self.early = 0  # buckets sent while backward was still running (a measure of overlap)
+        # compare each bucket across the ranks before summing it (a debugging aid)
+        self.debug = _debug_buckets()
         # bucket -> (buffer, weak references to the gradient views made of it by the last
         # pass): weak, so that ``clear_grad`` sees nothing else holding a gradient and need
         # not zero-fill it
@@ -222,6 +239,8 @@ class _Reducer:
     # -------------------------------------------------------------------------
     def _launch(self, b):
         idx = self.buckets[b]
+        if self.debug:
+            self._check_bucket(b)
         gpu = self.on_gpu[b]
         pre = self._prescaled(b)
         scale = self.scale[b]
@@ -254,6 +273,14 @@ class _Reducer:
             else:
                 part[...] = g.reshape(-1)
         self._start(b, buf if gpu or self.shared[b] else _comm.reducible(buf))
+
+    def _check_bucket(self, b):
+        """Debug mode: every rank must be about to sum the same bucket (same parameters'
+        shapes and dtype), in the same order; else every rank raises naming them."""
+        idx = self.buckets[b]
+        _comm.agree(self.group, "DataParallel gradient all_reduce", {
+            "bucket": b, "dtype": str(self.params[idx[0]]._data.dtype),
+            "parameter shapes": [list(self.params[i].shape) for i in idx]}, force=True)
 
     def _start(self, b, buf):
         if self.shared[b]:
@@ -318,6 +345,44 @@ def _kind(p):
     return a.dtype, (None if isinstance(a, np.ndarray) else a.device.id)
 
 
+def _check_same_model(layers, g, comm_buffer_size, last_comm_buffer_size):
+    """Every rank must wrap the same model: the same parameters and buffers, in the same order,
+    with the same shapes, dtypes and trainability, and the same bucket sizes (the buckets are
+    summed position by position). One all-gather of a fingerprint of all of them; when they
+    differ, every rank raises an error naming the first entry that differs and each rank's
+    version of it."""
+    entries = [("parameter", name, list(p.shape), str(p._data.dtype),
+                "trainable" if not p.stop_gradient else "frozen")
+               for name, p in layers.named_parameters()]
+    entries += [("buffer", name, list(t.shape), str(t._data.dtype), "")
+                for name, t in layers.named_buffers()]
+    sizes = (float(comm_buffer_size), float(last_comm_buffer_size))
+    mine = (sizes, entries)
+    if not _comm.differ(g, "DataParallel", _comm.digest(mine)):
+        return
+    every = g.comm.allgather(mine)  # every rank is here
+    ranks = g.ranks
+    if any(s != every[0][0] for s, _ in every):
+        got = "; ".join(f"rank {ranks[i]}: comm_buffer_size {s[0]:g}, last_comm_buffer_size "
+                        f"{s[1]:g}" for i, (s, _) in enumerate(every))
+        raise ValueError(f"paddle_hl.distributed.DataParallel: every rank must use the same "
+                         f"bucket sizes, got {got}")
+    lists = [e for _, e in every]
+    counts = [len(e) for e in lists]
+    for k in range(max(counts)):
+        versions = [e[k] if k < len(e) else None for e in lists]
+        if all(v == versions[0] for v in versions):
+            continue
+        got = "; ".join(
+            f"rank {ranks[i]}: " + ("nothing (it has only " + str(counts[i]) + " entries)"
+                                    if v is None else f"{v[0]} {v[1]!r} of shape {v[2]} {v[3]}"
+                                    + (f" ({v[4]})" if v[4] else ""))
+            for i, v in enumerate(versions))
+        raise ValueError(f"paddle_hl.distributed.DataParallel: every rank must wrap the same "
+                         f"model (the same parameters and buffers, in the same order, shapes "
+                         f"and dtypes); entry {k} differs: {got}")
+
+
 def _wrap_grad(arr):
     from ..framework.tensor import _wrap
 
@@ -334,6 +399,13 @@ class DataParallel(Layer):
     nearest the input, whose gradients come last) holds at most ``last_comm_buffer_size`` MB,
     so little is left to send when backward ends. ``no_sync()`` skips the averaging (gradient
     accumulation). With one process it is a transparent wrapper.
+
+    Every rank must wrap the same model: at wrap time the ranks compare a fingerprint of their
+    parameters and buffers (names, shapes, dtypes, trainability) and bucket sizes, and a
+    difference is an error on every rank naming the first entry that differs. The buckets
+    themselves are not compared on each pass (that would cost one small all-gather per
+    bucket); ``PADDLE_HL_DP_CHECK=1`` turns that on, to find ranks that sum different buckets
+    (e.g. parameters changed after wrapping).
 
     Args:
         layers (Layer): the model.
@@ -373,6 +445,7 @@ class DataParallel(Layer):
         self._reducer = None
         if self._nranks > 1:
             g = _coll._group(group, "DataParallel")
+            _check_same_model(layers, g, comm_buffer_size, last_comm_buffer_size)
             self._sync_params(g)
             params = [p for p in layers.parameters() if not p.stop_gradient]
             self._reducer = _Reducer(params, g, comm_buffer_size, last_comm_buffer_size)

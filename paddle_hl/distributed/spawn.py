@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 
-from .launch._job import JobError, run  # noqa: F401  (JobError: what join raises)
+from .launch._job import JobError, run
 
 __all__ = []  # the public names are re-exported by paddle_hl.distributed
 
@@ -90,14 +90,19 @@ class MultiprocessContext:
         """Wait for the job (at most ``timeout`` seconds); True when it has finished.
 
         Raises:
-            JobError: a rank failed (the message names it).
+            JobError: a rank failed: the message names it and, when it raised an exception,
+                ends with that rank's traceback.
         """
         self._thread.join(timeout)
         if self._thread.is_alive():
             return False
         try:
             if self._error is not None:
-                raise self._error
+                e = self._error
+                if isinstance(e, JobError) and e.traceback:
+                    raise JobError(f"{e}\n\nThe rank's exception:\n\n{e.traceback.rstrip()}",
+                                   e.exit_code, e.traceback) from None
+                raise e
             values = []
             for r in range(self.nprocs):
                 with open(os.path.join(self._run_dir, f"rank{r}.result"), "rb") as f:

@@ -10,7 +10,10 @@ variables (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, ``PADDLE_CURRENT_ENDP
 ``PADDLE_TRAINER_ENDPOINTS``, ``PADDLE_LOCAL_RANK``, ...), so a script written for Paddle's
 launcher runs unchanged. If a rank fails, the others are stopped and the launcher exits with
 an error naming the rank; collectives waiting on a dead rank give up after
-``PADDLE_HL_COLLECTIVE_TIMEOUT`` seconds. SIGINT and SIGTERM are forwarded to the ranks.
+``PADDLE_HL_COLLECTIVE_TIMEOUT`` seconds (at once when the rank ended on this machine). SIGINT,
+SIGTERM and SIGHUP are forwarded to the ranks (the launcher then exits with 128 + the signal's
+number); if the launcher dies, however it dies, the ranks on this machine end themselves and
+remove the job's folder and shared memory.
 
 Options (Paddle's that apply): ``--nproc_per_node`` (processes on this machine; default: the
 number of CPUs this process may use, or of ``--devices``), ``--nnodes`` and ``--ips`` (several
@@ -95,4 +98,4 @@ def launch():
             return run(per_node * nodes, worker, env, run_dir, hosts=hosts)
         except JobError as e:
             print(str(e), file=sys.stderr)
-            return 1
+            return e.exit_code

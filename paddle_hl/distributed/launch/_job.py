@@ -1,12 +1,16 @@
 """Start N ranks under MPI's own launcher (mpiexec), forward their output and signals, and turn a
 failed rank into a clear error naming it.
 
-On one machine each rank holds a connection to a small monitor in the launcher (a UNIX socket
-in the job's folder). A rank reports its rank and pid when it starts and its exit status when it
-ends; a rank killed by a signal simply closes the connection. The monitor sees these events in
-the order they happen, so the rank that failed first is known exactly, and the launcher then
-stops the whole job. Across machines mpiexec's own clean-up does this, and its report names the
-process.
+On one machine each rank holds a connection to a small monitor in the launcher (a UNIX socket:
+an abstract one on Linux, so that no path length limit applies whatever ``TMPDIR`` is). A rank
+reports its rank and pid when it starts and its exit status when it ends; a rank killed by a
+signal simply closes the connection. The monitor sees these events in the order they happen, so
+the rank that failed first is known exactly, and the launcher then stops the whole job. The
+monitor also tells every rank when another one has ended, so a rank waiting for it in a
+collective stops at once with an error saying so. When the launcher itself dies, however it
+dies, the ranks see their connection close and end themselves (see ``_worker``), removing the
+job's folder and shared memory. Across machines mpiexec's own clean-up does this, and its
+report names the process.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
 
 __all__ = []
 
@@ -43,22 +50,54 @@ def find_mpiexec() -> str:
 
 
 class JobError(RuntimeError):
-    """A rank of a parallel job failed; the message names it."""
+    """A rank of a parallel job failed; the message names it.
+
+    Attributes:
+        exit_code (int): the status the launcher exits with (1, or 128 + the signal number
+            when the launcher was stopped by a signal).
+        traceback (str | None): the failed rank's traceback, when it raised an exception.
+    """
+
+    def __init__(self, message, exit_code=1, traceback=None):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.traceback = traceback
+
+
+def _address(run_dir):
+    """Where the monitor listens: a Linux abstract socket (no file, no path length limit: the
+    name is written ``@name`` in the ranks' environment), elsewhere a socket file in the job's
+    folder, or in a short private folder when that path is too long for a UNIX socket."""
+    if sys.platform.startswith("linux"):
+        return f"@paddle_hl_job_{os.getpid()}_{uuid.uuid4().hex}", None
+    path = os.path.join(run_dir, "monitor.sock")
+    if len(os.fsencode(path)) < 100:
+        return path, None
+    short = tempfile.mkdtemp(prefix="phl_", dir="/tmp" if os.path.isdir("/tmp") else None)
+    return os.path.join(short, "m.sock"), short
+
+
+def socket_name(address):
+    """The name to bind or connect to for a monitor address (``@name``: abstract)."""
+    return "\0" + address[1:] if address.startswith("@") else address
 
 
 class _Monitor:
     """Collects the ranks' start and exit reports; a closed connection without an exit report
-    is a rank that died."""
+    is a rank that died. Tells the ranks still running when one has ended (``ended R STATUS``
+    lines), so that one waiting for it in a collective knows at once."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, run_dir):
+        self.path, self._folder = _address(run_dir)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
+        self.sock.bind(socket_name(self.path))
         self.sock.listen(256)
         self.lock = threading.Lock()
         self.failure = None  # (kind, rank, pid, detail) of the first failure
         self.lost = []  # ranks that only lost contact with a failed rank
         self.running = {}  # rank -> pid of the ranks that started and have not ended
+        self.ended = {}  # rank -> exit status ("died": closed without one), in order
+        self.conns = {}  # rank -> connection of the ranks still running
         self.stopping = False  # set when the launcher ends the job: later ends are its doing
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -68,6 +107,9 @@ class _Monitor:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            if not _same_user(conn):  # an abstract socket has no file permissions
+                conn.close()
+                continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
@@ -89,16 +131,37 @@ class _Monitor:
                         rank, pid = (int(v) for v in rest.split())
                         with self.lock:
                             self.running[rank] = pid
+                            self.conns[rank] = conn
                     elif word == "exit":
                         status = rest
+                        self._tell_others(rank, "1" if status == "lost" else status)
         with self.lock:
             self.running.pop(rank, None)
+            self.conns.pop(rank, None)
+            if rank is not None:
+                self.ended.setdefault(rank, "died" if status is None else status)
             if status == "lost":
                 self.lost.append(rank)
             elif status not in ("0", None):
                 self._first(("failed", rank, pid, status))
             elif status is None and rank is not None and not self.stopping:
                 self._first(("died", rank, pid, None))
+        if status is None and rank is not None:
+            self._tell_others(rank, "died")
+
+    def _tell_others(self, rank, status):
+        """Tell the ranks still running that ``rank`` has ended with ``status``."""
+        if rank is None:
+            return
+        line = f"ended {rank} {status}\n".encode()
+        with self.lock:
+            self.ended.setdefault(rank, status)
+            others = [c for r, c in self.conns.items() if r != rank]
+        for c in others:
+            try:
+                c.sendall(line)
+            except OSError:
+                pass  # that rank has ended too
 
     def ended_badly(self):
         """True once the job cannot succeed: a rank failed, died or lost its peers."""
@@ -110,6 +173,21 @@ class _Monitor:
 
     def close(self):
         self.sock.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _same_user(conn):
+    """Whether the process at the other end of ``conn`` runs as this user (Linux), else True."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return True
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt,
+                                                        struct.calcsize("3i")))
+    except OSError:
+        return False
+    return uid == os.getuid()
 
 
 def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
@@ -142,7 +220,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         # this launcher watches the ranks and stops the job itself, after learning which
         # rank failed first; mpiexec's clean-up would kill the others at once
         cmd += ["-disable-auto-cleanup"]
-        monitor = _Monitor(os.path.join(run_dir, "monitor.sock"))
+        monitor = _Monitor(run_dir)
         env[MONITOR_ENV] = monitor.path
     cmd += [sys.executable, "-m", "paddle_hl.distributed.launch._worker", *worker_args]
     out = out or sys.stdout
@@ -163,15 +241,21 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     reader = threading.Thread(target=forward, daemon=True)
     reader.start()
     previous = {}
+    received = []  # the signals the launcher received and passed on to the ranks
 
     def relay(signum, frame):
+        received.append(signum)
+        stopping.set()
+        if monitor is not None:
+            with monitor.lock:
+                monitor.stopping = True  # the ranks' ends from now on are this signal's doing
         try:
             os.killpg(proc.pid, signum)
         except ProcessLookupError:
             pass
 
     if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in _RELAYED:
             previous[s] = signal.signal(s, relay)
     stop_at = None
     stuck = {}
@@ -197,6 +281,13 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         if monitor is not None:
             time.sleep(0.05)  # the last exit reports
             monitor.close()
+    if received:
+        if monitor is not None:
+            sweep_shm(started)
+        name = signal.Signals(received[0]).name
+        raise JobError(f"paddle_hl.distributed: the launcher received {name} and passed it on "
+                       f"to the {nprocs} ranks, which were stopped (mpiexec exited with code "
+                       f"{code}).", exit_code=128 + received[0])
     if monitor is None:
         if code == 0:
             return 0
@@ -204,8 +295,31 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     if code == 0 and not monitor.ended_badly():
         return 0
     sweep_shm(started)
-    raise JobError(_describe(code, "".join(report), nprocs, monitor.failure, monitor.lost,
-                             stuck))
+    failure = monitor.failure
+    tb = None
+    if failure is not None and failure[0] == "failed":
+        tb = _read_error(run_dir, failure[1])
+    elif failure is None and monitor.lost:
+        tb = _read_error(run_dir, sorted(monitor.lost)[0])  # what it waited for, and why
+    raise JobError(_describe(code, "".join(report), nprocs, failure, monitor.lost,
+                             stuck, monitor.ended), traceback=tb)
+
+
+_RELAYED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
+                 if hasattr(signal, n))
+
+
+def error_path(run_dir, rank):
+    """Where a rank that raised leaves its traceback for the launcher."""
+    return os.path.join(run_dir, f"rank{rank}.error")
+
+
+def _read_error(run_dir, rank):
+    try:
+        with open(error_path(run_dir, rank), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def sweep_shm(since, folder="/dev/shm", prefix="mpich_shm_"):
@@ -280,7 +394,8 @@ def _stop(proc):
             continue
 
 
-def _describe(code, text, nprocs, failure, lost, stuck):
+def _describe(code, text, nprocs, failure, lost, stuck, ended=None):
+    early = sorted(r for r, s in (ended or {}).items() if s == "0")
     if failure is not None:
         kind, rank, pid, status = failure
         if kind == "failed":
@@ -288,6 +403,10 @@ def _describe(code, text, nprocs, failure, lost, stuck):
         else:
             what = (f"rank {rank} (pid {pid}) died without an error of its own (killed by a "
                     "signal, e.g. out of memory)")
+    elif lost and early:
+        what = (f"rank(s) {early} exited with code 0 while rank(s) {sorted(lost)} still "
+                "waited for them in a collective (every rank must make the same collective "
+                "calls)")
     elif lost:
         what = f"rank(s) {sorted(lost)} gave up waiting for the others"
         if stuck:

@@ -1,14 +1,25 @@
 """The bootstrap each rank runs under mpiexec: set Paddle's launcher environment from MPI's,
 report to the launcher's monitor (so that a rank that dies can be named), then run the user's
-script or the spawned function."""
+script or the spawned function.
+
+The connection to the monitor is also the rank's tie to the launcher: a thread reads it for the
+monitor's notices that another rank has ended (a collective waiting for that rank then stops
+with an error saying so), and when it closes without the rank having ended, the launcher has
+died (mpiexec runs in a session of its own, so nothing else would stop the ranks): the rank
+removes the job's folder and the shared-memory files it maps, and exits. The rank also asks
+the kernel to stop it when its parent (MPI's process manager) dies.
+"""
 
 from __future__ import annotations
 
 import os
 import pickle
 import runpy
+import shutil
+import signal
 import socket
 import sys
+import threading
 import traceback
 
 __all__ = []
@@ -65,7 +76,11 @@ def main(argv):
     env = rank_environment()
     os.environ.update(env)
     rank = int(env["PADDLE_TRAINER_ID"])
+    _die_with_parent()
     monitor = _connect(rank)
+    if monitor is not None:
+        threading.Thread(target=_watch, args=(monitor, rank, run_dir), daemon=True,
+                         name="paddle_hl launcher watch").start()
     if "--log-dir" in argv:
         log_dir = argv[argv.index("--log-dir") + 1]
         if rank != 0:
@@ -93,7 +108,12 @@ def main(argv):
                 if e.code is not None and not isinstance(e.code, int):
                     print(e.code, file=sys.stderr)
     except BaseException as e:
+        if monitor is not None and _closed(monitor):
+            # the launcher died (and this rank's peers with it): clean up before anything
+            # else, as writing to the output may end this process (the pipe is gone)
+            _launcher_gone(rank, run_dir)
         traceback.print_exc()
+        _save_error(run_dir, rank)
         if _lost_peer(e):
             # not this rank's own failure: another rank died; the launcher names that one
             status = "lost"
@@ -105,6 +125,7 @@ def main(argv):
         sys.stdout.flush()
         sys.stderr.flush()
         if monitor is not None:
+            _ENDING.set()  # from now on a closed connection is not the launcher's death
             try:
                 monitor.sendall(f"exit {status}\n".encode())
             except OSError:
@@ -121,17 +142,133 @@ def main(argv):
 def _connect(rank):
     """Report to the launcher's monitor; the connection stays open until this process ends, so
     the launcher learns at once if it is killed."""
+    from ._job import socket_name
+
     path = os.environ.get("PADDLE_HL_JOB_MONITOR")
     if not path:
         return None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        s.connect(path)
+        s.connect(socket_name(path))
         s.sendall(f"start {rank} {os.getpid()}\n".encode())
     except OSError:
         s.close()
         return None
     return s
+
+
+_ENDING = threading.Event()  # set once this rank reports its own end
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Linux: have the kernel send SIGTERM to this rank when its parent (the MPI process manager
+    that started it) dies; elsewhere nothing (the launcher watch still applies)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request: act on it now
+            os.kill(os.getpid(), signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def _watch(monitor, rank, run_dir):
+    """Read the monitor's notices (another rank ended); when the connection closes while this
+    rank still runs, the launcher is gone: clean up and end this rank."""
+    from paddle_hl.distributed import _comm
+
+    buf = b""
+    while True:
+        try:
+            chunk = monitor.recv(4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            word, _, rest = line.decode(errors="replace").partition(" ")
+            if word == "ended":
+                other, _, status = rest.partition(" ")
+                try:
+                    _comm.note_peer_end(int(other), status)
+                except ValueError:
+                    pass
+    if _ENDING.is_set():
+        return
+    _launcher_gone(rank, run_dir)
+
+
+def _launcher_gone(rank, run_dir):
+    """The launcher died: remove what the job leaves on this machine and end at once (the
+    other ranks do the same; each removal tolerates the others')."""
+    remove_job_files(run_dir)  # first: writing to the output may end this process
+    try:
+        os.write(2, f"paddle_hl.distributed: rank {rank} (pid {os.getpid()}): the launcher "
+                    "ended without stopping the job; this rank stops\n".encode())
+    except OSError:
+        pass
+    os._exit(1)
+
+
+def _closed(monitor):
+    """Whether the launcher's end of the monitor connection has closed (without waiting)."""
+    try:
+        return monitor.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def remove_job_files(run_dir, maps="/proc/self/maps"):
+    """Remove the job's folder and the shared-memory files this process maps (MPI's segments,
+    DataParallel's buckets), which a job that does not end normally would leave behind.
+    Returns the shared-memory files removed."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    removed = []
+    try:
+        with open(maps, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return removed
+    for line in lines:
+        parts = line.split(None, 5)
+        if len(parts) < 6:
+            continue
+        path = parts[5].strip()
+        name = os.path.basename(path)
+        if path.endswith(" (deleted)") or not name.startswith(("mpich_shm_", "paddle_hl_dp_")):
+            continue
+        if path in removed:
+            continue
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def _save_error(run_dir, rank):
+    """Leave this rank's traceback in the job's folder, for the error the caller gets."""
+    from ._job import error_path
+
+    path = error_path(run_dir, rank)
+    try:
+        tmp = f"{path}.{os.getpid()}.part"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(traceback.format_exc())
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _lost_peer(e):
