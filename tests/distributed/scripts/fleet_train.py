@@ -189,6 +189,25 @@ if on_fleet and nranks > 1:
         counts = []
         dist.all_gather_object(counts, len(owned))
         assert sum(counts) == len(list(net.parameters())) and max(counts) < sum(counts), counts
+    # the topology, and averaging gradients by hand (a model not wrapped in DataParallel)
+    hcg = fleet.get_hybrid_communicate_group()
+    if args.mode == "sharding":
+        assert hcg.get_sharding_parallel_world_size() == nranks
+        assert hcg.get_sharding_parallel_group().nranks == nranks
+        assert hcg.get_data_parallel_world_size() == 1
+    else:
+        assert hcg.get_data_parallel_world_size() == nranks
+        assert hcg.get_data_parallel_group().nranks == nranks
+        assert hcg.get_data_parallel_rank() == rank
+    from paddle_hl.distributed.fleet.utils import hybrid_parallel_util
+
+    plain = paddle.nn.Linear(3, 2)
+    (plain(paddle.full([1, 3], float(rank + 1))).sum()).backward()
+    hybrid_parallel_util.fused_allreduce_gradients(list(plain.parameters()), hcg)
+    mean = np.mean([r + 1.0 for r in range(nranks)])
+    np.testing.assert_allclose(plain.weight.grad.numpy(), np.full((3, 2), mean), rtol=1e-6)
+    np.testing.assert_allclose(plain.bias.grad.numpy(), np.ones(2), rtol=1e-6)
+    fleet.barrier_worker()
     # the replay: one process, the whole batch, the mean of the ranks' losses
     ref = Net()
     ref.set_state_dict({k: paddle.to_tensor(v) for k, v in init_state.items()})
