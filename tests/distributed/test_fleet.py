@@ -269,7 +269,18 @@ def test_recompute_arguments_and_rng():
         recompute(3, x)
     frozen = paddle.randn([3, 8])
     with pytest.warns(UserWarning, match="None of the inputs"):
-        recompute(block, frozen)
+        out = recompute(block, frozen)
+    assert out.stop_gradient  # reentrant, as Paddle: the block's parameters get no gradient
+    # non-reentrant: they do, the same as without recompute
+    block.clear_gradients()
+    state = paddle.get_rng_state()
+    recompute(block, frozen, use_reentrant=False).sum().backward()
+    g = [p.grad.numpy().copy() for p in block.parameters()]
+    block.clear_gradients()
+    paddle.set_rng_state(state)
+    block(frozen).sum().backward()
+    for a, p in zip(g, block.parameters()):
+        np.testing.assert_array_equal(a, p.grad.numpy())
 
 
 def test_recompute_sequential_matches():

@@ -35,7 +35,12 @@ def _set_rng_state(saved):
 
 class _RecomputeFunction(PyLayer):
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, kwargs, *args):
+    def forward(ctx, run_function, preserve_rng_state, kwargs, anchored, *args):
+        # ``anchored``: the last argument is a tensor that needs a gradient, added only so that
+        # the block is recorded (use_reentrant=False with no input needing a gradient)
+        ctx.anchored = anchored
+        if anchored:
+            args = args[:-1]
         ctx.run_function = run_function
         ctx.kwargs = kwargs
         ctx.preserve = preserve_rng_state
@@ -84,6 +89,8 @@ class _RecomputeFunction(PyLayer):
         if pairs:
             engine.backward([o for o, _ in pairs], [g for _, g in pairs])
         result = tuple(d.grad if need else None for d, need in zip(detached, ctx.needs))
+        if ctx.anchored:
+            result += (None,)
         return result if len(result) != 1 else result[0]
 
 
@@ -100,16 +107,18 @@ def recompute(function, *args, **kwargs):
         *args: its positional arguments; gradients flow to the Tensor ones.
         preserve_rng_state (bool, keyword): restore the random state for the second run
             (default True).
-        use_reentrant (bool, keyword): accepted for Paddle's signature (default True); the
-            block's backward always runs as a nested backward pass.
+        use_reentrant (bool, keyword): default True. With False, the block's parameters get
+            gradients even when none of its inputs needs one (as Paddle's non-reentrant
+            recompute); with True they do not (see the note). Either way the block's backward
+            runs as a nested backward pass over the recomputed forward.
         **kwargs: the block's keyword arguments (not differentiated).
 
     Returns:
         What ``function`` returns.
 
     Note:
-        As in Paddle, the parameters of the block get gradients only when one of its Tensor
-        inputs needs a gradient; otherwise a warning is given.
+        As in Paddle, with ``use_reentrant=True`` the parameters of the block get gradients only
+        when one of its Tensor inputs needs a gradient; otherwise a warning is given.
 
     Example:
         >>> block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.ReLU())
@@ -119,15 +128,20 @@ def recompute(function, *args, **kwargs):
         >>> y.sum().backward()
     """
     preserve = kwargs.pop("preserve_rng_state", True)
-    kwargs.pop("use_reentrant", True)
+    reentrant = kwargs.pop("use_reentrant", True)
     if not callable(function):
         raise TypeError(f"recompute: function must be callable, got {type(function).__name__}")
+    anchored = False
     if state.tls.grad_enabled and not any(isinstance(a, Tensor) and not a.stop_gradient
                                           for a in args):
-        warnings.warn("[Recompute]: None of the inputs to current recompute block need grad, "
-                      "therefore there is NO need to recompute this block in backward!",
-                      stacklevel=2)
-    return _RecomputeFunction.apply(function, bool(preserve), kwargs, *args)
+        if reentrant:
+            warnings.warn("[Recompute]: None of the inputs to current recompute block need "
+                          "grad, therefore there is NO need to recompute this block in "
+                          "backward!", stacklevel=2)
+        else:
+            anchored = True
+            args = (*args, Tensor(np.zeros((), np.float32), stop_gradient=False))
+    return _RecomputeFunction.apply(function, bool(preserve), kwargs, anchored, *args)
 
 
 def recompute_sequential(ctx, functions, *args, **kwargs):
