@@ -836,7 +836,20 @@ _DEFERRED: dict = {}
 
 def _header(arr):
     """What a send announces: [fingerprint of shape and dtype, bytes, dtype code, ndim,
-    dims...]."""
+    dims...] (a fresh array: MPI reads it while the send is in flight)."""
+    key = (arr.shape, arr.dtype)
+    h = _HEADERS.get(key)
+    if h is None:
+        if len(_HEADERS) > 4096:
+            _HEADERS.clear()
+        h = _HEADERS[key] = _make_header(arr)
+    return h.copy()
+
+
+_HEADERS: dict = {}
+
+
+def _make_header(arr):
     h = np.zeros(_HEAD_LEN, np.int64)
     h[0] = _comm.digest((tuple(arr.shape), str(arr.dtype)))
     h[1] = arr.nbytes

@@ -87,6 +87,23 @@ for name, call in cases.items():
         print(f"CASE {name} rank {r}: no error", flush=True)
     except ValueError as e:
         print(f"CASE {name} rank {r}: {e}", flush=True)
+# receives from any rank and from a given one, mixed, still get their own messages in order
+# (the second pair is large enough to go by rendezvous, not eagerly)
+for n in (5, 200000):
+    if r == 0:
+        a, b = T(n), T(2)
+        first = dist.irecv(a, None)
+        second = dist.irecv(b, 1)
+        dist.send(T(3) * 7, 1)
+        second.wait()
+        first.wait()
+        print(f"ORDER {n} rank 0: {a.numpy()[:2].tolist()} {b.numpy().tolist()}", flush=True)
+    else:
+        got = T(3)
+        dist.send(T(n) * 3, 0)
+        dist.send(T(2) * 5, 0)
+        dist.recv(got, 0)
+        print(f"ORDER {n} rank 1: {got.numpy().tolist()}", flush=True)
 # the ranks agree again: a matching all-reduce still sums
 t = T(3)
 dist.all_reduce(t)
@@ -165,6 +182,13 @@ def test_after_a_mismatch_the_ranks_still_agree(mismatch_output):
     _, out = mismatch_output
     for rank in (0, 1):
         assert f"SUM rank {rank}: [2.0, 2.0, 2.0]" in out, out
+
+
+@pytest.mark.parametrize("n", [5, 200000])
+def test_receives_from_any_rank_keep_their_messages_in_order(mismatch_output, n):
+    _, out = mismatch_output
+    assert f"ORDER {n} rank 0: [3.0, 3.0] [5.0, 5.0]" in out, out
+    assert f"ORDER {n} rank 1: [7.0, 7.0, 7.0]" in out, out
 
 
 # ------------------------------------------------------------------ the launcher's end
