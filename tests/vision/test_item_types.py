@@ -55,3 +55,21 @@ def test_items_match_paddle(pd, local_files, backend):
             assert [_kind(x) for x in a] == [_kind(x) for x in b], (name, i)
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=name)
+
+
+@pytest.mark.parity
+def test_public_attributes_match_paddle(pd, local_files):
+    d = local_files
+    for name, f in (("Cifar10", "c10.tgz"), ("Cifar100", "c100.tgz")):
+        ours = getattr(datasets, name)(data_file=str(d / f))
+        ref = getattr(pd.vision.datasets, name)(data_file=str(d / f))
+        assert type(ours.data) is list and len(ours.data) == len(ref.data)
+        for (img, lab), (rimg, rlab) in zip(ours.data, ref.data):
+            assert type(lab) is type(rlab) is int and lab == rlab
+            assert img.dtype == rimg.dtype and img.shape == rimg.shape
+            np.testing.assert_array_equal(img, rimg)
+    kw = dict(data_file=str(d / "102flowers.tgz"), label_file=str(d / "imagelabels.mat"),
+              setid_file=str(d / "setid.mat"))
+    ours, ref = datasets.Flowers(**kw), pd.vision.datasets.Flowers(**kw)
+    assert ours.indexes.dtype == ref.indexes.dtype
+    np.testing.assert_array_equal(ours.indexes, ref.indexes)

@@ -94,6 +94,16 @@ class Cifar10(paddle.io.Dataset):
         self.images = np.concatenate(images)
         self.labels = np.concatenate(labels)
 
+    @property
+    def data(self):
+        """Paddle's list of ``(image, label)`` pairs: each image a flat uint8 row of 3072
+        values (1024 R, 1024 G, 1024 B), each label an int. Built on first access from
+        :attr:`images` (the rows are views, not copies)."""
+        pairs = self.__dict__.get("_data")
+        if pairs is None:
+            pairs = self.__dict__["_data"] = list(zip(self.images, self.labels.tolist()))
+        return pairs
+
     def __getitem__(self, idx):
         image = self.images[idx].reshape(3, 32, 32).transpose(1, 2, 0)
         label = np.array(self.labels[idx], dtype=np.int64)

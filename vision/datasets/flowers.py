@@ -72,7 +72,8 @@ class Flowers(paddle.io.Dataset):
                                    "flowers", download)
         self.transform = transform
         self.labels = _mat_vector(label_file, "labels", cls, "label_file")
-        self.indexes = _mat_vector(setid_file, flag, cls, "setid_file").astype(np.int64)
+        # the .mat file's integer dtype, as Paddle keeps it
+        self.indexes = _mat_vector(setid_file, flag, cls, "setid_file")
         bad = (self.indexes < 1) | (self.indexes > len(self.labels))
         if bad.any():
             raise ValueError(f"{cls}: setid_file {setid_file!r} refers to image number "
