@@ -50,7 +50,7 @@ strategy = fleet.DistributedStrategy() if on_fleet else None
 if on_fleet:
     strategy.amp = args.amp
     strategy.amp_configs = {"init_loss_scaling": 1024.0, "use_dynamic_loss_scaling": True,
-                            "custom_black_list": ["reduce_mean"]}
+                            "level": "O1"}
     strategy.recompute = True
     world = int(os.environ.get("PADDLE_TRAINERS_NUM", "1"))
     if args.mode == "sharding":
@@ -137,7 +137,11 @@ def make_opt(params):
 opt = make_opt(model.parameters())
 if on_fleet:
     opt = fleet.distributed_optimizer(opt)
-scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0) if args.amp else None
+# AMP as the strategy sets it (in dynamic mode the script applies it, as PaddleClas does)
+use_amp = strategy.amp if on_fleet else args.amp
+amp_cfg = strategy.amp_configs if on_fleet else {"init_loss_scaling": 1024.0, "level": "O1"}
+scaler = paddle.amp.GradScaler(init_loss_scaling=amp_cfg["init_loss_scaling"]) \
+    if use_amp else None
 if scaler is not None and on_fleet:
     scaler = fleet.distributed_scaler(scaler)
 if on_fleet and nranks > 1:
@@ -150,7 +154,7 @@ loss_fn = paddle.nn.CrossEntropyLoss()
 losses = []
 model.train()
 for x, y in loader:
-    with paddle.amp.auto_cast(enable=args.amp, level="O1"):
+    with paddle.amp.auto_cast(enable=use_amp, level=amp_cfg["level"]):
         out = model(x)
         loss = loss_fn(out, y)
     if scaler is not None:
@@ -212,7 +216,8 @@ if on_fleet and nranks > 1:
     ref = Net()
     ref.set_state_dict({k: paddle.to_tensor(v) for k, v in init_state.items()})
     ref_opt = make_opt(ref.parameters())
-    ref_scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0) if args.amp else None
+    ref_scaler = paddle.amp.GradScaler(init_loss_scaling=amp_cfg["init_loss_scaling"]) \
+        if use_amp else None
     ref.train()
     step = per_rank * nranks
     for i in range(args.steps):
@@ -221,7 +226,7 @@ if on_fleet and nranks > 1:
             lo = i * step + r * per_rank
             bx = paddle.to_tensor(data.x[lo:lo + per_rank])
             by = paddle.to_tensor(data.y[lo:lo + per_rank])
-            with paddle.amp.auto_cast(enable=args.amp, level="O1"):
+            with paddle.amp.auto_cast(enable=use_amp, level=amp_cfg["level"]):
                 total = total + loss_fn(ref(bx), by)
         total = total / nranks
         if ref_scaler is not None:
@@ -232,7 +237,7 @@ if on_fleet and nranks > 1:
             total.backward()
             ref_opt.step()
         ref_opt.clear_grad()
-    tol = 5e-3 if args.amp else 1e-4
+    tol = 5e-3 if use_amp else 1e-4
     for (name, prm), q in zip(net.named_parameters(), ref.parameters()):
         if prm.stop_gradient:
             continue
