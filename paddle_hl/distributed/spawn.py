@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import pickle
@@ -62,6 +63,7 @@ class MultiprocessContext:
         env.update({k: str(v) for k, v in options.get("env", {}).items()})
         self._error = None
         self._code = None
+        self._joined = False
         out = _NotebookSafeOut()
         self.progress = None
         show = options.get("progress")
@@ -96,6 +98,9 @@ class MultiprocessContext:
         self._thread.join(timeout)
         if self._thread.is_alive():
             return False
+        if self._joined:
+            return True
+        self._joined = True
         try:
             if self._error is not None:
                 e = self._error
@@ -136,7 +141,9 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
         args (tuple, optional): its arguments.
         nprocs (int, optional): the number of processes (-1: the CPUs this process may use).
         join (bool, optional): wait for the job to end. Default: True.
-        daemon (bool, optional): accepted for compatibility.
+        daemon (bool, optional): with ``join=False``, whether the caller's exit may end the
+            job (True) or waits for it (False, the default). The ranks never outlive the
+            process that started them.
         **options: ``env`` (dict): extra environment variables of the ranks;
             ``progress`` (bool): show ``Model.fit``'s progress as one row per rank with the
             merged metrics (default: when running in Jupyter); ``display`` (callable): what
@@ -171,6 +178,17 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
     ctx = MultiprocessContext(nprocs, _dumps(func, args), options)
     if join:
         ctx.join()
+    elif not daemon:
+        # as non-daemonic processes: the caller's exit waits for the job (the ranks end with
+        # the process that started them)
+        atexit.register(_join_at_exit, ctx)
     return ctx
+
+
+def _join_at_exit(ctx):
+    try:
+        ctx.join()
+    except Exception as e:  # noqa: BLE001  (nobody is left to catch it: say it)
+        print(e, file=sys.stderr)
 
 

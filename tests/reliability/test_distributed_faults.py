@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -402,3 +403,57 @@ def test_spawn_rank_returning_early_is_named(tmp_path):
     assert "rank 1 exited with code 0 while rank 0 was waiting for it in all_reduce" in msg, msg
     assert "died or is stuck" not in msg, msg
     assert time.monotonic() - start < 30
+
+
+def test_spawn_without_join_is_waited_for_at_exit_and_join_twice_is_fine(tmp_path):
+    _mpiexec()
+    _script(tmp_path, "spawned.py", SPAWN_FUNCS + textwrap.dedent("""
+        def slow_result(path):
+            import time
+            dist.init_parallel_env()
+            time.sleep(1.0)
+            dist.barrier()
+            if dist.get_rank() == 0:
+                open(path, "w").write("done")
+            return dist.get_rank()
+        """))
+    marker = tmp_path / "marker"
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import paddle_hl.distributed as dist
+        import spawned
+        ctx = dist.spawn(spawned.slow_result, args=({str(marker)!r},), nprocs=2, join=False)
+        if sys.argv[1] == "join":
+            ctx.join()
+            ctx.join()
+            print("VALUES", ctx.return_values)
+        """)
+    for mode in ("join", "exit"):
+        marker.unlink(missing_ok=True)
+        res = subprocess.run([sys.executable, "-c", code, mode], cwd=ROOT, env=env(),
+                             capture_output=True, text=True, timeout=90)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert marker.read_text() == "done"  # the job ran to its end
+        if mode == "join":
+            assert "VALUES [0, 1]" in res.stdout
+
+
+def test_monitor_address_fits_a_unix_socket(tmp_path, monkeypatch):
+    from paddle_hl.distributed.launch import _job
+
+    long_dir = str(tmp_path / ("d" * 120))
+    address, folder = _job._address(long_dir)
+    if sys.platform.startswith("linux"):
+        assert address.startswith("@") and folder is None  # abstract: no file, no length limit
+        assert _job.socket_name(address) == "\0" + address[1:]
+    monkeypatch.setattr(_job.sys, "platform", "darwin")  # the socket-file form
+    address, folder = _job._address(long_dir)
+    try:
+        assert len(os.fsencode(address)) < 100 and os.path.isdir(folder)
+        assert _job.socket_name(address) == address
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    short = os.path.join(str(tmp_path), "monitor.sock")
+    if len(os.fsencode(short)) < 100:  # the job's own folder when the path fits
+        assert _job._address(str(tmp_path)) == (short, None)
