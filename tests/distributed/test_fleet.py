@@ -6,6 +6,7 @@ on one process against real Paddle's loss curve."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import subprocess
@@ -163,6 +164,7 @@ def test_gradient_merge_steps_every_k_calls_on_the_mean(fresh_fleet):
             ref_opt.clear_grad()
             np.testing.assert_allclose(net.weight.numpy(), ref.weight.numpy(), rtol=1e-6)
     assert opt.get_lr() == 0.5  # other attributes are the wrapped optimizer's
+    assert copy.copy(opt).get_lr() == 0.5  # a copy is built without recursing into __getattr__
 
 
 def test_distributed_scaler_skips_inf_steps(fresh_fleet):

@@ -64,6 +64,8 @@ class HybridParallelOptimizer:
             self._rank = _coll.get_rank()
 
     def __getattr__(self, name):
+        if name == "_inner_opt":  # not set yet (copying, unpickling)
+            raise AttributeError(name)
         return getattr(self._inner_opt, name)
 
     # ---------------------------------------------------------------- gradient merge
@@ -132,14 +134,9 @@ class HybridParallelOptimizer:
 
     def clear_grad(self, set_to_zero=True):
         """Clear the gradients of every parameter (on a gradient-merge call that did not
-        update, the accumulator keeps them)."""
-        for p in self._params():
-            if p._grad is not None:
-                if set_to_zero:
-                    p._grad._data[...] = 0
-                    p._grad._ver.v += 1
-                else:
-                    p._grad = None
+        update, the accumulator keeps them). The wrapped optimizer holds every parameter, also
+        with sharding, and clears them its way (DataParallel's gradient buckets included)."""
+        self._inner_opt.clear_grad(set_to_zero)
 
     clear_gradients = clear_grad
 
