@@ -98,6 +98,7 @@ class _Monitor:
         self.running = {}  # rank -> pid of the ranks that started and have not ended
         self.ended = {}  # rank -> exit status ("died": closed without one), in order
         self.conns = {}  # rank -> connection of the ranks still running
+        self.pids = {}  # rank -> pid of every rank that started
         self.stopping = False  # set when the launcher ends the job: later ends are its doing
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -131,6 +132,7 @@ class _Monitor:
                         rank, pid = (int(v) for v in rest.split())
                         with self.lock:
                             self.running[rank] = pid
+                            self.pids[rank] = pid
                             self.conns[rank] = conn
                     elif word == "exit":
                         status = rest
@@ -283,7 +285,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
             monitor.close()
     if received:
         if monitor is not None:
-            sweep_shm(started)
+            _sweep_after(monitor, started)
         name = signal.Signals(received[0]).name
         raise JobError(f"paddle_hl.distributed: the launcher received {name} and passed it on "
                        f"to the {nprocs} ranks, which were stopped (mpiexec exited with code "
@@ -294,7 +296,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         raise JobError(_describe(code, "".join(report), nprocs, None, [], {}))
     if code == 0 and not monitor.ended_badly():
         return 0
-    sweep_shm(started)
+    _sweep_after(monitor, started)
     failure = monitor.failure
     tb = None
     if failure is not None and failure[0] == "failed":
@@ -320,6 +322,31 @@ def _read_error(run_dir, rank):
             return f.read()
     except OSError:
         return None
+
+
+def _sweep_after(monitor, since, wait=3.0):
+    """Sweep the job's shared memory once its ranks are gone: mpiexec can exit while a rank it
+    signalled is still ending, and a file that rank still maps would be left alone."""
+    pids = list(monitor.pids.values())
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.02)
+    return sweep_shm(since)
+
+
+def _alive(pid):
+    """Whether process ``pid`` still runs (a zombie does not: its memory is released)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return not os.path.isdir("/proc")  # no /proc: only the signal can tell
 
 
 def sweep_shm(since, folder="/dev/shm", prefix="mpich_shm_"):
