@@ -861,9 +861,24 @@ def get_array_module(*args):
     return sys.modules["cupy"] if any(type(a) is ndarray for a in args) else np
 
 
+class _Capsule:
+    """A bare DLPack capsule (``toDlpack()``'s) as the protocol object NumPy takes."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 def from_dlpack(obj):
     if type(obj) is ndarray:
         return obj
+    if not hasattr(obj, "__dlpack__"):
+        obj = _Capsule(obj)
     return ndarray(np.from_dlpack(obj).copy())
 
 
