@@ -77,7 +77,7 @@ def _fresh_state(request):
     from paddle_hl.framework import state
 
     paddle_hl.set_default_dtype("float32")
-    state.tls.grad_enabled = True
+    state.set_grad(True)
     paddle_hl.set_device("cpu" if request.node.get_closest_marker("cpu") else TEST_DEVICE)
     np.random.seed(0)
     seed = getattr(paddle_hl, "seed", None)
@@ -85,7 +85,7 @@ def _fresh_state(request):
         seed(0)
     yield
     paddle_hl.set_default_dtype("float32")
-    state.tls.grad_enabled = True
+    state.set_grad(True)
     _reset_global_state()
 
 

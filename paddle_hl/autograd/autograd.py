@@ -166,12 +166,11 @@ def _first_grads(ys, xs, is_batched):
         from ..tensor.stat import sum as _sum
 
         root = _sum(ys) if is_batched else ys
-        prev = state.tls.grad_enabled
-        state.tls.grad_enabled = True
+        prev = state.set_grad(True)
         try:
             gs = grad(root, list(xs), retain_graph=True, create_graph=True, allow_unused=True)
         finally:
-            state.tls.grad_enabled = prev
+            state.set_grad(prev)
     for x, g in zip(xs, gs):
         if g is None:
             from .. import backend

@@ -314,8 +314,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
     sync = state.tls.grad_sync
     if sync is not None and (grad_mode or create_graph or limited or not accumulate):
         sync = None  # only a plain backward into .grad is synchronised
-    prev_mode = state.tls.grad_enabled
-    state.tls.grad_enabled = create_graph
+    prev_mode = state.set_grad(create_graph)
     try:
         if grad_mode or create_graph or limited:
             _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, targets,
@@ -327,7 +326,7 @@ def _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, all
             _run_plain(ready, buffers, deps, leaf_grads, retain_graph,
                        _LeafWatch(deps, leaf_grads, sync))
     finally:
-        state.tls.grad_enabled = prev_mode
+        state.set_grad(prev_mode)
 
     if not grad_mode:
         if accumulate:

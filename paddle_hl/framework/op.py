@@ -48,7 +48,8 @@ from . import state
 from .engine import GRAD, Node, Packed
 from .tensor import Tensor, _wrap, attach_autograd, writable
 
-_tls = state.tls  # per-thread switches, bound once: one thread-local load per check
+_tls = state.tls  # per-thread switches (grad mode)
+_grad_off = state.grad_off  # empty while no thread has grad off: no thread-local read
 
 __all__ = []
 
@@ -233,7 +234,7 @@ def apply(fn, *inputs, **attrs):
         inputs = state.amp_hook(fn, inputs, attrs)
         if type(inputs) is not tuple:
             return inputs.value
-    if _tls.grad_enabled:
+    if not _grad_off or _tls.grad_enabled:
         # one pass gathers the arrays and, in case the op is recorded, the graph edges
         arrays = []
         edges = []
@@ -463,12 +464,11 @@ def inplace(x: Tensor, name: str, compute, others=(), *, write=True, keep_old=Tr
         old._node, old._idx = x._node, x._idx
         res = compute(old)
     else:
-        prev = _tls.grad_enabled
-        _tls.grad_enabled = False
+        prev = state.set_grad(False)
         try:
             res = compute(x)
         finally:
-            _tls.grad_enabled = prev
+            state.set_grad(prev)
     out = res._data
     if out.shape != x._data.shape:
         if out.size == x._data.size:

@@ -23,9 +23,10 @@ Process-wide, as in Paddle:
 - outside this module: the current device (``set_device``), the default dtype
   (``set_default_dtype``), the global random generator (``seed``), flags and global initializers.
 
-The op wrapper binds ``tls`` once and reads ``tls.grad_enabled`` (one thread-local attribute
-load) and the module attributes ``amp_hook``, ``prof_hook`` and ``saved_hooks`` (one module
-attribute load each) per op.
+The op wrapper reads the module attributes ``amp_hook``, ``prof_hook`` and ``saved_hooks`` (one
+module attribute load each) per op, and grad mode as ``not grad_off or tls.grad_enabled``: while
+no thread has grad off (training), one check of a list it holds; otherwise one thread-local
+attribute load more.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ __all__ = []
 class _PerThread(threading.local):
     """Per-thread switches; the class attributes are what every new thread starts from."""
 
-    # graph recording (grad mode)
+    # graph recording (grad mode); read it freely, change it only through set_grad (or the
+    # context managers below), which keeps grad_off up to date
     grad_enabled = True
+    # while this thread's grad mode is off: its entry in grad_off (see _OffEntry)
+    off_entry = None
     # Set by paddle_hl.distributed.DataParallel.forward for the next plain backward pass of this
     # thread: an object whose ``ready(leaf)`` is called as soon as a leaf's gradient is final
     # (its .grad updated), while the rest of the pass still runs, and whose ``done()`` is called
@@ -55,6 +59,45 @@ class _PerThread(threading.local):
 
 
 tls = _PerThread()
+
+# One entry per thread whose grad mode is off. While it is empty, every thread records the
+# graph and the op wrapper needs no thread-local read (``if not grad_off or
+# tls.grad_enabled``). list.append and list.pop are atomic, so it takes no lock. Entries are
+# added before a thread turns grad off and removed after it turns grad back on, so a non-empty
+# list is only ever a false alarm (the thread-local read then decides). Never rebind it: the op
+# wrapper holds the list itself.
+grad_off = []
+
+
+class _OffEntry:
+    """A thread's entry in ``grad_off`` for as long as this object lives: it is held by the
+    thread's ``tls.off_entry`` while its grad mode is off, and goes when grad is turned on again
+    or when the thread ends (its thread-local state is dropped then)."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        grad_off.append(None)
+
+    def __del__(self):
+        try:
+            grad_off.pop()
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass
+
+
+def set_grad(flag) -> bool:
+    """Set the calling thread's grad mode; returns the previous mode."""
+    t = tls
+    prev = t.grad_enabled
+    if flag:
+        if not prev:
+            t.grad_enabled = True
+            t.off_entry = None  # after the mode: grad_off may only over-report
+    elif prev:
+        t.off_entry = _OffEntry()  # before the mode
+        t.grad_enabled = False
+    return prev
 
 # Set by paddle_hl.amp while auto_cast (in any thread), operator stats or the tensor checker is
 # active: a callable (kernel, inputs, attrs) -> inputs, called by the op wrapper before it unwraps
@@ -160,7 +203,7 @@ def is_grad_enabled() -> bool:
 
 
 def _set(flag: bool):
-    tls.grad_enabled = bool(flag)
+    set_grad(bool(flag))
 
 
 class _GradMode:
@@ -182,11 +225,11 @@ class _GradMode:
         prev = stack.pop()
         if not stack:
             self._prevs.pop(ident, None)
-        tls.grad_enabled = prev
+        set_grad(prev)
 
     def __enter__(self):
         self._push()
-        tls.grad_enabled = self._mode
+        set_grad(self._mode)
         return self
 
     def __exit__(self, *exc):

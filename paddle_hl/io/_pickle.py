@@ -3,12 +3,12 @@
 Workers start from a fork server (see ``_forkserver``), so the dataset, the fetcher and the
 worker_init_fn travel pickled. Classes and functions defined in a script's ``__main__``, in a
 notebook or inside a function cannot be imported in a worker by name, so :func:`dumps` pickles
-them by value: a
-class as its name, bases and attributes; a function as its marshalled code, the globals it
-reads, its defaults and closure. Everything else is pickled as usual (importable classes and
-functions by reference, modules by name). The worker runs the same interpreter, so marshalled
-code loads there. Skeletons are made first and filled in afterwards, so a class whose methods
-name the class itself, or functions that call each other, pickle fine.
+them by value: a class as its name, bases and attributes; a function as its marshalled code,
+the globals it reads, its defaults and closure. Everything else is pickled as usual
+(importable classes and functions by reference, modules by name). The worker runs the same
+interpreter, so marshalled code loads there. Skeletons are made first and filled in
+afterwards, so a class whose methods name the class itself, or functions that call each other,
+pickle fine.
 """
 
 from __future__ import annotations

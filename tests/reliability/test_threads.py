@@ -168,10 +168,13 @@ def test_no_grad_inference_thread_beside_training_thread():
             in_step.set()
             assert left.wait(TIMEOUT)  # inference leaves its no_grad block meanwhile
 
+    # made here: the global generator is process-wide (as in Paddle), so a model initialised in
+    # the inference thread could draw in between the training model's draws
+    model = _model(7)
+    model.eval()
+    x = paddle.to_tensor(_data(7, 1)[0][0])
+
     def infer():
-        model = _model(7)
-        model.eval()
-        x = paddle.to_tensor(_data(7, 1)[0][0])
         with paddle.no_grad():
             in_no_grad.set()
             assert in_step.wait(TIMEOUT)
@@ -377,3 +380,29 @@ def test_saved_tensors_hooks_exit_removes_its_own_entry():
     _run_threads([a, b])
     assert seen == {"inside_b": ["pack_b"]}
     assert state.saved_hooks == []
+
+
+def test_grad_off_lists_exactly_the_threads_with_grad_off():
+    """The op wrapper skips the thread-local read while ``grad_off`` is empty; each thread with
+    grad off has one entry, gone when grad is back on or the thread ends."""
+    import gc
+
+    assert state.grad_off == []
+    with paddle.no_grad():
+        assert len(state.grad_off) == 1
+        with paddle.no_grad():
+            assert len(state.grad_off) == 1
+        with paddle.enable_grad():
+            assert state.grad_off == []
+            assert not (paddle.ones([1]) * paddle.to_tensor(1.0, stop_gradient=False)).stop_gradient
+        assert len(state.grad_off) == 1
+        assert (paddle.ones([1]) * paddle.to_tensor(1.0, stop_gradient=False)).stop_gradient
+    assert state.grad_off == []
+
+    def leave_off():
+        paddle.set_grad_enabled(False)
+        return len(state.grad_off)
+
+    assert _run_threads([leave_off]) == [1]
+    gc.collect()
+    assert state.grad_off == []
