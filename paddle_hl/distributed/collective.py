@@ -782,14 +782,45 @@ def _check_list(obj, fn, arg):
                         f"{type(obj).__name__}")
 
 
+# Objects travel pickled, as bytes, in non-blocking collectives (their lengths first), so that
+# they wait under the collective timeout and stop when a rank they need has ended, as tensors do.
+
+
+def _pickled(obj):
+    import pickle
+
+    return np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
+
+
+def _unpickled(buf):
+    import pickle
+
+    return pickle.loads(buf.tobytes())
+
+
+def _displacements(sizes):
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64).tolist()
+
+
 def all_gather_object(object_list, obj, group=None):
     """Gather a picklable object from every rank into ``object_list`` (one per rank)."""
     _check_list(object_list, "all_gather_object", "object_list")
     g = _group(group, "all_gather_object")
     if not g.is_member():
         return
-    objs = [obj] if g.nranks == 1 else g.comm.allgather(obj)
-    object_list[:] = objs
+    if g.nranks == 1:
+        object_list[:] = [obj]
+        return
+    MPI = _comm.mpi()
+    data = _pickled(obj)
+    sizes = np.empty(g.nranks, np.int64)
+    _comm.wait(g.comm.Iallgather(np.array([data.size], np.int64), sizes),
+               "all_gather_object", g)
+    out = np.empty(int(sizes.sum()), np.uint8)
+    displ = _displacements(sizes)
+    _comm.wait(g.comm.Iallgatherv([data, MPI.BYTE], [out, (sizes.tolist(), displ), MPI.BYTE]),
+               "all_gather_object", g)
+    object_list[:] = [_unpickled(out[d:d + n]) for d, n in zip(displ, sizes.tolist())]
 
 
 def broadcast_object_list(object_list, src, group=None):
@@ -799,8 +830,16 @@ def broadcast_object_list(object_list, src, group=None):
     if not g.is_member():
         return
     root = _root(g, src, "broadcast_object_list", "src")
-    if g.nranks > 1:
-        object_list[:] = g.comm.bcast(object_list if g.rank == root else None, root=root)
+    if g.nranks == 1:
+        return
+    data = _pickled(list(object_list)) if g.rank == root else None
+    size = np.array([0 if data is None else data.size], np.int64)
+    _comm.wait(g.comm.Ibcast(size, root=root), "broadcast_object_list", g)
+    if data is None:
+        data = np.empty(int(size[0]), np.uint8)
+    _comm.wait(g.comm.Ibcast(data, root=root), "broadcast_object_list", g)
+    if g.rank != root:
+        object_list[:] = _unpickled(data)
 
 
 def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None):
@@ -818,8 +857,18 @@ def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None)
     if g.nranks == 1:
         out_object_list[:] = [in_object_list[0]]
         return
-    out_object_list[:] = [g.comm.scatter(list(in_object_list) if g.rank == root else None,
-                                         root=root)]
+    MPI = _comm.mpi()
+    parts = [_pickled(o) for o in in_object_list] if g.rank == root else None
+    sizes = np.array([p.size for p in parts], np.int64) if parts is not None else None
+    mine = np.empty(1, np.int64)
+    _comm.wait(g.comm.Iscatter(sizes, mine, root=root), "scatter_object_list", g)
+    buf = np.empty(int(mine[0]), np.uint8)
+    send = None
+    if parts is not None:
+        send = [np.concatenate(parts) if parts else np.empty(0, np.uint8),
+                (sizes.tolist(), _displacements(sizes)), MPI.BYTE]
+    _comm.wait(g.comm.Iscatterv(send, [buf, MPI.BYTE], root=root), "scatter_object_list", g)
+    out_object_list[:] = [_unpickled(buf)]
 
 
 # ------------------------------------------------------------------ point to point

@@ -320,22 +320,27 @@ def test_long_tmpdir_does_not_break_the_launcher(tmp_path):
     assert "SUM 0 [2.0, 2.0]" in out and "SUM 1 [2.0, 2.0]" in out
 
 
-def test_rank_exiting_early_is_named_at_once(tmp_path):
+@pytest.mark.parametrize("what", ["all_reduce", "all_gather_object"])
+def test_rank_exiting_early_is_named_at_once(tmp_path, what):
     script = _script(tmp_path, "early.py", """
+        import sys
         import numpy as np
         import paddle_hl as paddle
         import paddle_hl.distributed as dist
         dist.init_parallel_env()
         if dist.get_rank() == 0:
-            dist.all_reduce(paddle.to_tensor(np.ones(2, "float32")))
+            if sys.argv[1] == "all_reduce":
+                dist.all_reduce(paddle.to_tensor(np.ones(2, "float32")))
+            else:
+                dist.all_gather_object([], {"rank": 0})
         """)
     start = time.monotonic()
-    res = _launch(script, PADDLE_HL_COLLECTIVE_TIMEOUT="60", timeout=90)
+    res = _launch(script, what, PADDLE_HL_COLLECTIVE_TIMEOUT="60", timeout=90)
     took = time.monotonic() - start
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
-    assert ("paddle_hl.distributed.all_reduce: rank 1 exited with code 0 while rank 0 was "
-            "waiting for it in all_reduce") in out, out
+    assert (f"paddle_hl.distributed.{what}: rank 1 exited with code 0 while rank 0 was "
+            f"waiting for it in {what}") in out, out
     assert "rank(s) [1] exited with code 0 while rank(s) [0] still waited" in res.stderr, out
     assert "died or is stuck" not in out and "out of memory" not in out, out
     assert took < 30, took  # not the collective timeout
