@@ -465,29 +465,26 @@ class Predictor:
         >>> y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
     """
 
-    def __init__(self, config: Config, _layer=None):
-        from ..jit._interpreter import load_program
-
+    def __init__(self, config: Config, _model=None):
         self._config = Config(config)
         self._place = f"gpu:{config.gpu_device_id()}" if config.use_gpu() else "cpu"
-        if _layer is not None:
-            self._layer = _layer
+        if _model is not None:
+            self._model = _model
         elif config.model_from_memory():
-            self._layer = _load_from_memory(*config._buffers)
+            self._model = _load_from_memory(*config._buffers)
         else:
-            self._layer = load_program(*config._files())
+            self._model = _Model(*config._files())
         if config.use_gpu():
-            self._layer.to(self._place)
+            self._model.layer.to(self._place)
         self._values: dict = {}
-        prog = self._layer.program()
-        self._inputs = [n for n, _, _ in prog.feeds]
-        self._outputs = list(prog.fetches)
+        self._inputs = [n for n, _, _ in self._model.feeds]
+        self._outputs = list(self._model.fetches)
 
     def _declared_shape(self, name):
-        return self._layer.program().var_info.get(name, ([], None))[0]
+        return self._model.declared.get(name, ([], None))[0]
 
     def _declared_dtype(self, name):
-        return self._layer.program().var_info.get(name, ([], None))[1] or "float32"
+        return self._model.declared.get(name, ([], None))[1] or "float32"
 
     def _set_input(self, name, arr):
         from ..tensor.creation import to_tensor
@@ -526,7 +523,7 @@ class Predictor:
                                    "get_input_handle(name).copy_from_cpu(array))")
             xs = [self._values[n] for n in self._inputs]
         with no_grad(), _threads(self._config.cpu_math_library_num_threads()):
-            outs = self._layer(*xs)
+            outs = self._model.layer(*xs)
         outs = outs if isinstance(outs, list) else [outs]
         if inputs is not None:
             return outs
@@ -541,7 +538,7 @@ class Predictor:
 
     def clone(self, stream=None) -> Predictor:
         """A predictor sharing this one's program and parameters, with its own handles."""
-        return Predictor(self._config, _layer=self._layer)
+        return Predictor(self._config, _model=self._model)
 
     def clear_intermediate_tensor(self) -> None:
         self._values = {k: v for k, v in self._values.items() if k in self._inputs}
@@ -571,11 +568,39 @@ class _threads:
             self.ctl.unregister()
 
 
+class _Model:
+    """The program a predictor runs, with its input and output names: a Paddle ProgramDesc
+    (run by the program interpreter) or a program in paddle_hl's own ``jit.save`` format."""
+
+    def __init__(self, prog_file, params_file):
+        from ..jit._interpreter import is_program_desc, load_program
+
+        if not os.path.isfile(prog_file):
+            raise FileNotFoundError(f"create_predictor: the program file {prog_file} does not "
+                                    "exist")
+        if is_program_desc(prog_file):
+            self.layer = load_program(prog_file, params_file)
+            prog = self.layer.program()
+            self.feeds = prog.feeds
+            self.fetches = list(prog.fetches)
+            self.declared = dict(prog.var_info)
+            return
+        from ..jit import load
+
+        # paddle_hl's own format: its input names are the InputSpec names it was saved with
+        self.layer = load(os.path.dirname(prog_file) or ".",
+                          model_filename=os.path.basename(prog_file),
+                          params_filename=os.path.basename(params_file))
+        specs = self.layer._specs
+        self.feeds = [(s.name or f"x{i}", list(s.shape), s.dtype.name)
+                      for i, s in enumerate(specs)]
+        self.fetches = [f"output_{i}" for i in range(len(self.layer.program()["outs"]))]
+        self.declared = {n: (shape, dt) for n, shape, dt in self.feeds}
+
+
 def _load_from_memory(prog: bytes, params: bytes):
     """A program and parameters given as bytes: written to a private temporary folder so the
     file readers (and their error messages) serve both ways."""
-    from ..jit._interpreter import load_program
-
     with tempfile.TemporaryDirectory(prefix="paddle_hl_inference_") as d:
         prog_file = os.path.join(d, "model.pdmodel")
         params_file = os.path.join(d, "model.pdiparams")
@@ -583,7 +608,7 @@ def _load_from_memory(prog: bytes, params: bytes):
             f.write(prog)
         with open(params_file, "wb") as f:
             f.write(params)
-        return load_program(prog_file, params_file)
+        return _Model(prog_file, params_file)
 
 
 def create_predictor(config: Config) -> Predictor:

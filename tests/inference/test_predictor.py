@@ -150,3 +150,21 @@ def test_handle_errors(pd, tmp_path):
         out.copy_to_cpu()
     with pytest.raises(TypeError, match="expected a paddle.inference.Config"):
         inference.create_predictor("m.pdmodel")
+
+
+def test_predictor_runs_paddle_hl_exports(tmp_path):
+    """A model saved by paddle_hl's own jit.save runs through the same predictor."""
+    paddle.seed(0)
+    net = paddle.vision.models.mobilenet_v3_small(scale=0.5, num_classes=7)
+    net.eval()
+    paddle.jit.save(net, str(tmp_path / "hl"),
+                    [paddle.static.InputSpec([None, 3, 32, 32], "float32", "image")])
+    x = np.random.default_rng(0).standard_normal([2, 3, 32, 32]).astype(np.float32)
+    with paddle.no_grad():
+        want = net(paddle.to_tensor(x)).numpy()
+    pred = inference.create_predictor(inference.Config(str(tmp_path / "hl.pdmodel"),
+                                                       str(tmp_path / "hl.pdiparams")))
+    assert pred.get_input_names() == ["image"]
+    assert pred.get_output_names() == ["output_0"]
+    assert pred.get_input_handle("image").shape() == [-1, 3, 32, 32]
+    np.testing.assert_allclose(_predict(pred, [x])[0], want, rtol=1e-5, atol=1e-6)
