@@ -5,11 +5,12 @@ at its top; ``dependencies = [...]`` there names the packages ``load`` requires.
 come from GitHub (``source='github'``, ``'owner/repo[:branch]'``), Gitee (``source='gitee'``,
 same scheme) or a local directory (``source='local'``).
 
-Remote repositories are downloaded once as an archive and cached in
-``~/.cache/paddle_hl/hub/<owner>_<repo>_<branch>``. Environment variables:
+Remote repositories are downloaded once as an archive and cached in Paddle's hub folder,
+``~/.cache/paddle/hub/<owner>_<repo>_<branch>``, so a repository Paddle downloaded before is used
+from there. Environment variables:
 
-- ``PADDLE_HL_HUB_DIR``: the hub cache folder (default ``$PADDLE_HL_HOME/hub``, with
-  ``PADDLE_HL_HOME`` defaulting to ``~/.cache/paddle_hl``).
+- ``PADDLE_HL_HUB_DIR``: the hub cache folder (default ``$PADDLE_HL_HOME/hub`` when
+  ``PADDLE_HL_HOME`` is set, else ``~/.cache/paddle/hub``).
 - ``PADDLE_HL_HUB_GITHUB_URL`` / ``PADDLE_HL_HUB_GITEE_URL``: another site to download from,
   as a base URL (``http://127.0.0.1:8000``) or an archive URL template with ``{owner}``,
   ``{repo}`` and ``{branch}`` (``http://mirror/{owner}/{repo}/{branch}.tar.gz``).
@@ -25,9 +26,11 @@ always asks. A yes is remembered in the trusted list.
 Isolation: while a repository's ``hubconf.py`` and entrypoint run, modules already imported under
 the names of the repository's own modules (another repository's ``utils``, say) are set aside,
 and afterwards the repository's modules leave ``sys.modules`` and the others come back, so one
-repository never silently runs another's helpers. A cache folder that holds a ``hubconf.py``
+repository never silently runs another's helpers. In a hub folder only paddle_hl uses
+(``PADDLE_HL_HUB_DIR`` or ``PADDLE_HL_HOME`` set), a cache folder that holds a ``hubconf.py``
 without the provenance file paddle_hl writes when it downloads a repository is refused (pass
-``force_reload=True`` to replace it with a fresh download).
+``force_reload=True`` to replace it with a fresh download); in Paddle's own hub folder such a
+folder is a repository Paddle downloaded, and is used.
 
 In a notebook, the results of ``list`` and ``help`` render as a table and a formatted docstring.
 """

@@ -2,7 +2,9 @@
 downloading and unpacking an archive into the cache safely.
 
 The cache folder of a remote repository is ``<hub dir>/<owner>_<repo>_<branch>``. The hub dir is
-``$PADDLE_HL_HUB_DIR`` when set, else ``$PADDLE_HL_HOME/hub``, else ``~/.cache/paddle_hl/hub``.
+``$PADDLE_HL_HUB_DIR`` when set, else ``$PADDLE_HL_HOME/hub``, else Paddle's own hub folder
+``~/.cache/paddle/hub`` (same folder names as Paddle's, so a repository Paddle downloaded is
+found there and used instead of fetched again).
 A refresh is built completely beside the cache folder (download to a temporary file, unpack into
 a temporary folder, check that ``hubconf.py`` is there) and only then swapped in, so a failed or
 interrupted download never damages the copy already cached.
@@ -84,8 +86,14 @@ def hub_dir() -> str:
     explicit = os.environ.get("PADDLE_HL_HUB_DIR")
     if explicit:
         return osp.abspath(osp.expanduser(explicit))
-    home = os.environ.get("PADDLE_HL_HOME") or osp.join("~", ".cache", "paddle_hl")
+    home = os.environ.get("PADDLE_HL_HOME") or osp.join("~", ".cache", "paddle")
     return osp.abspath(osp.join(osp.expanduser(home), "hub"))
+
+
+def shared_with_paddle() -> bool:
+    """Whether the hub dir is Paddle's own (no paddle_hl variable moves it), so its folders
+    may hold repositories Paddle downloaded."""
+    return not (os.environ.get("PADDLE_HL_HUB_DIR") or os.environ.get("PADDLE_HL_HOME"))
 
 
 def parse_remote(repo_dir, source: str, fn: str) -> RemoteRepo:
@@ -143,15 +151,22 @@ class ForeignCacheError(RuntimeError):
 def cached(repo: RemoteRepo, branch: str) -> str | None:
     """The cache folder of ``repo`` at ``branch`` when it holds a usable copy, else None.
 
+    In Paddle's own hub folder (see :func:`shared_with_paddle`) a folder without the marker is
+    a repository Paddle downloaded, and is used as Paddle uses it (for either site, as Paddle
+    names the folders of both alike).
+
     Raises:
         ForeignCacheError: the folder has a ``hubconf.py`` but not the provenance marker that
-            :func:`fetch` writes: someone else put it there, and its code is not run.
+            :func:`fetch` writes, in a hub folder only paddle_hl uses: someone else put it
+            there, and its code is not run.
     """
     path = cache_dir(repo, branch)
     if not osp.isfile(osp.join(path, HUBCONF)):
         return None
     marker = osp.join(path, _MARKER)
     if not osp.isfile(marker):
+        if shared_with_paddle():
+            return path
         raise ForeignCacheError(
             f"hub: the cache folder {path} holds a {HUBCONF} that paddle_hl did not download "
             f"(it lacks the provenance file {_MARKER}); its code is not run. Remove the folder, "

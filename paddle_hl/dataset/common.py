@@ -43,7 +43,9 @@ def must_mkdirs(path):
 def download(url, module_name, md5sum, save_name=None):
     """Download ``url`` into ``DATA_HOME/module_name`` unless a file with ``md5sum`` is there.
 
-    The file is streamed to a temporary name, its md5 checked, then renamed into place.
+    The file is streamed to a temporary name, its md5 checked, then renamed into place, under
+    the download lock, so processes (and Paddle, which keeps its datasets in the same folder)
+    sharing the file never see it half-written.
 
     Args:
         url (str): http(s) address.
@@ -59,15 +61,20 @@ def download(url, module_name, md5sum, save_name=None):
     filename = os.path.join(dirname, save_name or url.split("/")[-1])
     if os.path.exists(filename) and (md5sum is None or md5file(filename) == md5sum):
         return filename
-    tmp = f"{filename}.{os.getpid()}.part"
-    try:
-        with open(tmp, "wb") as f:
-            _download.stream_to_file(url, f, md5sum, os.path.basename(filename))
-        os.replace(tmp, filename)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return filename
+    with _download._lock(filename):
+        # another process may have fetched it while this one waited for the lock
+        if os.path.exists(filename) and (md5sum is None or md5file(filename) == md5sum):
+            return filename
+        errors = []
+        for _ in range(_download.DOWNLOAD_RETRY_LIMIT + 1):
+            try:
+                _download._get_download(url, filename, md5sum)  # temporary file, then rename
+                return filename
+            except _download.DownloadError as e:
+                errors.append(str(e))
+    raise RuntimeError(f"paddle.dataset.common.download: cannot download {url} to {filename} "
+                       f"({len(errors)} attempts; last: {errors[-1]}). If this machine is "
+                       f"offline, copy the file there by hand (md5 {md5sum}).")
 
 
 def split(reader, line_count, suffix="%05d.pickle", dumper=pickle.dump):

@@ -11,14 +11,21 @@ from the cache, with its path and URL named, and downloaded again.
 
 Several processes may fetch the same file into the same cache at once (DataLoader workers,
 notebooks, data-parallel ranks): one of them downloads and extracts it while holding a file lock
-(``filelock``, in ``$PADDLE_HL_HOME/.locks``), the others wait and then use the result.
+(``filelock``, in the ``.locks`` folder of the cache root), the others wait and then use the
+result.
 Extracted trees are staged beside their final place and renamed into it, so a reader never sees
 a half-written tree. The partial ``.part`` files of downloads whose process died are removed by
 the next download into the same directory.
 
-The cache root is ``~/.cache/paddle_hl``; set the environment variable ``PADDLE_HL_HOME`` to use
-another directory. Weights go to ``$PADDLE_HL_HOME/hapi/weights`` (``WEIGHTS_HOME``) and datasets
-to ``$PADDLE_HL_HOME/dataset`` (``DATA_HOME``); both are read from the environment on each access.
+The cache root is Paddle's, ``~/.cache/paddle``: weights go to ``~/.cache/paddle/hapi/weights``
+(``WEIGHTS_HOME``) and datasets to ``~/.cache/paddle/dataset`` (``DATA_HOME``), with the same
+file names as Paddle's, so a file Paddle downloaded before is found (its md5 checked) instead of
+fetched again, and Paddle finds what paddle_hl downloads. Sharing the folders is safe because a
+file only ever appears complete and checked (renamed into place), and the locks live in a
+``.locks`` folder of the root that Paddle never looks at. As in Paddle, when the home folder is
+not writable the datasets go to ``<temporary folder>/.cache/paddle/dataset``. Setting the
+environment variable ``PADDLE_HL_HOME`` moves the whole cache (``$PADDLE_HL_HOME/hapi/weights``,
+``$PADDLE_HL_HOME/dataset``, ``$PADDLE_HL_HOME/.locks``); it is read on each access.
 """
 
 from __future__ import annotations
@@ -73,8 +80,19 @@ class _ArgumentError(ValueError, AssertionError):
 
 
 def _cache_home() -> str:
-    return osp.expanduser(os.environ.get("PADDLE_HL_HOME") or osp.join("~", ".cache",
-                                                                        "paddle_hl"))
+    """``$PADDLE_HL_HOME`` when set, else Paddle's cache root ``~/.cache/paddle``."""
+    return osp.expanduser(os.environ.get("PADDLE_HL_HOME") or osp.join("~", ".cache", "paddle"))
+
+
+def _data_home() -> str:
+    if os.environ.get("PADDLE_HL_HOME"):
+        return osp.join(_cache_home(), "dataset")
+    home = osp.expanduser("~")
+    if not os.access(home, os.W_OK):  # Paddle's fallback for a read-only home folder
+        import tempfile
+
+        home = tempfile.gettempdir()
+    return osp.join(home, ".cache", "paddle", "dataset")
 
 
 def __getattr__(name):
@@ -82,7 +100,7 @@ def __getattr__(name):
     if name == "WEIGHTS_HOME":
         return osp.join(_cache_home(), "hapi", "weights")
     if name == "DATA_HOME":
-        return osp.join(_cache_home(), "dataset")
+        return _data_home()
     raise AttributeError(f"module 'paddle_hl.utils.download' has no attribute '{name}'")
 
 
@@ -232,8 +250,8 @@ class _suppress_oserror:
 
 
 def _lock_path(path: str) -> str:
-    """Where the lock for fetching ``path`` lives: ``$PADDLE_HL_HOME/.locks``, named after the
-    file and a hash of its absolute path. Not beside the file: a lock file stays after use (it
+    """Where the lock for fetching ``path`` lives: ``.locks`` in the cache root (``~/.cache/paddle``
+    or ``$PADDLE_HL_HOME``), named after the file and a hash of its absolute path. Not beside the file: a lock file stays after use (it
     must, for the lock to stay correct), and users' dataset folders should hold only data."""
     key = hashlib.sha1(osp.abspath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", osp.basename(path))[:80]

@@ -238,7 +238,7 @@ def test_default_cache_locations(tmp_path, monkeypatch):
     monkeypatch.delenv("PADDLE_HL_HUB_DIR", raising=False)
     monkeypatch.delenv("PADDLE_HL_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert _repo.hub_dir() == str(tmp_path / ".cache" / "paddle_hl" / "hub")
+    assert _repo.hub_dir() == str(tmp_path / ".cache" / "paddle" / "hub")
     monkeypatch.setenv("PADDLE_HL_HOME", str(tmp_path / "home"))
     assert _repo.hub_dir() == str(tmp_path / "home" / "hub")
     monkeypatch.setenv("PADDLE_HL_HUB_DIR", str(tmp_path / "elsewhere"))

@@ -122,7 +122,7 @@ def assert_items_equal(ours, ref):
     (datasets.Imikolov, {"window_size": 3, "min_word_freq": 2},
      ("imikolov", "imikolov%2Fsimple-examples.tgz")),
     (datasets.UCIHousing, {}, ("uci_housing", "housing.data")),
-    (datasets.Movielens, {}, ("movielens", "movielens%2Fml-1m.zip")),
+    (datasets.Movielens, {}, ("sentiment", "movielens%2Fml-1m.zip")),
     (datasets.WMT14, {"dict_size": 10}, ("wmt14", "wmt14.tgz")),
     (datasets.WMT16, {"src_dict_size": 10, "trg_dict_size": 10}, ("wmt16", "wmt16.tar.gz")),
 ])

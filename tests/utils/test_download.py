@@ -92,7 +92,7 @@ def test_weights_home_follows_environment(file_server, home):
 
 def test_default_home_is_user_cache(monkeypatch):
     monkeypatch.delenv("PADDLE_HL_HOME", raising=False)
-    expected = os.path.expanduser(os.path.join("~", ".cache", "paddle_hl", "hapi", "weights"))
+    expected = os.path.expanduser(os.path.join("~", ".cache", "paddle", "hapi", "weights"))
     assert dl.WEIGHTS_HOME == expected
 
 

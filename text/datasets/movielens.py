@@ -81,7 +81,8 @@ class Movielens(paddle.io.Dataset):
 
     Args:
         data_file (str, optional): Path of ``ml-1m.zip``; None downloads it to
-            ``DATA_HOME/movielens`` when ``download`` is True. Default: None.
+            ``DATA_HOME/sentiment`` (Paddle's folder for it) when ``download`` is True.
+            Default: None.
         mode (str, optional): 'train' or 'test'. Default: 'train'.
         test_ratio (float, optional): Share of the ratings that go to 'test'. Default: 0.1.
         rand_seed (int, optional): Seed of the split. Default: 0.
@@ -103,7 +104,7 @@ class Movielens(paddle.io.Dataset):
                  download=True):
         cls = type(self).__name__
         self.mode = _common.check_mode(cls, mode, ("train", "test"))
-        self.data_file = _common.fetch(cls, "data_file", data_file, URL, MD5, "movielens",
+        self.data_file = _common.fetch(cls, "data_file", data_file, URL, MD5, "sentiment",
                                        download)
         self.test_ratio = test_ratio
         self.rand_seed = rand_seed
