@@ -78,6 +78,7 @@ cases = {
     "alltoall_single": lambda: dist.alltoall_single(
         T([4, 2]), T([4, 2]), [1, 3] if r == 0 else [2, 2], [2, 2]),
     "send_recv": lambda: dist.send(T([2, 2]), 1) if r == 0 else dist.recv(T(4), 0),
+    "send_recv_longer": lambda: dist.send(T(300000), 1) if r == 0 else dist.recv(T(4), 0),
     "isend_irecv_any": lambda: (dist.isend(T(4, "int64"), 1) if r == 0
                                 else dist.irecv(T(4), None)).wait(),
     "data_parallel": lambda: paddle.DataParallel(paddle.nn.Linear(4, 2 + r)),
@@ -169,6 +170,7 @@ def test_mismatched_collective_names_ranks_shapes_dtypes_on_every_rank(mismatch_
 
 @pytest.mark.parametrize("name,fn,sent,got", [
     ("send_recv", "recv", "[2, 2] float32", "[4] float32"),
+    ("send_recv_longer", "recv", "[300000] float32", "[4] float32"),
     ("isend_irecv_any", "irecv", "[4] int64", "[4] float32"),
 ])
 def test_mismatched_send_is_named_by_the_receiver(mismatch_output, name, fn, sent, got):
