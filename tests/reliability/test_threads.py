@@ -406,3 +406,43 @@ def test_grad_off_lists_exactly_the_threads_with_grad_off():
     assert _run_threads([leave_off]) == [1]
     gc.collect()
     assert state.grad_off == []
+
+
+def test_gradient_sync_set_by_one_threads_forward_waits_for_that_threads_backward():
+    """DataParallel.forward arms a synchroniser for the next backward pass of its own thread;
+    a backward pass another thread runs meanwhile must not consume (all-reduce) it."""
+    armed, other_done = threading.Event(), threading.Event()
+    calls = []
+
+    class Sync:
+        def ready(self, leaf):
+            calls.append((threading.current_thread().name, "ready"))
+
+        def done(self):
+            calls.append((threading.current_thread().name, "done"))
+
+    def dp_thread():
+        w = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+        loss = (w * w).sum()
+        state.tls.grad_sync = Sync()  # what DataParallel.forward does
+        armed.set()
+        assert other_done.wait(TIMEOUT)
+        loss.backward()
+        assert state.tls.grad_sync is None
+
+    def other_thread():
+        assert armed.wait(TIMEOUT)
+        try:
+            v = paddle.to_tensor([3.0], stop_gradient=False)
+            (v * 2.0).sum().backward()
+        finally:
+            other_done.set()
+
+    threads = [threading.Thread(target=dp_thread, name="dp"),
+               threading.Thread(target=other_thread, name="other")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT * 2)
+    assert calls == [("dp", "ready"), ("dp", "done")]
+    assert state.tls.grad_sync is None
