@@ -363,6 +363,17 @@ def raises_on_rank_one():
     dist.barrier()
 
 
+def loop_forever():
+    import os, time
+    dist.init_parallel_env()
+    print(f"PID {dist.get_rank()} {os.getpid()}", flush=True)
+    t = paddle.to_tensor(np.ones(3, "float32"))
+    end = time.time() + 60
+    while time.time() < end:
+        dist.all_reduce(t)
+        time.sleep(0.01)
+
+
 def rank_one_returns_early():
     dist.init_parallel_env()
     if dist.get_rank() == 0:
@@ -464,3 +475,39 @@ def test_monitor_address_fits_a_unix_socket(tmp_path, monkeypatch):
     short = os.path.join(str(tmp_path), "monitor.sock")
     if len(os.fsencode(short)) < 100:  # the job's own folder when the path fits
         assert _job._address(str(tmp_path)) == (short, None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigkilled_spawn_caller_takes_its_ranks_and_files_along(tmp_path):
+    _mpiexec()
+    _script(tmp_path, "spawned.py", SPAWN_FUNCS)
+    caller = subprocess.Popen([sys.executable, "-c", SPAWN_CALLER, str(tmp_path),
+                               "loop_forever"], cwd=ROOT, env=env(), text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pids = {}
+    deadline = time.monotonic() + 60
+    while len(pids) < 2 and time.monotonic() < deadline:
+        line = caller.stdout.readline()
+        if not line:
+            break
+        if line.startswith("PID "):
+            _, rank, pid = line.split()
+            pids[int(rank)] = int(pid)
+    try:
+        assert len(pids) == 2, caller.communicate(timeout=10) if caller.poll() is not None else ""
+        run_dir, shm = _job_files(pids[0])
+        caller.kill()
+        caller.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not (
+                all(_gone(p) for p in pids.values()) and not os.path.exists(run_dir)
+                and not any(os.path.exists(p) for p in shm)):
+            time.sleep(0.05)
+        assert all(_gone(p) for p in pids.values()), pids
+        assert not os.path.exists(run_dir)
+        assert not [p for p in shm if os.path.exists(p)]
+    finally:
+        caller.kill()
+        for pid in pids.values():
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
