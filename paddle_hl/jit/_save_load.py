@@ -22,8 +22,8 @@ def _flat_specs(layer, input_spec, where):
     specs = _specs(input_spec, where)
     if specs is None:
         fwd = layer if isinstance(layer, StaticFunction) else getattr(layer, "forward", None)
-        if isinstance(fwd, StaticFunction) and fwd.input_spec:
-            specs = fwd.input_spec
+        if isinstance(fwd, StaticFunction):
+            specs = fwd.concrete_input_spec(where)  # to_static's, else the last call's
     if not specs:
         raise ValueError(f"{where}: input_spec is required (a list of InputSpec), or decorate "
                          "the forward with paddle.jit.to_static(input_spec=...)")

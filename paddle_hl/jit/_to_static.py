@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 
 from ..framework.tensor import Tensor
 from ..static.input import InputSpec
@@ -56,7 +57,13 @@ def check_args(specs, args, where):
 
 class StaticFunction:
     """A function (or bound forward) marked by :func:`to_static`; calling it runs the code as
-    written after checking Tensor arguments against ``input_spec``."""
+    written after checking Tensor arguments against ``input_spec``.
+
+    Without an ``input_spec``, each call remembers the signature of its Tensor arguments
+    (concrete shapes and dtypes); :func:`paddle_hl.jit.save` then saves with the last one, as
+    Paddle saves with the program of the latest call. For a method the signature is kept per
+    instance.
+    """
 
     def __init__(self, function, input_spec=None, build_strategy=None, backend=None, **kwargs):
         self.dygraph_function = function
@@ -64,6 +71,11 @@ class StaticFunction:
         self.build_strategy = build_strategy
         self.backend = backend
         self._kwargs = kwargs
+        # the last call's signature: here for a plain function (or a bound forward set on a
+        # layer), in the unbound method's per-instance table for a method bound by __get__
+        self._seen_spec = None
+        self._seen_table = weakref.WeakKeyDictionary()
+        self._seen_key = None
         functools.update_wrapper(self, function)
 
     @property
@@ -75,12 +87,61 @@ class StaticFunction:
             return self
         bound = StaticFunction(types.MethodType(self.dygraph_function, instance),
                                self._input_spec, self.build_strategy, self.backend)
+        try:
+            weakref.ref(instance)
+            bound._seen_table, bound._seen_key = self._seen_table, instance
+        except TypeError:  # an instance without weak references shares the function's slot
+            bound._seen_table, bound._seen_key = self._seen_table, self
         return bound
 
     def __call__(self, *args, **kwargs):
-        if _state["enabled"] and self._input_spec:
-            check_args(self._input_spec, args, f"to_static({self.__name__})")
+        if self._input_spec:
+            if _state["enabled"]:
+                check_args(self._input_spec, args, f"to_static({self.__name__})")
+        else:
+            self._remember(args)
         return self.dygraph_function(*args, **kwargs)
+
+    def _remember(self, args):
+        specs = tuple(InputSpec(a.shape, a.dtype) if isinstance(a, Tensor) else type(a)
+                      for a in args)
+        if self._seen_key is None:
+            self._seen_spec = specs
+        else:
+            self._seen_table[self._seen_key] = specs
+
+    def concrete_input_spec(self, where):
+        """The InputSpecs of the last call (named after the parameters), for saving.
+
+        Raises:
+            ValueError: the function was never called, or the last call had non-Tensor
+                positional arguments (which a saved program cannot take as inputs).
+        """
+        if self._input_spec:
+            return self._input_spec
+        seen = (self._seen_spec if self._seen_key is None
+                else self._seen_table.get(self._seen_key))
+        name = getattr(self, "__qualname__", None) or repr(self.dygraph_function)
+        if seen is None:
+            raise ValueError(
+                f"{where}: {name} is decorated with to_static without input_spec and was never "
+                "called, so its input signature is unknown. Pass input_spec (a list of "
+                "InputSpec) to to_static or to this call, or call the function once with "
+                "example inputs before saving.")
+        try:
+            params = [p.name for p in inspect.signature(self.dygraph_function).parameters
+                      .values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = []
+        out = []
+        for i, s in enumerate(seen):
+            if not isinstance(s, InputSpec):
+                raise ValueError(
+                    f"{where}: the last call of {name} passed a {s.__name__} as positional "
+                    f"argument {i}; only Tensor arguments can be inputs of a saved program. "
+                    "Pass input_spec (a list of InputSpec) for the Tensor inputs.")
+            out.append(InputSpec(s.shape, s.dtype, params[i] if i < len(params) else f"x{i}"))
+        return out
 
     def rollback(self):
         """The plain function (Paddle returns the dygraph function)."""
