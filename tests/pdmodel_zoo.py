@@ -219,6 +219,55 @@ def dynamic_heads_program(pd):
     return Net(), [pd.static.InputSpec([None, 3, None, None], "float32", "x")], [x]
 
 
+def more_ops_program(pd):
+    """An OCR-style spatial transformer (affine_grid + grid_sample), normalize, logsumexp,
+    argsort + take_along_axis, tril/triu, shrink/selu/celu activations, elementwise math,
+    logical ops, roll, chunk + bmm, linspace, 1-D linear, bicubic and trilinear resizes,
+    Conv3D/Conv3DTranspose with 3-D pools, 1-D pools and numel."""
+    nn = pd.nn
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.loc = nn.Linear(64, 6)
+            self.c3 = nn.Conv3D(2, 3, 3, padding=1)
+            self.ct3 = nn.Conv3DTranspose(3, 2, 2, stride=2)
+
+        def forward(self, x, v):
+            # spatial transformer (OCR rectification): affine grid + grid_sample
+            theta = self.loc(x.mean(axis=1).flatten(1)).reshape([-1, 2, 3])
+            grid = F.affine_grid(theta, [2, 3, 4, 4], align_corners=False)
+            st = F.grid_sample(x, grid, align_corners=False)
+            a = F.normalize(v, axis=-1)
+            b = paddle.logsumexp(v, axis=1)
+            idx = paddle.argsort(v, axis=-1, descending=True)
+            c = paddle.take_along_axis(v, idx, axis=-1)
+            d = paddle.tril(v[:, :4, :4]) - paddle.triu(v[:, :4, :4], 1)
+            e = (F.hardshrink(v) + F.softshrink(v) + F.thresholded_relu(v) + F.relu6(v)
+                 + F.selu(v) + F.celu(v) + F.softsign(v) + F.tanhshrink(v))
+            f = (paddle.floor(v) + paddle.ceil(v) + paddle.round(v) + paddle.sign(v)
+                 + paddle.cos(v) * paddle.sin(v) + paddle.erf(v) + paddle.rsqrt(paddle.abs(v) + 1)
+                 + paddle.reciprocal(paddle.square(v) + 1))
+            g = paddle.logical_and(v > 0, paddle.logical_not(v >= 0.5)).astype("float32")
+            h = paddle.roll(v, 1, axis=1) + paddle.expand_as(v[:, :1], v)
+            i1, i2 = paddle.chunk(v, 2, axis=-1)
+            j = paddle.bmm(i1, i2.transpose([0, 2, 1]))
+            k = paddle.linspace(0, 1, 6, dtype="float32") * v
+            lin = F.interpolate(v, size=[9], mode="linear", align_corners=True, data_format="NCW")
+            bic = F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=False)
+            vol = self.ct3(F.relu(self.c3(x.unsqueeze(1).tile([1, 2, 1, 1, 1]))))
+            vol = F.max_pool3d(vol, 2) + F.avg_pool3d(vol, 2)
+            tri = F.interpolate(vol, size=[3, 4, 5], mode="trilinear",
+                                data_format="NCDHW")
+            m = F.avg_pool1d(v, 2) + F.max_pool1d(v, 3, 1, 1)[..., ::2]
+            return st, a, b, c, d, e, f, g, h, j, k, lin, bic, tri, m, paddle.numel(v)
+
+    x = np.random.default_rng(2).standard_normal([2, 4, 8, 8]).astype(np.float32)
+    v = np.random.default_rng(3).standard_normal([2, 5, 6]).astype(np.float32)
+    return Net(), [pd.static.InputSpec([None, 4, 8, 8], "float32", "x"),
+                   pd.static.InputSpec([None, 5, 6], "float32", "v")], [x, v]
+
+
 def save_real(pd, build, prefix):
     """Save ``build(pd)``'s layer with real Paddle under ``prefix``; returns (inputs, outputs
     of the layer on them as NumPy arrays)."""

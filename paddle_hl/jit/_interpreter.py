@@ -26,6 +26,7 @@ from .. import tensor as T
 from ..framework.tensor import Tensor
 from ..nn import functional as F
 from ..nn.layer.layers import Layer
+from ..tensor.linalg import norm as _norm
 from . import _proto
 
 __all__ = []
@@ -559,9 +560,9 @@ def _conv(nd):
 
     def run_(c, op, a):
         x = c.x(op, "Input")
-        y = fn(x, c.x(op, "Filter"), c.x(op, "Bias", False), a.get("strides", [1] * nd),
-               _padding(a, nd), a.get("dilations", [1] * nd), int(a.get("groups", 1)),
-               _layout(a, "data_format", nd))
+        y = fn(x, c.x(op, "Filter"), c.x(op, "Bias", False), stride=a.get("strides", [1] * nd),
+               padding=_padding(a, nd), dilation=a.get("dilations", [1] * nd),
+               groups=int(a.get("groups", 1)), data_format=_layout(a, "data_format", nd))
         c.set(op, "Output", y)
     return run_
 
@@ -573,9 +574,10 @@ def _conv_transpose(nd):
         x = c.x(op, "Input")
         out_size = list(a.get("output_size", []) or [])
         out_pad = list(a.get("output_padding", []) or [])
-        y = fn(x, c.x(op, "Filter"), c.x(op, "Bias", False), a.get("strides", [1] * nd),
-               _padding(a, nd), out_pad if any(out_pad) else 0, a.get("dilations", [1] * nd),
-               int(a.get("groups", 1)), out_size or None, _layout(a, "data_format", nd))
+        y = fn(x, c.x(op, "Filter"), c.x(op, "Bias", False), stride=a.get("strides", [1] * nd),
+               padding=_padding(a, nd), output_padding=out_pad if any(out_pad) else 0,
+               dilation=a.get("dilations", [1] * nd), groups=int(a.get("groups", 1)),
+               output_size=out_size or None, data_format=_layout(a, "data_format", nd))
         c.set(op, "Output", y)
     return run_
 
@@ -712,7 +714,7 @@ def _p_norm(c, op, a):
     x = c.x(op, "X")
     p = float(a.get("porder", 2.0))
     axis = None if a.get("asvector", False) else int(a.get("axis", -1))
-    c.set(op, "Out", T.norm(x, p, axis, bool(a.get("keepdim", False))))
+    c.set(op, "Out", _norm(x, p, axis, bool(a.get("keepdim", False))))
 
 
 # ------------------------------------------------------------------------------- reductions
@@ -938,6 +940,95 @@ def _tile(c, op, a):
     else:
         reps = [int(v) for v in a.get("repeat_times", [])]
     c.set(op, "Out", T.tile(c.x(op, "X"), reps))
+
+
+@_reg("affine_grid")
+def _affine_grid(c, op, a):
+    st = c.x(op, "OutputShape", False)
+    shape = _ints(st) if st is not None else [int(v) for v in a.get("output_shape", [])]
+    c.set(op, "Output", F.affine_grid(c.x(op, "Theta"), shape,
+                                      bool(a.get("align_corners", True))))
+
+
+@_reg("grid_sampler")
+def _grid_sampler(c, op, a):
+    c.set(op, "Output", F.grid_sample(c.x(op, "X"), c.x(op, "Grid"), a.get("mode", "bilinear"),
+                                      a.get("padding_mode", "zeros"),
+                                      bool(a.get("align_corners", True))))
+
+
+@_reg("argsort")
+def _argsort(c, op, a):
+    x = c.x(op, "X")
+    axis, desc = int(a.get("axis", -1)), bool(a.get("descending", False))
+    idx = T.argsort(x, axis, desc)
+    c.set(op, "Indices", idx)
+    c.set(op, "Out", T.take_along_axis(x, idx, axis))
+
+
+@_reg("take_along_axis")
+def _take_along_axis(c, op, a):
+    c.set(op, "Result", T.take_along_axis(c.x(op, "Input"), c.x(op, "Index"),
+                                          int(a.get("Axis", 0))))
+
+
+@_reg("tril_triu")
+def _tril_triu(c, op, a):
+    fn = T.tril if a.get("lower", True) else T.triu
+    c.set(op, "Out", fn(c.x(op, "X"), int(a.get("diagonal", 0))))
+
+
+@_reg("logsumexp")
+def _logsumexp(c, op, a):
+    x = c.x(op, "X")
+    axis = None if a.get("reduce_all", False) else [int(d) for d in a.get("axis", [])] or None
+    c.set(op, "Out", T.logsumexp(x, axis, bool(a.get("keepdim", False))))
+
+
+@_reg("roll")
+def _roll(c, op, a):
+    st = c.x(op, "ShiftsTensor", False)
+    shifts = _ints(st) if st is not None else [int(v) for v in a.get("shifts", [])]
+    axis = [int(v) for v in a.get("axis", [])]
+    c.set(op, "Out", T.roll(c.x(op, "X"), shifts, axis or None))
+
+
+@_reg("linspace")
+def _linspace(c, op, a):
+    start, stop = (_scalar(c.x(op, k)) for k in ("Start", "Stop"))
+    c.set(op, "Out", T.linspace(start, stop, int(_scalar(c.x(op, "Num"))),
+                                DTYPES[a.get("dtype", 5)]))
+
+
+@_reg("size")
+def _size(c, op, a):
+    c.set(op, "Out", T.numel(c.x(op, "Input")))
+
+
+@_reg("hard_shrink")
+def _hard_shrink(c, op, a):
+    c.set(op, "Out", F.hardshrink(c.x(op, "X"), float(a.get("threshold", 0.5))))
+
+
+@_reg("softshrink")
+def _softshrink(c, op, a):
+    c.set(op, "Out", F.softshrink(c.x(op, "X"), float(a.get("lambda", 0.5))))
+
+
+@_reg("thresholded_relu")
+def _thresholded_relu(c, op, a):
+    c.set(op, "Out", F.thresholded_relu(c.x(op, "X"), float(a.get("threshold", 1.0))))
+
+
+@_reg("selu")
+def _selu(c, op, a):
+    c.set(op, "Out", F.selu(c.x(op, "X"), float(a.get("scale", 1.0507009873554805)),
+                            float(a.get("alpha", 1.6732632423543772))))
+
+
+@_reg("celu")
+def _celu(c, op, a):
+    c.set(op, "Out", F.celu(c.x(op, "X"), float(a.get("alpha", 1.0))))
 
 
 @_reg("meshgrid")

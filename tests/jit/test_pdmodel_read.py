@@ -57,9 +57,10 @@ def test_googlenet_three_outputs(pd, tmp_path):
 
 
 @pytest.mark.parametrize("build", [zoo.lstm_program, zoo.gru_program, zoo.transformer_program,
-                                   zoo.conv_interp_program, zoo.tensor_ops_program],
+                                   zoo.conv_interp_program, zoo.tensor_ops_program,
+                                   zoo.more_ops_program],
                          ids=["lstm", "gru_simple_rnn", "transformer", "conv_interp",
-                              "tensor_ops"])
+                              "tensor_ops", "more_ops"])
 def test_sequence_and_conv_programs(pd, tmp_path, build):
     _check(pd, build, tmp_path / "m")
 
