@@ -1815,10 +1815,16 @@ def _lcse_arr(a, axis, reverse=False):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if xp is np and a.dtype != _dt.BFLOAT16_NP:
             return np.logaddexp.accumulate(a, axis=axis)
-        # CuPy: shift by the slice maximum (finite part) before exponentiating
-        m = xp.max(xp.where(xp.isfinite(a), a, -np.inf), axis=axis, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)
-        return (xp.log(xp.cumsum(xp.exp(a - m), axis=axis)) + m).astype(a.dtype)
+        # CuPy (which has no ufunc.accumulate) and bfloat16: a log-depth scan of logaddexp
+        # (Hillis-Steele): each step combines the prefixes in log space, so no term
+        # underflows (a shift by the slice maximum turned the terms far below it into -inf)
+        w = xp.moveaxis(a.astype(np.float32) if a.dtype == _dt.BFLOAT16_NP else a, axis, -1)
+        w = w.copy()
+        s = 1
+        while s < w.shape[-1]:
+            w[..., s:] = xp.logaddexp(w[..., s:], w[..., :-s])
+            s *= 2
+        return xp.moveaxis(w, -1, axis).astype(a.dtype, copy=False)
 
 
 def _logcumsumexp_hi(i, g, axis):

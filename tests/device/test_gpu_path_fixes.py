@@ -137,3 +137,15 @@ def test_cuda_without_an_argument_goes_to_the_current_device():
         paddle.set_device("cpu")
     # from the CPU as the current device: GPU 0, as in Paddle
     assert paddle.to_tensor([1.0]).cuda().place == paddle.CUDAPlace(0)
+
+
+def test_logcumsumexp_keeps_terms_far_below_the_maximum(gpu):
+    # the GPU form shifted by the slice maximum: exp(1000 - 2000) underflowed to 0 and the
+    # prefixes before the maximum came out -inf
+    big = np.array([[1000.0, 1000.0, -1000.0, 2000.0], [-5.0, 0.0, 3.0, 1.0]])
+    out = paddle.logcumsumexp(paddle.to_tensor(big), axis=1).numpy()
+    ref = np.logaddexp.accumulate(big, axis=1)
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
+    x = paddle.to_tensor(big.astype("float32")).astype("bfloat16")
+    out16 = paddle.logcumsumexp(x, axis=1).astype("float32").numpy()
+    np.testing.assert_allclose(out16, ref, rtol=1e-2)

@@ -131,21 +131,33 @@ class _Mem:
     __slots__ = ("__weakref__",)
 
 
-_mems: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_mems: dict = {}  # id of an allocation's root buffer -> (weak reference to it, its _Mem)
+
+
+def _mem_of(root):
+    entry = _mems.get(id(root))
+    if entry is not None and entry[0]() is root:
+        return entry[1]
+    mem = _Mem()
+    key = id(root)
+    try:
+        ref = weakref.ref(root, lambda _r, key=key: _mems.pop(key, None))
+    except TypeError:  # not weak-referenceable: its own allocation each time
+        return mem
+    _mems[key] = (ref, mem)
+    return mem
 
 
 class _Data:
-    """``arr.data``: the pointer and the allocation it lies in."""
+    """``arr.data``: the pointer and the allocation it lies in (one ``mem`` object per
+    allocation, shared by every view of it, as CuPy's)."""
 
     def __init__(self, a):
         self.ptr = a.__array_interface__["data"][0]
         root = a
         while getattr(root, "base", None) is not None:
             root = root.base
-        try:
-            self.mem = _mems.setdefault(root, _Mem())
-        except TypeError:  # not weak-referenceable: its own allocation
-            self.mem = _Mem()
+        self.mem = _mem_of(root)
 
 
 class _DeviceRef:
@@ -384,6 +396,10 @@ def _from_host(a):
     return ndarray(np.array(a))
 
 
+# CuPy's sorts are stable (radix/merge sorts): NumPy's default quicksort is not
+_STABLE = {"sort", "argsort", "ndarray.sort", "ndarray.argsort"}
+
+
 def _call(fn, name, args, kwargs, device=None):
     keep = {}
     for v in list(args) + list(kwargs.values()):
@@ -393,6 +409,8 @@ def _call(fn, name, args, kwargs, device=None):
     uargs = _unwrap(tuple(args), name)
     ukw = _unwrap(kwargs, name)
     _guard(name.split(".")[-1], uargs, ukw)
+    if name in _STABLE:
+        ukw["kind"] = "stable"
     return _wrap(fn(*uargs, **ukw), device, keep)
 
 
@@ -746,7 +764,8 @@ class RandomState:
         return self._w(self._rs.standard_normal(size), dtype)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
-        return self._w(self._rs.uniform(low, high, size), dtype)
+        return self._w(self._rs.uniform(_unwrap(low, "uniform"), _unwrap(high, "uniform"),
+                                        size), dtype)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=np.float64):
         return self._w(self._rs.normal(_unwrap(loc, "normal"), _unwrap(scale, "normal"),
@@ -762,13 +781,13 @@ class RandomState:
         return self._w(self._rs.poisson(_unwrap(lam, "poisson"), size), dtype)
 
     def exponential(self, scale=1.0, size=None, dtype=np.float64):
-        return self._w(self._rs.exponential(scale, size), dtype)
+        return self._w(self._rs.exponential(_unwrap(scale, "exponential"), size), dtype)
 
     def standard_cauchy(self, size=None, dtype=np.float64):
         return self._w(self._rs.standard_cauchy(size), dtype)
 
     def geometric(self, p, size=None, dtype=np.int64):
-        return self._w(self._rs.geometric(p, size), dtype)
+        return self._w(self._rs.geometric(_unwrap(p, "geometric"), size), dtype)
 
     def binomial(self, n, p, size=None, dtype=np.int64):
         return self._w(self._rs.binomial(_unwrap(n, "binomial"), _unwrap(p, "binomial"), size),

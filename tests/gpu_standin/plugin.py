@@ -5,8 +5,8 @@
 Loaded with ``-p`` it installs the stand-in (``tests/gpu_standin/fakecupy.py``) as ``cupy``
 before the suite's conftest looks for a GPU, so the gpu-marked tests run and, with
 ``PADDLE_HL_TEST_DEVICE=gpu``, every test that does not name a device runs with the stand-in
-GPU as the default device. ``PADDLE_HL_FAKE_GPUS`` sets the number of stand-in devices (2 by
-default, so multi-device code paths run too).
+GPU as the default device. ``PADDLE_HL_FAKE_GPUS`` sets the number of stand-in devices (1 by
+default, as on the GPU machine; 2 runs the multi-device code paths).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from . import fakecupy
 
-fakecupy.install(n_devices=int(os.environ.get("PADDLE_HL_FAKE_GPUS", "2")))
+fakecupy.install(n_devices=int(os.environ.get("PADDLE_HL_FAKE_GPUS", "1")))
 
 
 @pytest.fixture
