@@ -16,6 +16,7 @@ import pickle
 
 import numpy as np
 
+from ..framework import io as _io
 from ..framework.tensor import Tensor
 from . import auto_parallel as _ap
 from . import collective as _coll
@@ -157,10 +158,14 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
 
 
 def _atomic_write(target, obj):
-    tmp = target + ".part"
-    with open(tmp, "wb") as f:
-        pickle.dump(obj, f, protocol=4)
-    os.replace(tmp, target)
+    _io.write_file(target, lambda f: pickle.dump(obj, f, protocol=4))
+
+
+def _load(path):
+    """A checkpoint file, through paddle.load's restricted unpickler: it rebuilds arrays,
+    numbers, strings and containers only, so a crafted checkpoint cannot run code."""
+    with open(path, "rb") as f:
+        return _io._unpickle(f, repr(path))
 
 
 def _read_metadata(path):
@@ -171,8 +176,7 @@ def _read_metadata(path):
     if not metas:
         raise FileNotFoundError(f"paddle_hl.distributed.load_state_dict: no .metadata file in "
                                 f"{path!r}: not a checkpoint written by save_state_dict")
-    with open(os.path.join(path, metas[0]), "rb") as f:
-        meta = pickle.load(f)
+    meta = _load(os.path.join(path, metas[0]))
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
         raise ValueError(f"paddle_hl.distributed.load_state_dict: {metas[0]} in {path!r} is "
                          "not paddle_hl checkpoint metadata")
@@ -187,8 +191,7 @@ class _Files:
     def block(self, fname, key, offsets):
         data = self.cache.get(fname)
         if data is None:
-            with open(os.path.join(self.path, fname), "rb") as f:
-                data = self.cache[fname] = pickle.load(f)
+            data = self.cache[fname] = _load(os.path.join(self.path, fname))
         for off, arr in data[key]:
             if list(off) == list(offsets):
                 return arr

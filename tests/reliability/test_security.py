@@ -318,3 +318,20 @@ def test_hub_cache_unpack_refuses_escaping_members(tmp_path, case):
     assert not (tmp_path / "escaped.txt").exists()
     assert not (tmp_path / "abs_escaped.txt").exists()
     assert not staging.exists() or not any(staging.rglob("*"))
+
+
+@pytest.mark.parametrize("which", ["0.metadata", "0_0.distcp"])
+def test_distributed_checkpoint_refuses_callables(tmp_path, which):
+    """distributed.load_state_dict reads its metadata and shard files through the restricted
+    loader: a crafted file naming os.system is refused, and nothing runs."""
+    import paddle_hl.distributed as dist
+
+    net = paddle.nn.Linear(3, 2)
+    state = {"model": net.state_dict()}
+    dist.save_state_dict(state, str(tmp_path))
+    marker = tmp_path / "ran"
+    with open(tmp_path / which, "wb") as f:
+        pickle.dump({"format": _Call(os.system, _marker_cmd(marker))}, f, protocol=4)
+    with pytest.raises(pickle.UnpicklingError, match="refusing to load 'posix.system'"):
+        dist.load_state_dict(state, str(tmp_path))
+    assert not marker.exists()
