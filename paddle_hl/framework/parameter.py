@@ -35,6 +35,11 @@ def unique_name(prefix: str) -> str:
     return name_generator[0](prefix)
 
 
+def _filled_at_creation(param, block):
+    """The pending "initializer" of a parameter built under LazyGuard: its values are already
+    there, so there is nothing to do."""
+
+
 class Parameter(Tensor):
     """A trainable tensor owned by a layer (Paddle's ``EagerParamBase``).
 
@@ -57,6 +62,42 @@ class Parameter(Tensor):
         self.need_clip = need_clip
         self.do_model_average = do_model_average
         self.is_distributed = False
+        from .misc import lazy_init_enabled
+
+        if lazy_init_enabled():
+            # built under LazyGuard: paddle_hl fills it at once with its initializer, so the
+            # initialize() that Paddle code calls afterwards has nothing left to do
+            self._init_func = _filled_at_creation
+
+    #: what :meth:`initialize` runs, ``init_func(param, block)``; None when nothing is pending
+    _init_func = None
+
+    def set_init_func(self, obj):
+        """Set the function :meth:`initialize` runs, called as ``obj(param, None)`` (Paddle sets
+        the parameter's initializer here for a parameter built under ``LazyGuard``).
+
+        Args:
+            obj (callable): ``obj(param, block)`` fills ``param`` in place.
+        """
+        self._init_func = obj
+
+    def initialize(self):
+        """Run the pending initializer once (see :meth:`set_init_func`), then forget it.
+
+        Raises:
+            AssertionError: nothing is pending: the parameter was built outside ``LazyGuard``
+                and has no function set, or ``initialize()`` already ran (as in Paddle).
+        """
+        if self._init_func is None:
+            raise AssertionError(
+                f"Parameter.initialize: no initializer is pending for parameter {self._name} "
+                "(it was built outside LazyGuard without set_init_func, or initialize() "
+                "already ran); required self._init_func is not None")
+        func, self._init_func = self._init_func, None
+        func(self, None)
+
+    def _is_initialized(self) -> bool:
+        return self._init_func is not _filled_at_creation
 
     @classmethod
     def from_tensor(cls, tensor, **kwargs):

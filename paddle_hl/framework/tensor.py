@@ -175,6 +175,11 @@ class Tensor:
     def is_dense(self) -> bool:
         return True
 
+    def _is_initialized(self) -> bool:
+        """Whether the tensor holds its values (always, except a parameter built under
+        ``LazyGuard`` whose ``initialize()`` is still pending)."""
+        return True
+
     def is_dist(self) -> bool:
         return False
 

@@ -345,6 +345,10 @@ class Hardsigmoid(_NameOnly):
 
     _fn = staticmethod(F.hardsigmoid)
 
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.name = name  # a public attribute of this layer in Paddle
+
 
 class Hardswish(_NameOnly):
     """Hard swish ``x * min(max(x + 3, 0), 6) / 6``.
@@ -398,6 +402,10 @@ class Sigmoid(_NameOnly):
     """
 
     _fn = staticmethod(F.sigmoid)
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.name = name  # a public attribute of this layer in Paddle
 
 
 class Silu(_NameOnly):

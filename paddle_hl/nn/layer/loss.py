@@ -333,15 +333,16 @@ class PoissonNLLLoss(_Loss):
             raise ValueError(f"PoissonNLLLoss: 'epsilon' must be positive, but received "
                              f"{epsilon}")
         _check_reduction(reduction, "PoissonNLLLoss")
-        self.log_input = log_input
-        self.full = full
-        self.epsilon = epsilon
-        self.reduction = reduction
-        self.name = name
+        # private, under Paddle's names
+        self._log_input = log_input
+        self._full = full
+        self._epsilon = epsilon
+        self._reduction = reduction
+        self._name = name
 
     def forward(self, input, label):
-        return self._run(F.poisson_nll_loss, input, label, self.log_input, self.full,
-                         self.epsilon, self.reduction)
+        return self._run(F.poisson_nll_loss, input, label, self._log_input, self._full,
+                         self._epsilon, self._reduction)
 
 
 class GaussianNLLLoss(_Loss):

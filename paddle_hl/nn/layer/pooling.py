@@ -28,9 +28,6 @@ class _MaxPool(Layer):
         self.name = name
 
     def forward(self, x):
-        if self._fmt == "NCL":
-            return self._fn(x, self.ksize, self.stride, self.padding, self.return_mask,
-                            self.ceil_mode)
         return self._fn(x, self.ksize, self.stride, self.padding, self.return_mask,
                         self.ceil_mode, self.data_format)
 
@@ -54,12 +51,23 @@ class MaxPool1D(_MaxPool):
         [1, 3, 4]
     """
 
-    _fn = staticmethod(F.max_pool1d)
-    _fmt = "NCL"
-
     def __init__(self, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                  name=None):
-        super().__init__(kernel_size, stride, padding, return_mask, ceil_mode, None, name)
+        Layer.__init__(self)
+        # Paddle's attribute names for the 1-D pool (no ksize / data_format)
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.return_mask = return_mask
+        self.name = name
+
+    def forward(self, x):
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.return_mask,
+                            self.ceil_mode)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class MaxPool2D(_MaxPool):
@@ -127,9 +135,6 @@ class _AvgPool(Layer):
         self.name = name
 
     def forward(self, x):
-        if self._fmt == "NCL":
-            return self._fn(x, self.ksize, self.stride, self.padding, self.exclusive,
-                            self.ceil_mode)
         return self._fn(x, self.ksize, self.stride, self.padding, self.ceil_mode,
                         self.exclusive, self.divisor, self.data_format)
 
@@ -150,12 +155,23 @@ class AvgPool1D(_AvgPool):
         name (str, optional): unused.
     """
 
-    _fn = staticmethod(F.avg_pool1d)
-    _fmt = "NCL"
-
     def __init__(self, kernel_size, stride=None, padding=0, exclusive=True, ceil_mode=False,
                  name=None):
-        super().__init__(kernel_size, stride, padding, ceil_mode, exclusive, None, None, name)
+        Layer.__init__(self)
+        # Paddle's attribute names for the 1-D pool (no ksize / divisor / data_format)
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.exclusive = exclusive
+        self.name = name
+
+    def forward(self, x):
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.exclusive,
+                            self.ceil_mode)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AvgPool2D(_AvgPool):
@@ -219,8 +235,6 @@ class _AdaptiveAvgPool(Layer):
         self._name = name
 
     def forward(self, x):
-        if self._fmt == "NCL":
-            return self._fn(x, self._output_size)
         return self._fn(x, self._output_size, self._data_format)
 
     def extra_repr(self):
@@ -235,11 +249,16 @@ class AdaptiveAvgPool1D(_AdaptiveAvgPool):
         name (str, optional): unused.
     """
 
-    _fn = staticmethod(F.adaptive_avg_pool1d)
-    _fmt = "NCL"
-
     def __init__(self, output_size, name=None):
-        super().__init__(output_size, None, name)
+        Layer.__init__(self)
+        self.output_size = output_size  # public in Paddle's 1-D adaptive pools
+        self.name = name
+
+    def forward(self, x):
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
 
 
 class AdaptiveAvgPool2D(_AdaptiveAvgPool):
@@ -303,7 +322,17 @@ class AdaptiveMaxPool1D(_AdaptiveMaxPool):
         name (str, optional): unused.
     """
 
-    _fn = staticmethod(F.adaptive_max_pool1d)
+    def __init__(self, output_size, return_mask=False, name=None):
+        Layer.__init__(self)
+        self.output_size = output_size  # public in Paddle's 1-D adaptive pools
+        self.return_mask = return_mask
+        self.name = name
+
+    def forward(self, x):
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_mask)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, return_mask={self.return_mask}"
 
 
 class AdaptiveMaxPool2D(_AdaptiveMaxPool):

@@ -689,6 +689,17 @@ class RNNBase(LayerList):
         states = [stack(f, axis=0) for f in finals]
         return x, (tuple(states) if lstm else states[0])
 
+    def flatten_parameters(self):
+        """Paddle packs the weights into one contiguous block for cuDNN here (model code calls
+        it after moving or loading weights). paddle_hl's recurrent kernels read each parameter
+        where it is, so there is nothing to pack: the parameters, their values, their
+        gradients and ``state_dict`` stay as they are, as they do in Paddle.
+
+        Returns:
+            None
+        """
+        return None
+
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
