@@ -250,9 +250,10 @@ class _suppress_oserror:
 
 
 def _lock_path(path: str) -> str:
-    """Where the lock for fetching ``path`` lives: ``.locks`` in the cache root (``~/.cache/paddle``
-    or ``$PADDLE_HL_HOME``), named after the file and a hash of its absolute path. Not beside the file: a lock file stays after use (it
-    must, for the lock to stay correct), and users' dataset folders should hold only data."""
+    """Where the lock for fetching ``path`` lives: ``.locks`` in the cache root
+    (``~/.cache/paddle`` or ``$PADDLE_HL_HOME``), named after the file and a hash of its absolute
+    path. Not beside the file: a lock file stays after use (it must, for the lock to stay
+    correct), and the dataset folders, shared with Paddle, should hold only data."""
     key = hashlib.sha1(osp.abspath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", osp.basename(path))[:80]
     return osp.join(_cache_home(), ".locks", f"{name}.{key}.lock")
