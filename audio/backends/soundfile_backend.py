@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from paddle_hl.framework.io import write_file
+
 from .backend import (
     AudioInfo,
     _ArgError,
@@ -121,4 +123,12 @@ def save(filepath: str, src, sample_rate: int, channels_first: bool = True,
             / (2.0 ** (info_.bits - 1))
     elif arr.dtype == np.float16:
         arr = arr.astype(np.float32)
-    sf.write(path, arr, sr, subtype=subtype, format=fmt)
+    def write(f):
+        try:
+            sf.write(f, arr, sr, subtype=subtype, format=fmt)
+        except AssertionError:  # soundfile's check that every frame was written
+            raise OSError(f"paddle.audio.save: only part of the frames of {path!r} could be "
+                          "written (is the disk full?)") from None
+
+    # through a temporary file and a rename: a failed write keeps the previous file
+    write_file(path, write)

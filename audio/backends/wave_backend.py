@@ -9,6 +9,8 @@ import wave
 
 import numpy as np
 
+from paddle_hl.framework.io import write_file
+
 from .backend import (
     AUDIO_EXTRA,
     AudioInfo,
@@ -92,8 +94,13 @@ def save(filepath: str, src, sample_rate: int, channels_first: bool = True,
         # the float range [-1, 1] maps onto the int16 range; values outside it are clipped
         arr = np.clip(np.round(arr.astype(np.float64) * 32768.0), -32768, 32767)
     arr = arr.astype("<i2")
-    with wave.open(path, "wb") as f:
-        f.setnchannels(arr.shape[1])
-        f.setsampwidth(2)
-        f.setframerate(sr)
-        f.writeframes(arr.tobytes())
+
+    def write(fh):
+        with wave.open(fh, "wb") as f:
+            f.setnchannels(arr.shape[1])
+            f.setsampwidth(2)
+            f.setframerate(sr)
+            f.writeframes(arr.tobytes())
+
+    # through a temporary file and a rename: a failed write keeps the previous file
+    write_file(path, write)

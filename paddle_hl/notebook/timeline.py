@@ -10,8 +10,11 @@ inline, so it works offline and in saved notebooks; no server and no external vi
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
+import tempfile
 import uuid
 
 __all__ = []
@@ -559,9 +562,21 @@ class Timeline:
 
     def save(self, path):
         """Write a standalone HTML page that shows the timeline in any browser."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("<!DOCTYPE html><html><head><meta charset='utf-8'><title>paddle_hl "
-                    "profiler timeline</title></head><body>" + self.html + "</body></html>")
+        page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>paddle_hl profiler "
+                "timeline</title></head><body>" + self.html + "</body></html>").encode("utf-8")
+        # a temporary file beside the target, then a rename: a failed write keeps the old page
+        # (the views import nothing from the library, so not its writer)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(page)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         return path
 
     def __repr__(self):

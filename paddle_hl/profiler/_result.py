@@ -21,6 +21,8 @@ import os
 import re
 import zlib
 
+from ..framework.io import write_file
+
 __all__ = []
 
 _MAGIC = b"PDHLPROF"
@@ -220,8 +222,8 @@ class ProfilerResult:
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
         if format == "json":
-            with open(path, "w") as f:
-                json.dump(self.chrome_trace(), f)
+            trace = json.dumps(self.chrome_trace()).encode()
+            write_file(path, lambda f: f.write(trace))
             return
         payload = {
             "version": _VERSION,
@@ -229,9 +231,9 @@ class ProfilerResult:
             "memory": [m.to_record() for m in self.memory_events],
             "extra_info": self.extra_info,
         }
-        with open(path, "wb") as f:
-            f.write(_MAGIC)
-            f.write(zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6))
+        data = _MAGIC + zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6)
+        # through a temporary file and a rename: a failed write keeps the previous result
+        write_file(path, lambda f: f.write(data))
 
     def chrome_trace(self):
         """The result as a Chrome Trace Event Format dict."""

@@ -227,3 +227,55 @@ def test_corrupt_numba_cache_is_discarded_and_rebuilt(tmp_path):
     third = run(_CHECK_KERNELS, timeout=300, **env)
     assert "ENABLED True None" in third.stdout and "CLOSE True" in third.stdout, third.stderr
     assert "discarded" not in third.stdout + third.stderr
+
+
+# ------------------------------------------------------------- the other files the library writes
+
+
+def _profile(n_ops):
+    prof = paddle.profiler.Profiler(targets=[paddle.profiler.ProfilerTarget.CPU])
+    prof.start()
+    x = paddle.ones([2, 2])
+    for _ in range(n_ops):
+        x = x + 1
+    prof.stop()
+    return prof
+
+
+def _profiler_json(size, path):
+    _profile(size).export(str(path), format="json")
+
+
+def _timeline_html(size, path):
+    _profile(size * 10).timeline().save(str(path))
+
+
+def _audio_wav(size, path):
+    paddle.audio.save(str(path), paddle.to_tensor(np.zeros((1, size * 400), np.float32)), 8000)
+
+
+def _wave_backend_wav(size, path):
+    from paddle_hl.audio.backends import wave_backend
+
+    wave_backend.save(str(path), paddle.to_tensor(np.zeros((1, size * 400), np.float32)), 8000)
+
+
+SMALL_WRITERS = {"profiler export": _profiler_json, "timeline save": _timeline_html,
+                 "audio save": _audio_wav, "audio save (wave backend)": _wave_backend_wav}
+
+
+@pytest.mark.parametrize("writer", sorted(SMALL_WRITERS))
+def test_full_disk_keeps_the_previous_profile_page_and_sound(tmp_path, writer):
+    """The profiler's trace, the timeline page and a WAV file go through a temporary file too:
+    a disk that fills up while the larger second file is written keeps the first one whole and
+    leaves no temporary file behind."""
+    write = SMALL_WRITERS[writer]
+    with _small_disk(tmp_path / "disk") as disk:
+        target = disk / "out.wav"
+        write(2, target)
+        before = _files(disk)
+        with pytest.raises(OSError) as info:
+            write(400, target)
+        # soundfile reports a short write without an errno; the others say ENOSPC
+        assert info.value.errno in (errno.ENOSPC, None)
+        assert _files(disk) == before
