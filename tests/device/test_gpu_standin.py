@@ -113,3 +113,16 @@ def test_training_step_reads_nothing_back_from_the_gpu():
             assert r["d2h"] == {"get": 1}, r
         else:
             assert r["d2h"] == {}, r
+
+
+@pytest.mark.slow
+def test_suite_parts_pass_with_the_standin_gpu_as_default_device():
+    # a broad part of the suite with the stand-in GPU as the default device (tests that name a
+    # device or are marked cpu keep theirs)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "tests.gpu_standin.plugin", "-p",
+           "no:randomly", "-n", "0", "tests/tensor", "tests/nn", "tests/optimizer", "tests/amp",
+           "tests/reliability/test_low_precision.py"]
+    out = subprocess.run(cmd, cwd=ROOT, env=dict(_env(), PADDLE_HL_TEST_DEVICE="gpu"),
+                         capture_output=True, text=True, timeout=900)
+    tail = out.stdout[-4000:] + out.stderr[-2000:]
+    assert out.returncode == 0, tail
