@@ -1,0 +1,483 @@
+"""Write a layer as a Paddle inference program: a real ProgramDesc ``.pdmodel`` that Paddle's
+``jit.load`` and ``paddle.inference`` run, beside the ``.pdiparams`` it reads.
+
+The layer's forward is traced into paddle_hl kernel calls (the trace ``jit.save`` makes, free
+dims included); each kernel call becomes the Paddle operator(s) computing the same thing
+(:data:`_EMIT`), parameters become persistable variables under their names, and traced
+constants become persistable variables too. A kernel without a Paddle counterpart here fails
+the export with its name before any file is written. The program written is run once by
+paddle_hl's own program interpreter at two sizes of the free dims, to declare each variable's
+shape (-1 for the free dims) and to check that it reproduces the eager forward.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+
+from . import _interpreter, _pdiparams, _proto
+
+__all__ = []
+
+
+def _attr(name, value):
+    """An OpDesc attribute from a Python value (bool, int, float, str, or a list of one)."""
+    if isinstance(value, bool):
+        return {"name": name, "type": 6, "b": value}
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if -(1 << 31) <= v < (1 << 31):
+            return {"name": name, "type": 0, "i": v}
+        return {"name": name, "type": 9, "l": v}
+    if isinstance(value, (float, np.floating)):
+        return {"name": name, "type": 1, "f": float(value)}
+    if isinstance(value, str):
+        return {"name": name, "type": 2, "s": value}
+    vals = list(value)
+    if all(isinstance(v, str) for v in vals) and vals:
+        return {"name": name, "type": 5, "strings": vals}
+    if all(isinstance(v, (float, np.floating)) for v in vals) and vals:
+        return {"name": name, "type": 4, "floats": [float(v) for v in vals]}
+    return {"name": name, "type": 3, "ints": [int(v) for v in vals]}
+
+
+class _Builder:
+    def __init__(self, program, named, specs, where):
+        from ._program import const_array
+
+        self.where = where
+        self.ops = []
+        self.arrays = {}  # persistable name -> array
+        self.names = {}  # structured parameter name -> variable name
+        self.tmp = 0
+        for k, v in named:
+            n = v.name
+            self.names[k] = n if n not in self.names.values() else f"{n}@{k}"
+            self.arrays[self.names[k]] = _host(v._data)
+        self.consts = []
+        for i, c in enumerate(program["consts"]):
+            name = f"hl_const_{i}"
+            try:
+                arr = const_array(c, None, np)
+            except Exception:
+                raise ValueError(f"{where}: a constant of the forward depends on the free dims "
+                                 "of the input; a Paddle program cannot hold it") from None
+            self.consts.append(name)
+            self.arrays[name] = np.asarray(arr)
+        self.feeds = [s.name or f"x{i}" for i, s in enumerate(specs)]
+        self.vals = {}
+
+    def new(self, hint="tmp"):
+        self.tmp += 1
+        return f"{hint}_{self.tmp}.tmp_0"
+
+    def op(self, type_, inputs, outputs, **attrs):
+        self.ops.append({
+            "type": type_,
+            "inputs": [{"parameter": k, "arguments": list(v)} for k, v in inputs.items()],
+            "outputs": [{"parameter": k, "arguments": list(v)} for k, v in outputs.items()],
+            "attrs": [_attr(k, v) for k, v in attrs.items()]})
+
+    def ref(self, r):
+        """A value reference of the trace: a variable name, or a Python literal."""
+        kind = r[0]
+        if kind == "in":
+            return self.feeds[r[1]]
+        if kind == "p":
+            return self.names[r[1]]
+        if kind == "c":
+            return self.consts[r[1]]
+        if kind == "v":
+            return self.vals[r[1]]
+        if kind == "lit":
+            return _Lit(r[1])
+        if kind == "reshape":
+            src = self.ref(r[1])
+            out = self.new("reshape2")
+            self.op("reshape2", {"X": [src]}, {"Out": [out], "XShape": [self.new("xshape")]},
+                    shape=_shape(r[2], self.where))
+            return out
+        raise ValueError(f"{self.where}: the forward takes a strided view ({kind!r}) that a "
+                         "Paddle program cannot express")
+
+
+class _Lit:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+
+def _shape(shape, where):
+    """A traced shape for reshape2: its one free-dim entry becomes -1."""
+    from ._program import Sym
+
+    out, free = [], 0
+    for d in shape:
+        if isinstance(d, Sym):
+            free += 1
+            out.append(-1)
+        else:
+            out.append(int(d))
+    if free > 1:
+        raise ValueError(f"{where}: a reshape to {shape} has several sizes that depend on the "
+                         "free dims; a Paddle reshape2 can infer only one")
+    return out
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+# ------------------------------------------------------------------------------ emitters
+def _conv(b, ins, attrs, outs):
+    x, w, bias = ins
+    nd = len(attrs["stride"])
+    cl = bool(attrs.get("cl", False))
+    pads = [int(p) for pair in attrs["pads"] for p in pair]
+    fmt = ("NHWC" if cl else "NCHW") if nd == 2 else ("NDHWC" if cl else "NCDHW")
+    if nd not in (2, 3):
+        raise ValueError(f"{b.where}: a {nd}-D convolution has no Paddle conv op here")
+    y = outs[0] if isinstance(bias, _Lit) else b.new("conv")
+    b.op("conv2d" if nd == 2 else "conv3d", {"Input": [x], "Filter": [w]}, {"Output": [y]},
+         strides=list(attrs["stride"]), paddings=pads, padding_algorithm="EXPLICIT",
+         groups=int(attrs["groups"]), dilations=list(attrs["dil"]), data_format=fmt)
+    if not isinstance(bias, _Lit):
+        b.op("elementwise_add", {"X": [y], "Y": [bias]}, {"Out": [outs[0]]},
+             axis=-1 if cl else 1)
+
+
+def _batch_norm(b, ins, attrs, outs):
+    x, w, bias, mean, var = ins
+    if isinstance(w, _Lit) or isinstance(bias, _Lit):
+        raise ValueError(f"{b.where}: a batch norm without weight or bias has no Paddle "
+                         "batch_norm form here")
+    pshape = list(attrs["pshape"])
+    layout = "NHWC" if len(pshape) > 2 and pshape[-1] != 1 and pshape[1] == 1 else "NCHW"
+    b.op("batch_norm", {"X": [x], "Scale": [w], "Bias": [bias], "Mean": [mean],
+                        "Variance": [var]},
+         {"Y": [outs[0]], "MeanOut": [mean], "VarianceOut": [var],
+          "SavedMean": [b.new("saved_mean")], "SavedVariance": [b.new("saved_var")]},
+         epsilon=float(attrs["eps"]), is_test=True, use_global_stats=True,
+         data_layout=layout, momentum=0.9, trainable_statistics=False)
+
+
+def _unary(type_, **fixed):
+    def emit(b, ins, attrs, outs):
+        b.op(type_, {"X": [ins[0]]}, {"Out": [outs[0]]}, **fixed)
+    return emit
+
+
+def _hardsigmoid(b, ins, attrs, outs):
+    b.op("hard_sigmoid", {"X": [ins[0]]}, {"Out": [outs[0]]}, slope=float(attrs["slope"]),
+         offset=float(attrs["offset"]))
+
+
+def _binary(type_, scale_of):
+    def emit(b, ins, attrs, outs):
+        x, y = ins
+        if isinstance(x, _Lit) and not isinstance(y, _Lit) and type_ in (
+                "elementwise_add", "elementwise_mul"):
+            x, y = y, x
+        if isinstance(y, _Lit):
+            s, bias = scale_of(float(y.v))
+            b.op("scale", {"X": [x]}, {"Out": [outs[0]]}, scale=s, bias=bias,
+                 bias_after_scale=True)
+            return
+        if isinstance(x, _Lit):
+            raise ValueError(f"{b.where}: {type_} of a Python number by a tensor has no "
+                             "Paddle form here")
+        b.op(type_, {"X": [x], "Y": [y]}, {"Out": [outs[0]]}, axis=-1)
+    return emit
+
+
+def _maxpool(b, ins, attrs, outs):
+    nd = len(attrs["ksize"])
+    cl = bool(attrs.get("cl", False))
+    pads = [int(p) for pair in attrs["ext"] for p in pair]
+    # a max pool's padding never wins, so the ceil-mode extension is padding as well
+    b.op("pool2d" if nd == 2 else "pool3d", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         pooling_type="max", ksize=list(attrs["ksize"]), strides=list(attrs["stride"]),
+         paddings=pads, padding_algorithm="EXPLICIT", global_pooling=False, adaptive=False,
+         ceil_mode=False, exclusive=True, data_format=_fmt(nd, cl))
+
+
+def _avgpool(b, ins, attrs, outs):
+    nd = len(attrs["ksize"])
+    if attrs.get("divisor"):
+        raise ValueError(f"{b.where}: avg pooling with divisor_override has no Paddle pool op")
+    pads = [int(p) for pair in attrs["pads"] for p in pair]
+    ceil = [tuple(e) for e in attrs["ext"]] != [tuple(p) for p in attrs["pads"]]
+    b.op("pool2d" if nd == 2 else "pool3d", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         pooling_type="avg", ksize=list(attrs["ksize"]), strides=list(attrs["stride"]),
+         paddings=pads, padding_algorithm="EXPLICIT", global_pooling=False, adaptive=False,
+         ceil_mode=bool(ceil), exclusive=bool(attrs["exclusive"]),
+         data_format=_fmt(nd, bool(attrs.get("cl", False))))
+
+
+def _adaptive_avg(b, ins, attrs, outs):
+    nd = len(attrs["osz"])
+    b.op("pool2d" if nd == 2 else "pool3d", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         pooling_type="avg", ksize=list(attrs["osz"]), strides=[1] * nd, paddings=[0] * nd,
+         padding_algorithm="EXPLICIT", global_pooling=False, adaptive=True, ceil_mode=False,
+         exclusive=True, data_format=_fmt(nd, bool(attrs.get("cl", False))))
+
+
+def _fmt(nd, cl):
+    return ("NHWC" if cl else "NCHW") if nd == 2 else ("NDHWC" if cl else "NCDHW")
+
+
+def _reshape(b, ins, attrs, outs):
+    b.op("reshape2", {"X": [ins[0]]}, {"Out": [outs[0]], "XShape": [b.new("xshape")]},
+         shape=_shape(attrs["shape"], b.where))
+
+
+def _transpose(b, ins, attrs, outs):
+    b.op("transpose2", {"X": [ins[0]]}, {"Out": [outs[0]], "XShape": [b.new("xshape")]},
+         axis=[int(p) for p in attrs["perm"]])
+
+
+def _concat(b, ins, attrs, outs):
+    b.op("concat", {"X": list(ins)}, {"Out": [outs[0]]}, axis=int(attrs["axis"]))
+
+
+def _split(b, ins, attrs, outs):
+    b.op("split", {"X": [ins[0]]}, {"Out": list(outs)}, axis=int(attrs["axis"]), num=0,
+         sections=[int(s) for s in attrs["sections"]])
+
+
+def _linear(b, ins, attrs, outs):
+    x, w, bias = ins[:3]
+    y = outs[0] if isinstance(bias, _Lit) else b.new("linear")
+    b.op("matmul_v2", {"X": [x], "Y": [w]}, {"Out": [y]}, trans_x=False, trans_y=False)
+    if not isinstance(bias, _Lit):
+        b.op("elementwise_add", {"X": [y], "Y": [bias]}, {"Out": [outs[0]]}, axis=-1)
+
+
+def _matmul(b, ins, attrs, outs):
+    b.op("matmul_v2", {"X": [ins[0]], "Y": [ins[1]]}, {"Out": [outs[0]]},
+         trans_x=bool(attrs.get("tx", False)), trans_y=bool(attrs.get("ty", False)))
+
+
+def _scale(b, ins, attrs, outs):
+    b.op("scale", {"X": [ins[0]]}, {"Out": [outs[0]]}, scale=float(attrs["s"]),
+         bias=float(attrs["b"]), bias_after_scale=bool(attrs["after"]))
+
+
+def _mul_scalar(b, ins, attrs, outs):
+    x, y = ins
+    if not isinstance(y, _Lit):
+        raise ValueError(f"{b.where}: a scalar product by a tensor has no Paddle form here")
+    b.op("scale", {"X": [x]}, {"Out": [outs[0]]}, scale=float(y.v), bias=0.0,
+         bias_after_scale=True)
+
+
+def _softmax(b, ins, attrs, outs):
+    b.op("softmax", {"X": [ins[0]]}, {"Out": [outs[0]]}, axis=int(attrs["axis"]))
+
+
+def _gelu(b, ins, attrs, outs):
+    b.op("gelu", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         approximate=bool(attrs.get("approximate", False)))
+
+
+def _leaky(b, ins, attrs, outs):
+    b.op("leaky_relu", {"X": [ins[0]]}, {"Out": [outs[0]]}, alpha=float(attrs["slope"]))
+
+
+def _mean(b, ins, attrs, outs):
+    axis = attrs.get("axis")
+    b.op("reduce_mean", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         dim=[] if axis is None else [int(a) for a in axis],
+         keep_dim=bool(attrs.get("keepdim", False)), reduce_all=axis is None)
+
+
+_F = "paddle_hl.nn.functional."
+_M = "paddle_hl.tensor.math:"
+_EMIT = {
+    _F + "conv:_conv_kernel": _conv,
+    _F + "norm:_affine_k": _batch_norm,
+    _F + "activation:_relu_k": _unary("relu"),
+    _F + "activation:_hardswish_k": _unary("hard_swish", threshold=6.0, scale=6.0,
+                                           offset=3.0),
+    _F + "activation:_hardsigmoid_k": _hardsigmoid,
+    _F + "pooling:_maxpool_kernel": _maxpool,
+    _F + "pooling:_avgpool_kernel": _avgpool,
+    _F + "pooling:_adaptive_avg_kernel": _adaptive_avg,
+    _F + "common:_linear_kernel": _linear,
+    _F + "activation:_relu6_k": _unary("relu6", threshold=6.0),
+    _F + "activation:_swish_k": _unary("swish", beta=1.0),
+    _F + "activation:_silu_k": _unary("silu"),
+    _F + "activation:_gelu_k": _gelu,
+    _F + "activation:_leaky_k": _leaky,
+    _F + "activation:_softmax_k": _softmax,
+    _M + "sigmoid#kernel": _unary("sigmoid"),
+    _M + "tanh#kernel": _unary("tanh"),
+    _M + "exp#kernel": _unary("exp"),
+    _M + "_scale_k": _scale,
+    _M + "_mul_scalar": _mul_scalar,
+    _M + "_add": _binary("elementwise_add", lambda v: (1.0, v)),
+    _M + "_sub": _binary("elementwise_sub", lambda v: (1.0, -v)),
+    _M + "_mul": _binary("elementwise_mul", lambda v: (v, 0.0)),
+    _M + "_div": _binary("elementwise_div", lambda v: (1.0 / v, 0.0)),
+    "paddle_hl.tensor.stat:_mean_kernel": _mean,
+    "paddle_hl.tensor.linalg:_matmul_kernel": _matmul,
+    "paddle_hl.tensor.manipulation:_reshape_kernel": _reshape,
+    "paddle_hl.tensor.manipulation:_transpose_kernel": _transpose,
+    "paddle_hl.tensor.manipulation:_concat_kernel": _concat,
+    "paddle_hl.tensor.manipulation:_split_kernel": _split,
+}
+
+
+# ------------------------------------------------------------------------------- program
+def build(layer, specs, where="jit.save"):
+    """The ProgramDesc (a dict for :func:`_proto.encode`) and persistable arrays of ``layer``
+    traced for ``specs``."""
+    from ._save_load import trace
+
+    program, named = trace(layer, specs, where)
+    unknown = sorted({op["fn"] for op in program["ops"]} - set(_EMIT))
+    if unknown:
+        raise ValueError(f"{where}: the forward calls kernels without a Paddle operator form "
+                         f"here: {', '.join(unknown)}; the model cannot be written as a Paddle "
+                         "program")
+    b = _Builder(program, named, specs, where)
+    for op in program["ops"]:
+        ins = [b.ref(r) for r in op["ins"]]
+        kind = op["fn"].rsplit(":", 1)[1].strip("_").split("_")[0]
+        outs = [b.new(kind) for _ in op["outs"]]
+        _EMIT[op["fn"]](b, ins, op["attrs"], outs)
+        for k, name in zip(op["outs"], outs):
+            b.vals[k] = name
+    fetch = []
+    for r in program["outs"]:
+        v = b.ref(r)
+        if isinstance(v, _Lit) or v in b.feeds or v in b.arrays:
+            # fetch a fresh variable, as Paddle's saved programs do
+            out = b.new("save_infer_model/scale")
+            b.op("scale", {"X": [v]}, {"Out": [out]}, scale=1.0, bias=0.0,
+                 bias_after_scale=True)
+            v = out
+        fetch.append(v)
+    ops = ([_feed(n, i) for i, n in enumerate(b.feeds)] + b.ops
+           + [_fetch(n, i) for i, n in enumerate(fetch)])
+    shapes = _var_shapes(b, ops, specs, fetch, layer, where)
+    for op in ops:  # outputs the interpreter does not produce (XShape, saved statistics)
+        first = next((a for v in op["inputs"] for a in v["arguments"] if a in shapes), None)
+        dims, dtype = shapes.get(first, ([-1], "float32"))
+        for v in op["outputs"]:
+            for a in v["arguments"]:
+                if a not in shapes and a not in ("fetch",):
+                    shapes[a] = ([0] + list(dims) if v["parameter"] == "XShape" else [-1],
+                                 dtype)
+    vars_ = [{"name": "feed", "type": {"type": _proto.FEED_MINIBATCH}, "persistable": True},
+             {"name": "fetch", "type": {"type": _proto.FETCH_LIST}, "persistable": True}]
+    for name, (dims, dtype) in shapes.items():
+        v = {"name": name, "type": {"type": _proto.LOD_TENSOR, "lod_tensor": {"tensor": {
+            "data_type": _interpreter.DTYPE_CODES[dtype], "dims": dims}}}}
+        if name in b.arrays:
+            v["persistable"] = True
+        if name in b.feeds:
+            v["need_check_feed"] = True
+        vars_.append(v)
+    desc = {"blocks": [{"idx": 0, "parent_idx": -1, "vars": vars_, "ops": ops}],
+            "version": {"version": 2006002}}
+    return desc, b.arrays, named, b.names
+
+
+def _feed(name, col):
+    return {"type": "feed", "inputs": [{"parameter": "X", "arguments": ["feed"]}],
+            "outputs": [{"parameter": "Out", "arguments": [name]}], "attrs": [_attr("col", col)]}
+
+
+def _fetch(name, col):
+    return {"type": "fetch", "inputs": [{"parameter": "X", "arguments": [name]}],
+            "outputs": [{"parameter": "Out", "arguments": ["fetch"]}],
+            "attrs": [_attr("col", col)]}
+
+
+def _var_shapes(b, ops, specs, fetch, layer, where):
+    """Run the written program with paddle_hl's interpreter at two sizes of the free dims:
+    each variable's dims (-1 where they follow the free dims) and dtype; the outputs must
+    match the eager forward."""
+    from ..framework.state import no_grad
+    from ..framework.tensor import Tensor
+
+    seen = {}
+    rng = np.random.default_rng(0)
+    for size in (2, 3):
+        desc = {"blocks": [{"idx": 0, "parent_idx": -1, "ops": ops, "vars": [
+            {"name": n, "persistable": True, "type": {"type": _proto.LOD_TENSOR}}
+            for n in b.arrays] + [
+            {"name": n, "type": {"type": _proto.LOD_TENSOR, "lod_tensor": {"tensor": {
+                "data_type": _interpreter.DTYPE_CODES[s.dtype.name],
+                "dims": list(s.shape)}}}} for n, s in zip(b.feeds, specs)]}]}
+        prog = _interpreter.Program(desc, where)
+        xs = []
+        for s in specs:
+            shape = [size if d == -1 else d for d in s.shape]
+            if s.dtype.name.startswith(("int", "uint")):
+                xs.append(Tensor(rng.integers(0, 2, shape).astype(s.dtype.name)))
+            else:
+                xs.append(Tensor(rng.standard_normal(shape).astype(s.dtype.name)))
+        env = {n: Tensor(a) for n, a in b.arrays.items()}
+        with no_grad():
+            for (name, _, _), x in zip(prog.feeds, xs):
+                env[name] = x
+            ctx = _interpreter._Ctx(env)
+            for op in prog.ops:
+                _interpreter.OPS[op.type](ctx, op, op.attrs)
+            want = layer(*xs)
+        want = [want] if isinstance(want, Tensor) else list(want)
+        for i, (w, n) in enumerate(zip(want, fetch)):
+            g = env[n].numpy()
+            if g.shape != tuple(w.shape) or not np.allclose(
+                    g, w.numpy(), rtol=1e-4, atol=1e-5, equal_nan=True):
+                raise ValueError(f"{where}: the Paddle program written for the forward does "
+                                 f"not reproduce output {i}; the model cannot be exported")
+        for n, v in env.items():
+            if isinstance(v, Tensor):
+                seen.setdefault(n, []).append((list(v.shape), v.dtype.name))
+    out = {}
+    for n, obs in seen.items():
+        if n in b.arrays:
+            out[n] = (list(b.arrays[n].shape), obs[0][1])
+            continue
+        dims = [d if all(o[0][k] == d for o in obs) else -1
+                for k, d in enumerate(obs[0][0])] if len({len(o[0]) for o in obs}) == 1 \
+            else obs[0][0]
+        out[n] = (dims, obs[0][1])
+    for n, s in zip(b.feeds, specs):
+        out[n] = (list(s.shape), s.dtype.name)
+    return out
+
+
+def save(layer, path, input_spec=None):
+    """Write ``layer`` as Paddle's inference model: ``path.pdmodel`` (a ProgramDesc),
+    ``path.pdiparams`` and ``path.pdiparams.info``, which real Paddle's ``jit.load`` and
+    ``paddle.inference`` read.
+
+    Args:
+        layer (Layer): the layer; its forward is traced in eval mode.
+        path (str): the path prefix.
+        input_spec (list[InputSpec]): the forward's inputs (``None`` dims stay free).
+
+    Raises:
+        ValueError: the forward calls a kernel without a Paddle operator form here (named).
+    """
+    from ..framework.io import write_files
+    from ._save_load import _flat_specs
+
+    specs = _flat_specs(layer, input_spec, "jit.save")
+    desc, arrays, named, names = build(layer, specs)
+    model = _proto.encode(desc)
+    info = {names[k]: {"structured_name": k, "stop_gradient": bool(v.stop_gradient),
+                       "trainable": not v.stop_gradient} for k, v in named}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_files({
+        path + ".pdmodel": lambda f: f.write(model),
+        path + ".pdiparams": lambda f: _pdiparams.write(f, arrays),
+        path + ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
+    })

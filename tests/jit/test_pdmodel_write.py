@@ -1,0 +1,104 @@
+"""paddle_hl writes real Paddle inference programs (``jit._export.save``): real Paddle 2.6.2's
+``jit.load`` and ``paddle.inference`` run them with paddle_hl's outputs, and a program Paddle
+saved goes Paddle -> paddle_hl -> Paddle with the same outputs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import paddle_hl as paddle
+from paddle_hl.jit import _export, _proto
+from paddle_hl.static import InputSpec
+from tests import pdmodel_zoo as zoo
+
+pytestmark = pytest.mark.parity
+
+MODELS = ["LeNet", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_swish",
+          "squeezenet1_1", "densenet121", "googlenet"]
+
+
+def _real_outputs(pd, prefix, inputs):
+    """Outputs of real Paddle's jit.load and of real Paddle Inference on ``inputs``."""
+    layer = pd.jit.load(str(prefix))
+    out = layer(*[pd.to_tensor(a) for a in inputs])
+    loaded = [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+    cfg = pd.inference.Config(str(prefix) + ".pdmodel", str(prefix) + ".pdiparams")
+    cfg.disable_glog_info()
+    pred = pd.inference.create_predictor(cfg)
+    for name, a in zip(pred.get_input_names(), inputs):
+        h = pred.get_input_handle(name)
+        h.reshape(list(a.shape))
+        h.copy_from_cpu(a)
+    pred.run()
+    infer = [pred.get_output_handle(n).copy_to_cpu() for n in pred.get_output_names()]
+    return loaded, infer
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_real_paddle_runs_paddle_hl_exports(pd, tmp_path, name):
+    paddle.seed(0)
+    size = {"LeNet": 28, "googlenet": 192}.get(name, 64)
+    ch = 1 if name == "LeNet" else 3
+    kwargs = {} if name == "LeNet" else {"num_classes": 10}
+    net = getattr(paddle.vision.models, name)(**kwargs)
+    net.eval()
+    _export.save(net, str(tmp_path / "m"), [InputSpec([None, ch, size, size], "float32",
+                                                      "image")])
+    x = np.random.default_rng(1).standard_normal([3, ch, size, size]).astype(np.float32)
+    with paddle.no_grad():
+        out = net(paddle.to_tensor(x))
+    want = [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
+    assert len(loaded) == len(infer) == len(want)
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
+        zoo.assert_close(infer[i], w, f"inference output {i}")
+    # the parameters file is Paddle's layout, and paddle_hl reads its own program back
+    back = paddle.jit.load(str(tmp_path / "m"))
+    zoo.assert_close(back(paddle.to_tensor(x[:1])).numpy() if len(want) == 1 else
+                     back(paddle.to_tensor(x[:1]))[0].numpy(), want[0][:1])
+
+
+@pytest.mark.parametrize("build", [zoo.zoo_model("mobilenet_v3_small"),
+                                   zoo.zoo_model("shufflenet_v2_x0_25")],
+                         ids=["mobilenet_v3_small", "shufflenet_v2_x0_25"])
+def test_round_trip_paddle_to_paddle_hl_to_paddle(pd, tmp_path, build):
+    inputs, want = zoo.save_real(pd, build, tmp_path / "a")
+    loaded = paddle.jit.load(str(tmp_path / "a"))
+    _export.save(loaded, str(tmp_path / "b"),
+                 [InputSpec([None, 3, 64, 64], "float32", "x")])
+    got, infer = _real_outputs(pd, tmp_path / "b", inputs)
+    zoo.assert_close(got[0], want[0], "Paddle -> paddle_hl -> Paddle (jit.load)")
+    zoo.assert_close(infer[0], want[0], "Paddle -> paddle_hl -> Paddle (inference)")
+
+
+def test_free_batch_dim_is_free_in_the_program(tmp_path):
+    net = paddle.vision.models.LeNet()
+    net.eval()
+    _export.save(net, str(tmp_path / "m"), [InputSpec([None, 1, 28, 28], "float32", "x")])
+    desc = _proto.decode((tmp_path / "m.pdmodel").read_bytes())
+    var = {v["name"]: v for v in desc["blocks"][0]["vars"]}
+    assert var["x"]["type"]["lod_tensor"]["tensor"]["dims"] == [-1, 1, 28, 28]
+    ops = [o["type"] for o in desc["blocks"][0]["ops"]]
+    assert ops[0] == "feed" and ops[-1] == "fetch"
+    assert {"conv2d", "pool2d", "relu", "matmul_v2", "reshape2"} <= set(ops)
+    for batch in (1, 5):
+        x = np.random.default_rng(batch).standard_normal([batch, 1, 28, 28]).astype("float32")
+        with paddle.no_grad():
+            want = net(paddle.to_tensor(x)).numpy()
+        zoo.assert_close(paddle.jit.load(str(tmp_path / "m"))(paddle.to_tensor(x)).numpy(),
+                         want)
+
+
+def test_kernel_without_paddle_form_is_named_and_nothing_is_written(tmp_path):
+    class Net(paddle.nn.Layer):
+        def forward(self, x):
+            return paddle.cumsum(x, axis=1)
+
+    with pytest.raises(ValueError, match=r"kernels without a Paddle operator form here: "
+                                         r"paddle_hl\.tensor\.\w+:\w*cumsum"):
+        _export.save(Net(), str(tmp_path / "m"), [InputSpec([None, 4], "float32", "x")])
+    assert not os.listdir(tmp_path)
