@@ -366,37 +366,46 @@ class Optimizer:
         accumulator is handed out as a float32 copy, stored back when the update ends.
         """
         table = self._accumulators.setdefault(name, {})
-        arr = table.get(p.name)
+        owner = self._acc_owner(p)
+        arr = table.get(owner)
         if arr is None:
-            arr = self._new_acc(name, p, like, fill, shape, wide)
-            table[p.name] = arr
+            arr = self._new_acc(name, p, owner, like, fill, shape, wide)
+            table[owner] = arr
         if self._low_copies is not None and arr.dtype in _dt.LOW_FLOATS:
             tmp = arr.astype(np.float32)
             self._low_copies.append((arr, tmp))
             return tmp
         return arr
 
-    def _new_acc(self, name, p, like, fill, shape, wide):
+    def _acc_owner(self, p):
+        """The name Paddle keys ``p``'s accumulators by: the parameter's, or for a float16/
+        bfloat16 parameter with float32 master weights its master's
+        (``{name}_fp32_master_0``, whose accumulators they are)."""
+        if self._multi_precision and p._data.dtype in _dt.LOW_FLOATS:
+            return f"{p.name}_fp32_master_0"
+        return p.name
+
+    def _new_acc(self, name, p, owner, like, fill, shape, wide):
         pdt = p._data.dtype
         if pdt in _dt.LOW_FLOATS:
             dtype = np.dtype(np.float32) if wide or self._multi_precision else pdt
         else:
             dtype = like.dtype
         xp = backend.get_array_module(like)
-        pending = self._pending_state.pop((name, p.name), None)
+        pending = self._pending_state.pop((name, owner), None)
         if pending is not None:
             arr = xp.asarray(pending, dtype=dtype).reshape(
                 like.shape if shape is None else shape).copy()
         else:
             loaded = self.__dict__.get("_loaded_params")
-            if loaded and p.name not in loaded:
+            if loaded and owner not in loaded:
                 # a loaded state that names none of this parameter's accumulators was
                 # saved for other parameters (e.g. a model rebuilt under new names):
                 # starting from zeros would silently not resume, so refuse, as Paddle does
                 raise ValueError(
                     f"{type(self).__name__}.set_state_dict: the loaded state has no "
                     f"accumulators of parameter {p.name!r} (expected a key "
-                    f"'{p.name}_{name}_0'); it holds the parameters "
+                    f"'{owner}_{name}_0'); it holds the parameters "
                     f"{sorted(loaded)[:4]}... Parameter names must match the ones the "
                     "state was saved with")
             arr = xp.full(like.shape if shape is None else shape, fill, dtype=dtype)
@@ -429,7 +438,12 @@ class Optimizer:
                             f"{type(state_dict).__name__}")
         if "LR_Scheduler" in state_dict and isinstance(self._learning_rate, LRScheduler):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
-        names = {p.name for p in (self._parameter_list or [])}
+        # the accumulators' owners (a parameter, or its float32 master), and each parameter's
+        # own name for its master's: a state keyed by the parameter loads too
+        owners = {}
+        for p in self._parameter_list or []:
+            owners[p.name] = owners[self._acc_owner(p)] = self._acc_owner(p)
+        names = set(owners)
         for key, val in state_dict.items():
             if key == "LR_Scheduler":
                 continue
@@ -443,10 +457,11 @@ class Optimizer:
                 continue
             pname, acc = _split_acc_key(key, (), self._acc_names)
             if pname is not None:
-                self.__dict__.setdefault("_loaded_params", set()).add(pname)
+                self.__dict__.setdefault("_loaded_params", set()).add(owners.get(pname, pname))
             pname, acc = _split_acc_key(key, names, self._acc_names)
             if pname is None:
                 continue
+            pname = owners[pname]
             arr = _as_array(val)
             table = self._accumulators.setdefault(acc, {})
             if pname in table:

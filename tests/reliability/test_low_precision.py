@@ -12,6 +12,7 @@ import paddle_hl as paddle
 LOW = ["float16", "bfloat16"]
 ADAMS = ["Adam", "AdamW", "Adamax", "Lamb"]
 ALL = ADAMS + ["SGD", "Momentum", "Adagrad", "RMSProp", "Adadelta"]
+MULTI_PRECISION = ["Adam", "AdamW", "Lamb", "Momentum", "SGD"]  # the ones that take the flag
 
 
 def _embedding_step(dtype, name, steps=1, **kw):
@@ -96,14 +97,16 @@ def _acc_dtypes(opt):
 
 
 @pytest.mark.parametrize("dtype", LOW)
-@pytest.mark.parametrize("name", ALL)
-def test_accumulators_keep_their_dtypes_through_state_dict(dtype, name):
-    _, _, opt = _embedding_step(dtype, name)
+@pytest.mark.parametrize("name,kw", [(n, {}) for n in ALL]
+                         + [(n, {"multi_precision": True}) for n in MULTI_PRECISION])
+def test_accumulators_keep_their_dtypes_through_state_dict(dtype, name, kw):
+    _, _, opt = _embedding_step(dtype, name, **kw)
     dts = _acc_dtypes(opt)
     state = {k: v for k, v in opt.state_dict().items()}
     # a fresh optimizer loading the state has the same dtypes, before and after a step
     emb = opt.model
-    opt2 = getattr(paddle.optimizer, name)(learning_rate=0.1, parameters=emb.parameters())
+    opt2 = getattr(paddle.optimizer, name)(learning_rate=0.1, parameters=emb.parameters(),
+                                           **kw)
     opt2.set_state_dict(state)
     emb(paddle.to_tensor([0, 1])).astype("float32").sum().backward()
     opt2.step()
@@ -117,15 +120,17 @@ def test_accumulators_keep_their_dtypes_through_state_dict(dtype, name):
 
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", LOW)
-@pytest.mark.parametrize("name", ALL)
-def test_accumulator_dtypes_match_paddle(pd, dtype, name):
+@pytest.mark.parametrize("name,kw", [(n, {}) for n in ALL]
+                         + [(n, {"multi_precision": True}) for n in MULTI_PRECISION])
+def test_accumulator_dtypes_match_paddle(pd, dtype, name, kw):
     # Paddle's CPU has no float16 optimizer kernels, but it creates the accumulators before
-    # it runs one: their names and dtypes are Paddle's layout of the state
-    _, _, opt = _embedding_step(dtype, name)
+    # it runs one: their names and dtypes are Paddle's layout of the state (with master
+    # weights, the accumulators belong to the master: '{param}_fp32_master_0_moment1_0')
+    _, _, opt = _embedding_step(dtype, name, **kw)
     pd.seed(0)
     emb = pd.nn.Embedding(4, 3)
     emb.to(dtype=dtype)
-    ref = getattr(pd.optimizer, name)(learning_rate=0.1, parameters=emb.parameters())
+    ref = getattr(pd.optimizer, name)(learning_rate=0.1, parameters=emb.parameters(), **kw)
     emb(pd.to_tensor([0, 1])).astype("float32").sum().backward()
     try:
         ref.step()
