@@ -48,6 +48,21 @@ def is_checkout(root) -> bool:
         return False
 
 
+def _mapped_by_install(package_dir) -> bool:
+    """Whether another finder (an install's mapping) already finds the domain folders."""
+    name = f"{package_dir.name}.{DOMAINS[0]}"
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            if find(name, [str(package_dir)]) is not None:
+                return True
+        except (ImportError, ValueError, TypeError):
+            continue
+    return False
+
+
 def install(package_file):
     """Put the finder for the package at ``package_file`` (its ``__init__.py``) on
     ``sys.meta_path``, ahead of the path finder, when the package sits in a checkout."""
@@ -56,6 +71,8 @@ def install(package_file):
         return
     if any(isinstance(f, DomainFinder) and f.package_dir == package_dir for f in sys.meta_path):
         return
+    if _mapped_by_install(package_dir):
+        return  # an install (editable too) maps the domains already: no hook of ours
     # first, so that a stale mapping of another install cannot hand this package the domain
     # folders of a different tree
     sys.meta_path.insert(0, DomainFinder(package_dir))
