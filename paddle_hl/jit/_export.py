@@ -261,6 +261,48 @@ def _matmul(b, ins, attrs, outs):
          trans_x=bool(attrs.get("tx", False)), trans_y=bool(attrs.get("ty", False)))
 
 
+def _layer_norm(b, ins, attrs, outs, x_shape):
+    x, w, bias = ins
+    view, raxes = list(attrs["view"]), tuple(attrs["raxes"])
+    n = view[-1]
+    begin = next((k for k in range(len(x_shape) + 1)
+                  if int(np.prod(x_shape[k:], dtype=np.int64)) == n), None)
+    if raxes != (len(view) - 1,) or not isinstance(n, (int, np.integer)) or begin is None:
+        raise ValueError(f"{b.where}: a normalization over axes {raxes} of {view} (group or "
+                         "instance norm) has no Paddle operator form here")
+    inputs = {"X": [x]}
+    for key, t in (("Scale", w), ("Bias", bias)):
+        if not isinstance(t, _Lit):
+            flat = b.new("flat")
+            b.op("reshape2", {"X": [t]}, {"Out": [flat], "XShape": [b.new("xshape")]},
+                 shape=[-1])
+            inputs[key] = [flat]
+    b.op("layer_norm", inputs, {"Y": [outs[0]], "Mean": [outs[1]], "Variance": [outs[2]]},
+         epsilon=float(attrs["eps"]), begin_norm_axis=int(begin))
+
+
+def _attention(b, ins, attrs, outs):
+    q, k, v, mask, keep = ins
+    if not isinstance(keep, _Lit) or keep.v is not None:
+        raise ValueError(f"{b.where}: attention with dropout has no Paddle form in an "
+                         "inference program")
+    s = b.new("qk")
+    b.op("matmul_v2", {"X": [q], "Y": [k]}, {"Out": [s]}, trans_x=False, trans_y=True)
+    scaled = b.new("scale")
+    b.op("scale", {"X": [s]}, {"Out": [scaled]}, scale=float(attrs["scale"]), bias=0.0,
+         bias_after_scale=True)
+    if not (isinstance(mask, _Lit) and mask.v is None):
+        if isinstance(mask, _Lit):
+            raise ValueError(f"{b.where}: an attention mask given as a Python number has no "
+                             "Paddle form here")
+        masked = b.new("masked")
+        b.op("elementwise_add", {"X": [scaled], "Y": [mask]}, {"Out": [masked]}, axis=-1)
+        scaled = masked
+    b.op("softmax", {"X": [scaled]}, {"Out": [outs[1]]}, axis=-1)
+    b.op("matmul_v2", {"X": [outs[1]], "Y": [v]}, {"Out": [outs[0]]}, trans_x=False,
+         trans_y=False)
+
+
 def _scale(b, ins, attrs, outs):
     b.op("scale", {"X": [ins[0]]}, {"Out": [outs[0]]}, scale=float(attrs["s"]),
          bias=float(attrs["b"]), bias_after_scale=bool(attrs["after"]))
@@ -324,6 +366,8 @@ _EMIT = {
     _M + "_div": _binary("elementwise_div", lambda v: (1.0 / v, 0.0)),
     "paddle_hl.tensor.stat:_mean_kernel": _mean,
     "paddle_hl.tensor.linalg:_matmul_kernel": _matmul,
+    _F + "norm:_norm_k": _layer_norm,
+    _F + "flash_attention:_attention": _attention,
     "paddle_hl.tensor.manipulation:_reshape_kernel": _reshape,
     "paddle_hl.tensor.manipulation:_transpose_kernel": _transpose,
     "paddle_hl.tensor.manipulation:_concat_kernel": _concat,
@@ -344,11 +388,15 @@ def build(layer, specs, where="jit.save"):
                          f"here: {', '.join(unknown)}; the model cannot be written as a Paddle "
                          "program")
     b = _Builder(program, named, specs, where)
+    shape_of = _replay_shapes(program, named, specs)
     for op in program["ops"]:
         ins = [b.ref(r) for r in op["ins"]]
         kind = op["fn"].rsplit(":", 1)[1].strip("_").split("_")[0]
         outs = [b.new(kind) for _ in op["outs"]]
-        _EMIT[op["fn"]](b, ins, op["attrs"], outs)
+        if _EMIT[op["fn"]] is _layer_norm:
+            _layer_norm(b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
+        else:
+            _EMIT[op["fn"]](b, ins, op["attrs"], outs)
         for k, name in zip(op["outs"], outs):
             b.vals[k] = name
     fetch = []
@@ -361,7 +409,8 @@ def build(layer, specs, where="jit.save"):
                  bias_after_scale=True)
             v = out
         fetch.append(v)
-    ops = ([_feed(n, i) for i, n in enumerate(b.feeds)] + b.ops
+    # feed ops come last column first, as Paddle writes them (its loader reverses them)
+    ops = ([_feed(n, i) for i, n in reversed(list(enumerate(b.feeds)))] + b.ops
            + [_fetch(n, i) for i, n in enumerate(fetch)])
     shapes = _var_shapes(b, ops, specs, fetch, layer, where)
     for op in ops:  # outputs the interpreter does not produce (XShape, saved statistics)
@@ -385,6 +434,48 @@ def build(layer, specs, where="jit.save"):
     desc = {"blocks": [{"idx": 0, "parent_idx": -1, "vars": vars_, "ops": ops}],
             "version": {"version": 2006002}}
     return desc, b.arrays, named, b.names
+
+
+def _replay_shapes(program, named, specs):
+    """Run the trace once (free dims at 3) and answer the shape of any value reference."""
+    from . import _program as P
+
+    k = len(P.free_axes(specs))
+    d = (3,) * k if k else None
+    rng = np.random.default_rng(0)
+    xs = []
+    for s in specs:
+        shape = [3 if n == -1 else n for n in s.shape]
+        xs.append(rng.standard_normal(shape).astype(s.dtype.name) if s.dtype.name.startswith(
+            ("float", "bfloat")) else np.zeros(shape, s.dtype.name))
+    params = {name: _host(v._data) for name, v in named}
+    consts = [P.const_array(c, d, np) for c in program["consts"]]
+    vals = {}
+
+    def get(r):
+        kind = r[0]
+        if kind == "v":
+            return vals[r[1]]
+        if kind == "in":
+            return xs[r[1]]
+        if kind == "p":
+            return params[r[1]]
+        if kind == "c":
+            return consts[r[1]]
+        if kind == "lit":
+            return P._bind_sym(r[1], d)
+        if kind == "seq":
+            return (tuple if r[1] == "tuple" else list)(get(x) for x in r[2])
+        if kind == "reshape":
+            return get(r[1]).reshape(P._bind_sym(r[2], d))
+        return P.strided(get(r[1]), *(P._bind_sym(x, d) for x in r[2:]))
+
+    for op in program["ops"]:
+        attrs = P._bind_sym(op["attrs"], d) if d else op["attrs"]
+        out, _ = P._resolve(op["fn"])(*[get(r) for r in op["ins"]], **attrs)
+        for key, o in zip(op["outs"], out if op["tuple"] else (out,)):
+            vals[key] = o
+    return lambda r: list(np.shape(get(r)))
 
 
 def _feed(name, col):

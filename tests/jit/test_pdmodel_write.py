@@ -102,3 +102,37 @@ def test_kernel_without_paddle_form_is_named_and_nothing_is_written(tmp_path):
                                          r"paddle_hl\.tensor\.\w+:\w*cumsum"):
         _export.save(Net(), str(tmp_path / "m"), [InputSpec([None, 4], "float32", "x")])
     assert not os.listdir(tmp_path)
+
+
+def test_transformer_encoder_with_mask_two_inputs(pd, tmp_path):
+    """Layer norm, attention with an additive mask, GELU; two inputs in their order (Paddle's
+    loader takes the feed ops last column first)."""
+    paddle.seed(0)
+    nn = paddle.nn
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, activation="gelu",
+                                               normalize_before=True)
+            self.enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(32))
+            self.head = nn.Linear(32, 3)
+
+        def forward(self, x, mask):
+            return nn.functional.softmax(self.head(self.enc(x, mask).mean(axis=1)), -1)
+
+    net = Net()
+    net.eval()
+    _export.save(net, str(tmp_path / "m"), [InputSpec([None, 6, 32], "float32", "x"),
+                                            InputSpec([None, 4, 6, 6], "float32", "mask")])
+    x = np.random.default_rng(1).standard_normal([2, 6, 32]).astype(np.float32)
+    mask = np.zeros([2, 4, 6, 6], np.float32)
+    mask[..., -1] = -1e9
+    with paddle.no_grad():
+        want = net(paddle.to_tensor(x), paddle.to_tensor(mask)).numpy()
+    loaded, infer = _real_outputs(pd, tmp_path / "m", [x, mask])
+    zoo.assert_close(loaded[0], want, "jit.load")
+    zoo.assert_close(infer[0], want, "inference")
+    ops = {o["type"] for o in _proto.decode((tmp_path / "m.pdmodel").read_bytes())["blocks"][0][
+        "ops"]}
+    assert {"layer_norm", "softmax", "gelu", "matmul_v2", "transpose2"} <= ops
