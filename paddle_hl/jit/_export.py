@@ -22,8 +22,14 @@ from . import _interpreter, _pdiparams, _proto
 __all__ = []
 
 
+class _Long(int):
+    """An int attribute Paddle declares as LONG (int64)."""
+
+
 def _attr(name, value):
     """An OpDesc attribute from a Python value (bool, int, float, str, or a list of one)."""
+    if isinstance(value, _Long):
+        return {"name": name, "type": 9, "l": int(value)}
     if isinstance(value, bool):
         return {"name": name, "type": 6, "b": value}
     if isinstance(value, (int, np.integer)):
@@ -36,6 +42,8 @@ def _attr(name, value):
     if isinstance(value, str):
         return {"name": name, "type": 2, "s": value}
     vals = list(value)
+    if vals and all(isinstance(v, _Long) for v in vals):
+        return {"name": name, "type": 11, "longs": [int(v) for v in vals]}
     if all(isinstance(v, str) for v in vals) and vals:
         return {"name": name, "type": 5, "strings": vals}
     if all(isinstance(v, (float, np.floating)) for v in vals) and vals:
@@ -56,18 +64,55 @@ class _Builder:
             n = v.name
             self.names[k] = n if n not in self.names.values() else f"{n}@{k}"
             self.arrays[self.names[k]] = _host(v._data)
+        self.feeds = [s.name or f"x{i}" for i, s in enumerate(specs)]
+        self.specs = specs
+        self.vals = {}
         self.consts = []
         for i, c in enumerate(program["consts"]):
             name = f"hl_const_{i}"
             try:
-                arr = const_array(c, None, np)
+                self.arrays[name] = np.asarray(const_array(c, None, np))
             except Exception:
-                raise ValueError(f"{where}: a constant of the forward depends on the free dims "
-                                 "of the input; a Paddle program cannot hold it") from None
+                # a constant sized by the free dims (an RNN's zero initial state): filled at
+                # run time with its shape read off the input
+                if c[0] != "fill":
+                    raise ValueError(f"{where}: a constant of the forward depends on the free "
+                                     "dims of the input; a Paddle program cannot hold it") from None
+                self.fill_by_shape(name, c[1], c[2], np.dtype(c[3]).name)
             self.consts.append(name)
-            self.arrays[name] = np.asarray(arr)
-        self.feeds = [s.name or f"x{i}" for i, s in enumerate(specs)]
-        self.vals = {}
+
+    def free_dim(self, sym):
+        """An int32 [1] variable holding the run-time size of a free-dim symbol."""
+        from ._program import free_axes
+
+        terms = sym.terms()
+        if len(terms) != 1 or terms[0][0] != 1 or len(terms[0][1]) != 1:
+            raise ValueError(f"{self.where}: a size {sym!r} that is not a plain free dim "
+                             "cannot be read off the input in a Paddle program")
+        axis = free_axes(self.specs)[terms[0][1][0]]
+        feed = next(n for n, s in zip(self.feeds, self.specs) if len(s.shape) > axis
+                    and s.shape[axis] == -1)
+        shape, dim = self.new("shape"), self.new("dim")
+        self.op("shape", {"Input": [feed]}, {"Out": [shape]})
+        self.op("slice", {"Input": [shape]}, {"Out": [dim]}, axes=[0], starts=[axis],
+                ends=[axis + 1], infer_flags=[1], decrease_axis=[])
+        return dim
+
+    def fill_by_shape(self, name, shape, value, dtype):
+        from ._program import Sym
+
+        dims = []
+        for d in shape:
+            if isinstance(d, Sym):
+                dims.append(self.free_dim(d))
+            else:
+                v = self.new("dim")
+                self.op("fill_constant", {}, {"Out": [v]}, shape=[_Long(1)], dtype=2,
+                        value=float(d), str_value=str(int(d)))
+                dims.append(v)
+        self.op("fill_constant", {"ShapeTensorList": dims}, {"Out": [name]},
+                shape=[_Long(-1)] * len(dims), dtype=_interpreter.DTYPE_CODES[dtype],
+                value=float(value), str_value=repr(float(value)))
 
     def new(self, hint="tmp"):
         self.tmp += 1
@@ -303,6 +348,94 @@ def _attention(b, ins, attrs, outs):
          trans_y=False)
 
 
+def _rnn(b, ins, attrs, outs):
+    """One direction of one layer: Paddle's rnn op (time-major, one layer, one direction),
+    with the time axis flipped around it for the reverse direction."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask = ins
+    if not (isinstance(mask, _Lit) and mask.v is None):
+        raise ValueError(f"{b.where}: an RNN with sequence lengths has no Paddle form here")
+    if any(isinstance(t, _Lit) for t in (w_ih, w_hh, b_ih, b_hh)):
+        raise ValueError(f"{b.where}: an RNN cell without biases has no Paddle rnn form here")
+    mode = attrs["mode"]
+    lstm = mode == "LSTM"
+
+    def unary(type_, src, hint, **kw):
+        out = b.new(hint)
+        outputs = {"Out": [out]}
+        if type_ in ("transpose2", "unsqueeze2", "squeeze2"):
+            outputs["XShape"] = [b.new("xshape")]
+        b.op(type_, {"X": [src]}, outputs, **kw)
+        return out
+
+    xt = x if attrs["time_major"] else unary("transpose2", x, "time_major", axis=[1, 0, 2])
+    if attrs["reverse"]:
+        xt = unary("flip", xt, "reversed", axis=[0])
+    states = [unary("unsqueeze2", h0, "h0", axes=[0])]
+    if lstm:
+        states.append(unary("unsqueeze2", c0, "c0", axes=[0]))
+    out, hn = b.new("rnn"), b.new("h")
+    finals = [hn] + ([b.new("c")] if lstm else [])
+    w = b.arrays[w_hh]
+    b.op("rnn", {"Input": [xt], "PreState": states, "WeightList": [w_ih, w_hh, b_ih, b_hh]},
+         {"Out": [out], "State": finals, "Reserve": [b.new("reserve")],
+          "DropoutState": [b.new("dropout_state")]},
+         mode=mode, hidden_size=int(w.shape[1]), input_size=int(b.arrays[w_ih].shape[1]),
+         num_layers=1, is_bidirec=False, dropout_prob=0.0, is_test=True, seed=0)
+    if attrs["reverse"]:
+        out = unary("flip", out, "reversed", axis=[0])
+    if attrs["time_major"]:
+        b.op("assign", {"X": [out]}, {"Out": [outs[0]]})
+    else:
+        b.op("transpose2", {"X": [out]}, {"Out": [outs[0]], "XShape": [b.new("xshape")]},
+             axis=[1, 0, 2])
+    for state, name in zip(finals, outs[1:]):
+        b.op("squeeze2", {"X": [state]}, {"Out": [name], "XShape": [b.new("xshape")]},
+             axes=[0])
+
+
+def _embedding(b, ins, attrs, outs):
+    ids, w, pad = ins
+    b.op("lookup_table_v2", {"Ids": [ids], "W": [w]}, {"Out": [outs[0]]},
+         padding_idx=_Long(pad.v if isinstance(pad, _Lit) and pad.v is not None else -1))
+
+
+def _stack(b, ins, attrs, outs):
+    b.op("stack", {"X": list(ins)}, {"Y": [outs[0]]}, axis=int(attrs["axis"]))
+
+
+def _index(b, ins, attrs, outs, x_shape):
+    """Basic indexing (ints, positive-step slices, Ellipsis) as one strided_slice."""
+    idx = attrs["idx"]
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if sum(i is Ellipsis for i in idx) > 1 or any(i is None for i in idx):
+        raise ValueError(f"{b.where}: indexing with {idx!r} has no Paddle slice form here")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(x_shape) - len(idx) + 1) + idx[k + 1:]
+    axes, starts, ends, strides, dec = [], [], [], [], []
+    for ax, i in enumerate(idx):
+        if isinstance(i, (int, np.integer)):
+            axes.append(ax)
+            starts.append(int(i))
+            ends.append(int(i) + 1 if int(i) != -1 else 2147483647)
+            strides.append(1)
+            dec.append(ax)
+        elif isinstance(i, slice):
+            if i == slice(None):
+                continue
+            step = 1 if i.step is None else int(i.step)
+            if step <= 0:
+                raise ValueError(f"{b.where}: a slice with step {step} has no Paddle form here")
+            axes.append(ax)
+            starts.append(0 if i.start is None else int(i.start))
+            ends.append(2147483647 if i.stop is None else int(i.stop))
+            strides.append(step)
+        else:
+            raise ValueError(f"{b.where}: indexing with {i!r} has no Paddle slice form here")
+    b.op("strided_slice", {"Input": [ins[0]]}, {"Out": [outs[0]]}, axes=axes, starts=starts,
+         ends=ends, strides=strides, infer_flags=[1] * len(axes), decrease_axis=dec)
+
+
 def _scale(b, ins, attrs, outs):
     b.op("scale", {"X": [ins[0]]}, {"Out": [outs[0]]}, scale=float(attrs["s"]),
          bias=float(attrs["b"]), bias_after_scale=bool(attrs["after"]))
@@ -368,6 +501,10 @@ _EMIT = {
     "paddle_hl.tensor.linalg:_matmul_kernel": _matmul,
     _F + "norm:_norm_k": _layer_norm,
     _F + "flash_attention:_attention": _attention,
+    _F + "rnn:_seq_kernel": _rnn,
+    _F + "input:_embedding_kernel": _embedding,
+    "paddle_hl.tensor.manipulation:_stack_kernel": _stack,
+    "paddle_hl.tensor.manipulation:_gather_kernel": _index,
     "paddle_hl.tensor.manipulation:_reshape_kernel": _reshape,
     "paddle_hl.tensor.manipulation:_transpose_kernel": _transpose,
     "paddle_hl.tensor.manipulation:_concat_kernel": _concat,
@@ -393,8 +530,8 @@ def build(layer, specs, where="jit.save"):
         ins = [b.ref(r) for r in op["ins"]]
         kind = op["fn"].rsplit(":", 1)[1].strip("_").split("_")[0]
         outs = [b.new(kind) for _ in op["outs"]]
-        if _EMIT[op["fn"]] is _layer_norm:
-            _layer_norm(b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
+        if _EMIT[op["fn"]] in (_layer_norm, _index):
+            _EMIT[op["fn"]](b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
         else:
             _EMIT[op["fn"]](b, ins, op["attrs"], outs)
         for k, name in zip(op["outs"], outs):

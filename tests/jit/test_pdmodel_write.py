@@ -136,3 +136,58 @@ def test_transformer_encoder_with_mask_two_inputs(pd, tmp_path):
     ops = {o["type"] for o in _proto.decode((tmp_path / "m.pdmodel").read_bytes())["blocks"][0][
         "ops"]}
     assert {"layer_norm", "softmax", "gelu", "matmul_v2", "transpose2"} <= ops
+
+
+def _lstm_net(nn):
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 16, padding_idx=0)
+            self.lstm = nn.LSTM(16, 24, num_layers=2, direction="bidirect")
+            self.fc = nn.Linear(48, 5)
+
+        def forward(self, ids):
+            y, (h, c) = self.lstm(self.emb(ids))
+            return self.fc(y[:, -1]), h, c
+
+    ids = np.random.default_rng(1).integers(0, 50, (3, 7)).astype(np.int64)
+    ids[0, :2] = 0  # padding ids embed to zeros
+    return Net(), [InputSpec([None, 7], "int64", "ids")], [ids]
+
+
+def _gru_net(nn):
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(8, 12, num_layers=2)
+            self.rnn = nn.SimpleRNN(12, 6, direction="bidirect", activation="relu")
+
+        def forward(self, x):
+            y, _ = self.gru(x)
+            z, h = self.rnn(y)
+            return z, h
+
+    x = np.random.default_rng(1).standard_normal([3, 5, 8]).astype(np.float32)
+    return Net(), [InputSpec([None, 5, 8], "float32", "x")], [x]
+
+
+@pytest.mark.parametrize("make", [_lstm_net, _gru_net], ids=["lstm_bidirect", "gru_simple_rnn"])
+def test_rnn_programs(pd, tmp_path, make):
+    """Each direction of each layer becomes Paddle's rnn op (the reverse one between time
+    flips); the zero initial states are sized by the run-time batch."""
+    paddle.seed(0)
+    net, spec, inputs = make(paddle.nn)
+    net.eval()
+    _export.save(net, str(tmp_path / "m"), spec)
+    with paddle.no_grad():
+        want = [o.numpy() for o in net(*[paddle.to_tensor(a) for a in inputs])]
+    loaded, infer = _real_outputs(pd, tmp_path / "m", inputs)
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
+        zoo.assert_close(infer[i], w, f"inference output {i}")
+    # another batch size: the states follow it
+    more = [np.concatenate([a, a[:1]]) for a in inputs]
+    with paddle.no_grad():
+        want = [o.numpy() for o in net(*[paddle.to_tensor(a) for a in more])]
+    loaded, _ = _real_outputs(pd, tmp_path / "m", more)
+    zoo.assert_close(loaded[0], want[0], "batch + 1")
