@@ -26,7 +26,8 @@ A benchmark script provides ``build(lib, workload)``, returning a step function 
 no arguments; a step's result is not used), and runs ``serve(build)`` when started with
 ``--serve``. Library names: ``torch``, ``paddle`` (Paddle 2.6.2), ``paddle_hl`` (with numba when
 it is installed) and ``paddle_hl-numpy`` (``PADDLE_HL_NUMBA=0``: the default install's NumPy
-path). ``paddle_hl'`` is the self-check's twin.
+path). ``paddle_hl'`` is the self-check's twin; ``paddle_hl@NAME`` another build registered
+with :func:`add_tree` (the code before a change, timed beside the code after it).
 """
 
 from __future__ import annotations
@@ -46,15 +47,31 @@ ROOT = os.path.dirname(BENCH_DIR)
 TWIN = "paddle_hl'"
 
 
+# another build of paddle_hl to time beside this one, e.g. the code before a change:
+# ``paddle_hl@before`` runs the paddle_hl installed in TREES["before"] (a folder made by
+# ``pip install --no-deps --target DIR <checkout>``)
+TREES: dict[str, str] = {}
+
+
+def add_tree(name: str, site_dir: str) -> None:
+    """Make ``paddle_hl@name`` and ``paddle_hl-numpy@name`` run the build in ``site_dir``."""
+    if not os.path.isdir(os.path.join(site_dir, "paddle_hl")):
+        raise SystemExit(f"{site_dir} holds no installed paddle_hl (pip install --no-deps "
+                         f"--target {site_dir} <checkout>)")
+    TREES[name] = os.path.abspath(site_dir)
+
+
 def library_env(lib: str, twin_of: str = "paddle_hl") -> dict:
     """Environment overrides of a library's worker."""
     if lib == TWIN:
         lib = twin_of
-    if lib == "paddle_hl-numpy":
-        return {"PADDLE_HL_NUMBA": "0"}
-    if lib == "paddle_hl":
-        return {"PADDLE_HL_NUMBA": "1"}
-    return {}
+    base, _, tree = lib.partition("@")
+    env = {"BENCH_HL_SITE": TREES[tree]} if tree else {}
+    if base == "paddle_hl-numpy":
+        env["PADDLE_HL_NUMBA"] = "0"
+    elif base == "paddle_hl":
+        env["PADDLE_HL_NUMBA"] = "1"
+    return env
 
 
 def available(libs):
@@ -62,7 +79,7 @@ def available(libs):
     need = {"torch": "torch", "paddle": "paddle", "paddle_hl": "numba"}
     out = []
     for lib in libs:
-        mod = need.get(lib)
+        mod = need.get(lib.partition("@")[0])
         if mod is None or importlib.util.find_spec(mod) is not None:
             out.append(lib)
         else:
@@ -84,7 +101,14 @@ def import_library(lib: str):
 
         paddle.disable_signal_handler()
         return paddle
-    sys.path.insert(0, ROOT)  # a plain checkout runs without installing
+    site = os.environ.get("BENCH_HL_SITE")
+    if site:
+        # another build: first on the path, and no editable install's finder mapping the
+        # domain folders of this checkout into it
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+        sys.path.insert(0, site)
+    else:
+        sys.path.insert(0, ROOT)  # a plain checkout runs without installing
     import paddle_hl
 
     return paddle_hl

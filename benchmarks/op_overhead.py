@@ -60,6 +60,9 @@ def main(argv=None):
     ap.add_argument("--no-self-check", action="store_true")
     ap.add_argument("--quick", action="store_true", help="5 blocks of 0.2 s")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--before", metavar="DIR",
+                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
+                         "--target DIR <older checkout>), with and without numba")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(BENCH))
@@ -70,7 +73,11 @@ def main(argv=None):
         return
     if args.quick:
         args.blocks, args.block_s = 5, 0.2
-    libs = _blocks.available(args.libs.split(","))
+    libs = args.libs.split(",")
+    if args.before:
+        _blocks.add_tree("before", args.before)
+        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
+    libs = _blocks.available(libs)
     r = _blocks.run_workload(__file__, "chain", libs, blocks=args.blocks, block_s=args.block_s,
                              pause_s=args.pause, self_check=not args.no_self_check)
     env = _blocks.environment()

@@ -154,6 +154,9 @@ def main(argv=None):
                     help="leave out the second paddle_hl worker that checks the method (1.0x)")
     ap.add_argument("--quick", action="store_true", help="5 blocks of 0.25 s (README figures)")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--before", metavar="DIR",
+                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
+                         "--target DIR <older checkout>), with and without numba")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -164,7 +167,11 @@ def main(argv=None):
         return
     if args.quick:
         args.blocks, args.block_s = 5, 0.25
-    libs = _blocks.available(args.libs.split(","))
+    libs = args.libs.split(",")
+    if args.before:
+        _blocks.add_tree("before", args.before)
+        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
+    libs = _blocks.available(libs)
     results = []
     for model in args.models.split(","):
         results.append(_blocks.run_workload(

@@ -227,6 +227,9 @@ def main(argv=None):
     ap.add_argument("--no-self-check", action="store_true")
     ap.add_argument("--quick", action="store_true", help="5 blocks")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--before", metavar="DIR",
+                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
+                         "--target DIR <older checkout>), with and without numba")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -243,7 +246,11 @@ def main(argv=None):
 
     import paddle_hl
 
-    libs = _blocks.available(args.libs.split(","))
+    libs = args.libs.split(",")
+    if args.before:
+        _blocks.add_tree("before", args.before)
+        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
+    libs = _blocks.available(libs)
     results, roof = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
