@@ -194,6 +194,57 @@ def _conv(b, ins, attrs, outs):
              axis=-1 if cl else 1)
 
 
+def _conv_transpose(b, ins, attrs, outs):
+    x, w, bias = ins
+    nd = len(attrs["stride"])
+    cl = bool(attrs.get("cl", False))
+    if nd not in (2, 3) or any(not isinstance(d, (int, np.integer)) for d in attrs["size"]):
+        raise ValueError(f"{b.where}: this transposed convolution has no Paddle form here")
+    y = outs[0] if isinstance(bias, _Lit) else b.new("conv_transpose")
+    # the output size pins the output padding down exactly
+    b.op("conv2d_transpose" if nd == 2 else "conv3d_transpose", {"Input": [x], "Filter": [w]},
+         {"Output": [y]}, strides=list(attrs["stride"]),
+         paddings=[int(p) for pair in attrs["pads"] for p in pair],
+         padding_algorithm="EXPLICIT", groups=int(attrs["groups"]),
+         dilations=list(attrs["dil"]), output_size=[int(d) for d in attrs["size"]],
+         output_padding=[], data_format=_fmt(nd, cl))
+    if not isinstance(bias, _Lit):
+        b.op("elementwise_add", {"X": [y], "Y": [bias]}, {"Out": [outs[0]]},
+             axis=-1 if cl else 1)
+
+
+def _pad(b, ins, attrs, outs):
+    x, pads, mode, value = (ins[0],) + tuple(i.v for i in ins[1:])
+    pairs = [(int(lo), int(hi)) for lo, hi in pads]
+    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+        raise ValueError(f"{b.where}: a crop (negative padding) has no Paddle pad form here")
+    spatial = len(pairs) == 4 and pairs[0] == (0, 0) and pairs[1] == (0, 0)
+    if mode == "constant" and not spatial:
+        b.op("pad", {"X": [x]}, {"Out": [outs[0]]},
+             paddings=[p for pair in pairs for p in pair], pad_value=float(value))
+        return
+    # the last two axes of a 4-D input: pad3d on a unit depth axis, as Paddle writes F.pad
+    # (Paddle Inference's IR passes crash on a 4-D ``pad`` op)
+    if not spatial:
+        raise ValueError(f"{b.where}: {mode} padding of other than the last two axes of a "
+                         "4-D input has no Paddle form here")
+    mid, padded = b.new("unsqueeze"), b.new("pad3d")
+    b.op("unsqueeze2", {"X": [x]}, {"Out": [mid], "XShape": [b.new("xshape")]}, axes=[2])
+    b.op("pad3d", {"X": [mid]}, {"Out": [padded]},
+         paddings=[pairs[3][0], pairs[3][1], pairs[2][0], pairs[2][1], 0, 0],
+         mode={"edge": "replicate", "wrap": "circular"}.get(mode, mode),
+         value=float(value), data_format="NCDHW")
+    b.op("squeeze2", {"X": [padded]}, {"Out": [outs[0]], "XShape": [b.new("xshape")]},
+         axes=[2])
+
+
+def _clip(b, ins, attrs, outs):
+    big = float(np.finfo(np.float32).max)
+    lo, hi = attrs.get("lo"), attrs.get("hi")
+    b.op("clip", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         min=-big if lo is None else float(lo), max=big if hi is None else float(hi))
+
+
 def _batch_norm(b, ins, attrs, outs):
     x, w, bias, mean, var = ins
     if isinstance(w, _Lit) or isinstance(bias, _Lit):
@@ -473,6 +524,9 @@ _F = "paddle_hl.nn.functional."
 _M = "paddle_hl.tensor.math:"
 _EMIT = {
     _F + "conv:_conv_kernel": _conv,
+    _F + "conv:_convt_kernel": _conv_transpose,
+    _F + "common:_pad_kernel": _pad,
+    _M + "_clip": _clip,
     _F + "norm:_affine_k": _batch_norm,
     _F + "activation:_relu_k": _unary("relu"),
     _F + "activation:_hardswish_k": _unary("hard_swish", threshold=6.0, scale=6.0,

@@ -191,3 +191,33 @@ def test_rnn_programs(pd, tmp_path, make):
         want = [o.numpy() for o in net(*[paddle.to_tensor(a) for a in more])]
     loaded, _ = _real_outputs(pd, tmp_path / "m", more)
     zoo.assert_close(loaded[0], want[0], "batch + 1")
+
+
+def test_transposed_and_depthwise_convolutions_and_padding(pd, tmp_path):
+    paddle.seed(0)
+    nn, F = paddle.nn, paddle.nn.functional
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.Conv2DTranspose(4, 6, 3, stride=2, padding=1, output_padding=1)
+            self.dw = nn.Conv2D(6, 6, 3, groups=6, padding=1)
+            self.bn = nn.BatchNorm2D(6)
+            self.up2 = nn.Conv2DTranspose(6, 2, 2, stride=2, groups=2, bias_attr=False)
+
+        def forward(self, x):
+            y = self.bn(self.dw(self.up(x)))
+            y = F.pad(y, [1, 2, 0, 1], mode="reflect")
+            z = F.pad(self.up2(y), [1, 1, 2, 0], value=0.5)
+            return F.leaky_relu(y, 0.1) + F.sigmoid(y) * paddle.tanh(y), paddle.clip(z, -1, 1)
+
+    net = Net()
+    net.eval()
+    _export.save(net, str(tmp_path / "m"), [InputSpec([None, 4, 5, 5], "float32", "x")])
+    x = np.random.default_rng(1).standard_normal([2, 4, 5, 5]).astype(np.float32)
+    with paddle.no_grad():
+        want = [o.numpy() for o in net(paddle.to_tensor(x))]
+    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
+        zoo.assert_close(infer[i], w, f"inference output {i}")
