@@ -156,7 +156,10 @@ def read_program(path: str) -> Program:
         buf = f.read()
     if not buf:
         raise ValueError(f"jit.load: {path} is empty (0 bytes)")
-    desc = _proto.decode(buf, "ProgramDesc", path)
+    try:
+        desc = _proto.decode(buf, "ProgramDesc", path)
+    except _proto.ProtoError as e:
+        raise _proto.ProtoError(f"jit.load: {e} (read as a Paddle ProgramDesc)") from None
     return Program(desc, path)
 
 
