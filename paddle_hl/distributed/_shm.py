@@ -24,6 +24,14 @@ as soon as all have mapped it: nothing is left behind when a rank dies. Each buc
 slots used in turn, so a gradient handed out by one backward pass is not overwritten by the
 next one.
 
+When the group spans several machines with the same number of ranks on each (machines are
+told apart by hostname), the buckets are shared by the ranks of each machine and the average
+is hierarchical: each rank sums its slice over its machine's ranks, the ranks holding the same
+slice on every machine all-reduce it through MPI (one communicator per bucket, so buckets that
+finish in different orders on different ranks cannot cross), and each rank writes the
+average back into every region of its machine. Only ``1/k`` of each bucket leaves a machine
+per rank (``k`` ranks per machine), instead of every rank's whole bucket.
+
 ``PADDLE_HL_DP_SHM=0`` turns it off (gradients then go through MPI's all-reduce).
 """
 
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import socket
 import tempfile
 import uuid
 
@@ -80,8 +89,12 @@ class SharedBuckets:
     the ranks do not share one machine or the memory cannot be had.
     """
 
-    def __init__(self, group, comm, mem, specs, region):
+    def __init__(self, group, comm, mem, specs, region, cross=None):
         self.group = group  # named by the errors of a lost rank
+        # several machines: per bucket, the communicator of the ranks holding the same slice
+        # on every machine (None: the whole group is on this machine)
+        self.cross = cross
+        self.crossing = {}  # bucket -> (request, local sum of this rank's slice, lo, hi)
         self.comm = comm
         self.n = comm.size
         self.rank = comm.rank
@@ -109,10 +122,18 @@ class SharedBuckets:
         if not enabled() or group.nranks < 2:
             return None
         MPI = _comm.mpi()
-        node = group.comm.Split_type(MPI.COMM_TYPE_SHARED, key=group.rank)
+        names = group.comm.allgather(socket.gethostname())
+        color = names.index(names[group.rank])
+        node = group.comm.Split(color, key=group.rank)
+        cross = None
         if node.size != group.nranks:
-            node.Free()
-            return None  # the group spans machines: MPI's all-reduce
+            sizes = {names.count(h) for h in names}
+            if len(sizes) != 1 or node.size < 2:
+                node.Free()
+                return None  # uneven machines, or one rank per machine: MPI's all-reduce
+            across = group.comm.Split(node.rank, key=group.rank)
+            cross = [across.Dup() for _ in specs]
+            across.Free()
         specs = [(int(s), np.dtype(d)) for s, d in specs]
         region = sum(2 * _round(s * d.itemsize) for s, d in specs) or _ALIGN
         total = region * node.size
@@ -146,12 +167,16 @@ class SharedBuckets:
         ok = node.allreduce(1 if mem is not None else 0, op=MPI.MIN)
         if node.rank == 0 and path is not None:
             _unlink(path)  # every rank has mapped it (or given up): the name is not needed
+        if cross is not None:  # every machine must have its shared memory
+            ok = group.comm.allreduce(ok, op=MPI.MIN)
         if not ok:
             if mem is not None:
                 mem.close()
             node.Free()
+            for c in cross or ():
+                c.Free()
             return None
-        return cls(group, node, mem, specs, region)
+        return cls(group, node, mem, specs, region, cross)
 
     # ----------------------------------------------------------------- one pass
     def next_buffer(self, b):
@@ -178,10 +203,12 @@ class SharedBuckets:
     def progress(self):
         """Average every posted bucket whose other parts are all packed (called while the
         backward pass still runs, so a rank does its share as soon as it can)."""
-        for b in [b for b, reqs in self.posted.items() if b not in self.reduced]:
+        for b in [b for b in self.posted if b not in self.reduced and b not in self.crossing]:
             reqs = self.posted[b]
             if all(_comm._test(r, _WHAT, self.group) for r in reqs):
                 self._average(b)
+        for b in list(self.crossing):
+            self._settle(b, wait=False)
 
     def finish(self, b):
         """Wait until bucket ``b`` holds the average in this rank's buffer, and return it."""
@@ -189,10 +216,14 @@ class SharedBuckets:
         # for packing depends only on the others having posted (which they do before any
         # finish), so ranks that finish their buckets in different orders cannot deadlock
         for c in sorted(self.posted):
-            if c not in self.reduced:
+            if c not in self.reduced and c not in self.crossing:
                 for r in self.posted[c]:
                     _comm.wait(r, _WHAT, self.group)
                 self._average(c)
+        # then every sum across machines: each depends only on the other machines having
+        # started it, which they do before waiting for anything but their own machine's packing
+        for c in sorted(self.crossing):
+            self._settle(c, wait=True)
         for r in self.reduced.pop(b):
             _comm.wait(r, _WHAT, self.group)
         del self.posted[b]
@@ -211,14 +242,45 @@ class SharedBuckets:
                 _cancel(r)
         for r in self.sends:
             _cancel(r)
-        self.posted, self.reduced, self.sends = {}, {}, []
+        self.posted, self.reduced, self.sends, self.crossing = {}, {}, [], {}
 
     # ----------------------------------------------------------------- the average
     def _average(self, b):
         parts = self.views[b][self.slot[b]]
         size = parts[0].size
         lo, hi = size * self.rank // self.n, size * (self.rank + 1) // self.n
+        if self.cross is not None:
+            # several machines: this machine's sum of the slice, then the sum across machines
+            total = sum_slice(parts, lo, hi)
+            MPI = _comm.mpi()
+            self.crossing[b] = (self.cross[b].Iallreduce(MPI.IN_PLACE, total, op=MPI.SUM),
+                                total, lo, hi)
+            return
         average_into(parts, lo, hi)
+        self._announce(b)
+
+    def _settle(self, b, wait):
+        """Bucket ``b``'s slice summed across machines: write its average into every region of
+        this machine and tell the others (False: not arrived yet, when not ``wait``)."""
+        req, total, lo, hi = self.crossing[b]
+        if wait:
+            _comm.wait(req, _WHAT, self.group)
+        elif not _comm._test(req, _WHAT, self.group):
+            return False
+        del self.crossing[b]
+        parts = self.views[b][self.slot[b]]
+        with np.errstate(all="ignore"):
+            if total.dtype.kind in "iu":
+                total //= self.group.nranks
+            else:
+                total *= total.dtype.type(1.0 / self.group.nranks)
+            for p in parts:
+                p[lo:hi] = total
+        self._announce(b)
+        return True
+
+    def _announce(self, b):
+        """This rank's slice of bucket ``b`` holds the average: tell the others."""
         comm = self.comm
         recvs = []
         for k in range(self.n):
@@ -269,6 +331,23 @@ def _average_chunks(parts, lo, hi, step, tmp, acc, dtype, integer, scale):
             t *= scale
         for p in parts:
             p[c:e] = t
+
+
+def sum_slice(parts, lo, hi):
+    """``sum over k of parts[k][lo:hi]`` in the accumulator dtype (float32 for 16-bit floats),
+    summed in rank order as :func:`average_into` does."""
+    acc = _accumulator(parts[0].dtype)
+    total = np.empty(hi - lo, dtype=acc)
+    with np.errstate(all="ignore"):
+        if len(parts) > 1 and acc == parts[0].dtype:
+            np.add(parts[0][lo:hi], parts[1][lo:hi], out=total)
+            rest = parts[2:]
+        else:
+            total[...] = parts[0][lo:hi]
+            rest = parts[1:]
+        for p in rest:
+            total += p[lo:hi]
+    return total
 
 
 def _cancel(req):

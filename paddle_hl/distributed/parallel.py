@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import weakref
 
 import numpy as np
@@ -360,8 +361,12 @@ def _check_same_model(layers, g, comm_buffer_size, last_comm_buffer_size):
     mine = (sizes, entries)
     if not _comm.differ(g, "DataParallel", _comm.digest(mine)):
         return
-    every = g.comm.allgather(mine)  # every rank is here
-    ranks = g.ranks
+    gathered = g.comm.allgather((mine, socket.gethostname()))  # every rank is here
+    every = [m for m, _ in gathered]
+    names = [h for _, h in gathered]
+    # across machines, the errors say where each rank runs
+    ranks = ([f"{r} (host {h})" for r, h in zip(g.ranks, names)] if len(set(names)) > 1
+             else g.ranks)
     if any(s != every[0][0] for s, _ in every):
         got = "; ".join(f"rank {ranks[i]}: comm_buffer_size {s[0]:g}, last_comm_buffer_size "
                         f"{s[1]:g}" for i, (s, _) in enumerate(every))

@@ -15,9 +15,13 @@ SIGTERM and SIGHUP are forwarded to the ranks (the launcher then exits with 128 
 number); if the launcher dies, however it dies, the ranks on this machine end themselves and
 remove the job's folder and shared memory.
 
+Several machines, as with Paddle's launcher: run the same command on each of them, with
+``--ips 10.0.0.1,10.0.0.2`` (the first is the master) or ``--master 10.0.0.1:PORT --nnodes 2``
+(see ``_nodes``: the machines meet at the master, which starts the job; no ssh needed).
+
 Options (Paddle's that apply): ``--nproc_per_node`` (processes on this machine; default: the
-number of CPUs this process may use, or of ``--devices``), ``--nnodes`` and ``--ips`` (several
-machines: ``--ips 10.0.0.1,10.0.0.2``; mpiexec must reach them, e.g. over ssh), ``--devices`` /
+number of CPUs this process may use, or of ``--devices``), ``--nnodes``, ``--ips``,
+``--devices`` /
 ``--gpus`` (one process per listed device), ``--log_dir`` (ranks other than 0 write
 ``workerlog.N`` there; rank 0 prints to the terminal), ``--job_id``, ``--master``,
 ``--run_mode`` (``collective`` only).
@@ -49,7 +53,7 @@ def _parser():
                    help="folder for workerlog.N of ranks other than 0")
     p.add_argument("--job_id", type=str, default="default")
     p.add_argument("--master", type=str, default=None,
-                   help="accepted for compatibility (MPI needs no rendezvous server)")
+                   help="HOST:PORT where the machines of a multi-machine job meet")
     p.add_argument("--rank", type=int, default=-1, help="accepted for compatibility")
     p.add_argument("--run_mode", type=str, default="collective",
                    choices=["collective"], help="only collective (data parallel) training")
@@ -83,7 +87,12 @@ def launch():
     if per_node < 1:
         raise SystemExit(f"paddle_hl.distributed.launch: --nproc_per_node must be >= 1, got "
                          f"{per_node}")
-    nodes = max(len(ips), 1)
+    try:
+        nnodes = int(str(args.nnodes).split(":")[-1])  # Paddle's elastic "N:M": the maximum
+    except ValueError:
+        raise SystemExit(f"paddle_hl.distributed.launch: --nnodes must be a number, got "
+                         f"{args.nnodes!r}") from None
+    nnodes = max(nnodes, len(ips), 1)
     env = dict(os.environ)
     env["PADDLE_HL_IPS"] = ",".join(ips) if ips else "127.0.0.1"
     env["PADDLE_JOB_ID"] = args.job_id
@@ -93,9 +102,12 @@ def launch():
             os.makedirs(args.log_dir, exist_ok=True)
             worker += ["--log-dir", os.path.abspath(args.log_dir)]
         worker += ["--script", args.training_script, *args.training_script_args]
-        hosts = [f"{ip}:{per_node}" for ip in ips] if len(ips) > 1 else None
         try:
-            return run(per_node * nodes, worker, env, run_dir, hosts=hosts)
+            if nnodes > 1:
+                from ._nodes import run_nodes
+
+                return run_nodes(nnodes, ips, args.master, per_node, env, worker, run_dir)
+            return run(per_node, worker, env, run_dir)
         except JobError as e:
             print(str(e), file=sys.stderr)
             return e.exit_code

@@ -87,11 +87,22 @@ class _Monitor:
     is a rank that died. Tells the ranks still running when one has ended (``ended R STATUS``
     lines), so that one waiting for it in a collective knows at once."""
 
-    def __init__(self, run_dir):
-        self.path, self._folder = _address(run_dir)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(socket_name(self.path))
+    def __init__(self, run_dir, bind=None):
+        self.token = None
+        if bind is None:
+            self.path, self._folder = _address(run_dir)
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.bind(socket_name(self.path))
+        else:
+            # several machines: TCP on the address the other machines reach this one at; a
+            # random token in the ranks' environment stands in for the peer's user check
+            self._folder = None
+            self.token = uuid.uuid4().hex
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.bind((bind, 0))
+            self.path = f"tcp:{bind}:{self.sock.getsockname()[1]}:{self.token}"
         self.sock.listen(256)
+        self.hosts = {}  # rank -> the machine it runs on (its hostname)
         self.lock = threading.Lock()
         self.failure = None  # (kind, rank, pid, detail) of the first failure
         self.lost = []  # ranks that only lost contact with a failed rank
@@ -108,7 +119,8 @@ class _Monitor:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            if not _same_user(conn):  # an abstract socket has no file permissions
+            if self.token is None and not _same_user(conn):  # an abstract socket has no
+                # file permissions; a TCP peer shows the token instead (see _serve)
                 conn.close()
                 continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
@@ -129,8 +141,13 @@ class _Monitor:
                     line, buf = buf.split(b"\n", 1)
                     word, _, rest = line.decode().partition(" ")
                     if word == "start":
-                        rank, pid = (int(v) for v in rest.split())
+                        fields = rest.split()
+                        if self.token is not None and fields[3:4] != [self.token]:
+                            return  # not a rank of this job
+                        rank, pid = int(fields[0]), int(fields[1])
                         with self.lock:
+                            if len(fields) > 2:
+                                self.hosts[rank] = fields[2]
                             self.running[rank] = pid
                             self.pids[rank] = pid
                             self.conns[rank] = conn
@@ -193,7 +210,7 @@ def _same_user(conn):
 
 
 def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
-        out=None) -> int:
+        out=None, monitor_host=None, manual=None) -> int:
     """Run ``python -m paddle_hl.distributed.launch._worker *worker_args`` on ``nprocs`` ranks.
 
     Args:
@@ -203,6 +220,11 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         run_dir: a private folder for the job (the monitor's socket).
         hosts: a list of ``host:slots`` (several machines), or None (this machine).
         out: where the ranks' output goes (default: this process's stdout).
+        monitor_host: with ``hosts``, the address of this machine that the others reach: the
+            ranks' monitor then listens there (TCP), so ranks on every machine are watched.
+        manual: with ``hosts``, a function that starts MPI's proxies itself: it gets the list
+            of proxy command lines (one per host, in the order of ``hosts``) from mpiexec's
+            manual launcher, instead of mpiexec reaching the hosts over ssh.
 
     Returns:
         int: 0 when every rank succeeded.
@@ -218,11 +240,13 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     env.pop("PYTHONUNBUFFERED", None)
     if hosts:
         cmd += ["-hosts", ",".join(hosts)]
-    else:
+        if manual is not None:
+            cmd += ["-launcher", "manual"]
+    if not hosts or monitor_host:
         # this launcher watches the ranks and stops the job itself, after learning which
         # rank failed first; mpiexec's clean-up would kill the others at once
         cmd += ["-disable-auto-cleanup"]
-        monitor = _Monitor(run_dir)
+        monitor = _Monitor(run_dir, bind=monitor_host if hosts else None)
         env[MONITOR_ENV] = monitor.path
     cmd += [sys.executable, "-m", "paddle_hl.distributed.launch._worker", *worker_args]
     out = out or sys.stdout
@@ -233,6 +257,16 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     stopping = threading.Event()
 
     def forward():
+        if manual is not None:  # the proxies' command lines come first
+            proxies = []
+            for line in proc.stdout:
+                if line.startswith("HYDRA_LAUNCH:"):
+                    proxies.append(line.split(":", 1)[1].strip())
+                elif line.startswith("HYDRA_LAUNCH_END"):
+                    manual(proxies)
+                    break
+                else:
+                    out.write(line)
         for line in proc.stdout:
             report.append(line)
             del report[:-40]
@@ -294,6 +328,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         if code == 0:
             return 0
         raise JobError(_describe(code, "".join(report), nprocs, None, [], {}))
+    hosts_of = dict(monitor.hosts) if hosts else None
     if code == 0 and not monitor.ended_badly():
         return 0
     _sweep_after(monitor, started)
@@ -304,7 +339,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
     elif failure is None and monitor.lost:
         tb = _read_error(run_dir, sorted(monitor.lost)[0])  # what it waited for, and why
     raise JobError(_describe(code, "".join(report), nprocs, failure, monitor.lost,
-                             stuck, monitor.ended), traceback=tb)
+                             stuck, monitor.ended, hosts_of), traceback=tb)
 
 
 _RELAYED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -421,15 +456,22 @@ def _stop(proc):
             continue
 
 
-def _describe(code, text, nprocs, failure, lost, stuck, ended=None):
+def _on(hosts, ranks):
+    """`` on host h2``: where ranks ran, when the job spans machines."""
+    names = sorted({hosts[r] for r in ranks if r in hosts}) if hosts else []
+    return f" on host {', '.join(names)}" if names else ""
+
+
+def _describe(code, text, nprocs, failure, lost, stuck, ended=None, hosts=None):
     early = sorted(r for r, s in (ended or {}).items() if s == "0")
     if failure is not None:
         kind, rank, pid, status = failure
         if kind == "failed":
-            what = f"rank {rank} (pid {pid}) failed with exit status {status} (its error is above)"
+            what = (f"rank {rank} (pid {pid}{_on(hosts, [rank])}) failed with exit status "
+                    f"{status} (its error is above)")
         else:
-            what = (f"rank {rank} (pid {pid}) died without an error of its own (killed by a "
-                    "signal, e.g. out of memory)")
+            what = (f"rank {rank} (pid {pid}{_on(hosts, [rank])}) died without an error of its "
+                    "own (killed by a signal, e.g. out of memory, or its host went down)")
     elif lost and early:
         what = (f"rank(s) {early} exited with code 0 while rank(s) {sorted(lost)} still "
                 "waited for them in a collective (every rank must make the same collective "
@@ -437,8 +479,8 @@ def _describe(code, text, nprocs, failure, lost, stuck, ended=None):
     elif lost:
         what = f"rank(s) {sorted(lost)} gave up waiting for the others"
         if stuck:
-            what += (f"; rank(s) {sorted(stuck)} (pid {', '.join(map(str, stuck.values()))}) "
-                     "were stuck and did not answer")
+            what += (f"; rank(s) {sorted(stuck)} (pid {', '.join(map(str, stuck.values()))}"
+                     f"{_on(hosts, stuck)}) were stuck and did not answer")
     else:
         m = _BAD_PID.search(text)
         if m:

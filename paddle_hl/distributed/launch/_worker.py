@@ -41,9 +41,15 @@ def rank_environment():
     local_size = _first(("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"), size)
     base = int(os.environ.get("PADDLE_HL_BASE_PORT", "6170"))
     ips = os.environ.get("PADDLE_HL_IPS", "127.0.0.1").split(",")
-    per_node = max(1, size // len(ips))
-    endpoints = [f"{ips[min(i // per_node, len(ips) - 1)]}:{base + i % per_node}"
-                 for i in range(size)]
+    slots = os.environ.get("PADDLE_HL_SLOTS")  # ranks per machine, when the launcher knows
+    if slots:
+        endpoints = [f"{ip}:{base + k}" for ip, n in zip(ips, slots.split(","))
+                     for k in range(int(n))][:size]
+    else:
+        per_node = max(1, size // len(ips))
+        endpoints = [f"{ips[min(i // per_node, len(ips) - 1)]}:{base + i % per_node}"
+                     for i in range(size)]
+    endpoints += [endpoints[-1]] * (size - len(endpoints))
     return {
         "PADDLE_TRAINER_ID": str(rank), "PADDLE_TRAINERS_NUM": str(size),
         "PADDLE_GLOBAL_RANK": str(rank), "PADDLE_GLOBAL_SIZE": str(size),
@@ -51,7 +57,8 @@ def rank_environment():
         "PADDLE_RANK_IN_NODE": str(local), "PADDLE_NNODES": str(len(ips)),
         "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
         "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
-        "PADDLE_MASTER": endpoints[0], "PADDLE_DISTRI_BACKEND": "mpi",
+        "PADDLE_MASTER": os.environ.get("PADDLE_HL_MASTER") or endpoints[0],
+        "PADDLE_DISTRI_BACKEND": "mpi",
         "FLAGS_selected_gpus": str(local), "FLAGS_selected_cpus": str(local),
     }
 
@@ -70,8 +77,10 @@ def _redirect(log_dir, rank):
 def main(argv):
     # whole lines, one write each: mpiexec merges the ranks' output, and unbuffered text would
     # interleave mid-line; line buffering still shows every line as soon as it is printed
-    sys.stdout.reconfigure(line_buffering=True)
-    sys.stderr.reconfigure(line_buffering=True)
+    # (write_through off: under PYTHONUNBUFFERED, which a machine's launcher may pass on to
+    # MPI's proxy there, every piece of a print would be a write of its own)
+    sys.stdout.reconfigure(line_buffering=True, write_through=False)
+    sys.stderr.reconfigure(line_buffering=True, write_through=False)
     run_dir = argv[argv.index("--run-dir") + 1]
     env = rank_environment()
     os.environ.update(env)
@@ -147,10 +156,21 @@ def _connect(rank):
     path = os.environ.get("PADDLE_HL_JOB_MONITOR")
     if not path:
         return None
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    line = f"start {rank} {os.getpid()} {socket.gethostname().split()[0] or '?'}"
+    if path.startswith("tcp:"):  # the job spans machines: "tcp:ADDRESS:PORT:TOKEN"
+        _, host, port, token = path.split(":", 3)
+        try:
+            s = socket.create_connection((host, int(port)), timeout=30)
+            s.settimeout(None)
+        except (OSError, ValueError):
+            return None
+        line += f" {token}"
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        s.connect(socket_name(path))
-        s.sendall(f"start {rank} {os.getpid()}\n".encode())
+        if not path.startswith("tcp:"):
+            s.connect(socket_name(path))
+        s.sendall(f"{line}\n".encode())
     except OSError:
         s.close()
         return None
