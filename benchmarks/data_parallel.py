@@ -35,7 +35,16 @@ soon as every rank has packed it (or, through MPI, its non-blocking all-reduce m
 rank polls), and the end of backward waits for the rest, so compute and communication never
 compete for the GIL.
 
+Across hosts (``--hosts N``, as root with ``ip netns``): paddle_hl on N simulated hosts (network,
+UTS and mount namespaces on a private bridge, see tests/distributed/_hosts.py) with
+``--per-host P`` ranks each, launched with ``--ips`` on every host as on a cluster, beside the
+same N x P ranks on one host; it prints the throughput of both, the bytes the first host sent
+per step (its interface's counter) and the gradient-communication time of a step. The hosts
+share this machine's cores and memory: the figures measure the cross-host data path's cost
+(TCP through the kernel instead of shared memory), not a network's.
+
 Run: python benchmarks/data_parallel.py [--steps 8] [--repeats 3] [--libs paddle_hl,torch]
+     python benchmarks/data_parallel.py --hosts 2 [--per-host 1] [--steps 8] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -151,10 +160,19 @@ def _worker_paddle_hl(steps):
     def reset():
         t.update(absorb=0.0, pack=0.0, poll=0.0, wait=0.0, finished=0, ends=0)
 
+    tx = []
+
+    def start():
+        reset()
+        tx.append(_tx_bytes())
+
     times = _time_steps(step, steps, dist.barrier if world > 1 else lambda: None,
-                        on_start=reset)
+                        on_start=start)
+    after = _tx_bytes()
     out = {"step_s": statistics.median(times), "cpu_s": statistics.median(_CPU_TIMES),
            "cpu": cpu, "threads": _threads()}
+    if tx and tx[0] is not None and after is not None:
+        out["tx_bytes_per_step"] = (after - tx[0]) / steps  # this host's interface, all ranks
     reducer = getattr(model, "_reducer", None)
     if reducer is not None:
         out.update(absorb_s=t["absorb"] / steps, pack_s=t["pack"] / steps,
@@ -187,6 +205,75 @@ def _worker_paddle_hl(steps):
         out.update(bucket_mb=sizes, bucket_alone_s=alone, shared=bool(reducer.shm))
     if rank == 0:
         print(json.dumps(out), flush=True)
+
+
+def _tx_bytes(dev="eth0"):
+    """Bytes sent so far by this host's network interface (None without one: one host)."""
+    try:
+        with open(f"/sys/class/net/{dev}/statistics/tx_bytes") as f:
+            return int(f.read())
+    except OSError:
+        return None
+
+
+def _run_hosts(nhosts, per_host, steps):
+    """paddle_hl on ``nhosts`` simulated hosts of ``per_host`` ranks: rank 0's result."""
+    sys.path.insert(0, str(ROOT / "tests" / "distributed"))
+    import _hosts
+
+    why = _hosts.missing()
+    if why:
+        raise SystemExit(f"data_parallel.py --hosts: {why}")
+    env = dict(os.environ, **ONE_THREAD)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    me = [str(pathlib.Path(__file__).resolve()), "--worker", "paddle_hl", "--steps", str(steps)]
+    ips = ",".join(f"h{i + 1}" for i in range(nhosts))
+    cluster = _hosts.Cluster(nhosts)
+    try:
+        procs = [h.popen([sys.executable, "-m", "paddle_hl.distributed.launch", "--ips", ips,
+                          "--nproc_per_node", str(per_host), *me], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for h in cluster.hosts]
+        outs = [p.communicate(timeout=600)[0] for p in procs]
+    finally:
+        cluster.close()
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"paddle_hl on {nhosts} hosts failed:\n{outs[0][-2000:]}")
+    for line in outs[0].splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            r["ips"] = nhosts * per_host * BATCH / r["step_s"]
+            return r
+    raise RuntimeError(f"paddle_hl on {nhosts} hosts printed no result:\n{outs[0][-2000:]}")
+
+
+def _main_hosts(args):
+    n, p = args.hosts, args.per_host
+    res = {"one host": [], f"{n} hosts": []}
+    for rep in range(args.repeats):
+        for key in res:
+            r = (_run("paddle_hl", n * p, args.steps, 0) if key == "one host"
+                 else _run_hosts(n, p, args.steps))
+            res[key].append(r)
+            print(f"round {rep + 1} {key:<9} {n * p} ranks: {r['ips']:6.1f} images/s "
+                  f"(step {r['step_s'] * 1e3:.0f} ms)", flush=True)
+    print(f"\nResNet-18, batch {BATCH} per rank, {n * p} ranks ({n} hosts x {p} or one host), "
+          f"{args.steps} timed steps x {args.repeats} repeats, one core and thread per rank")
+    print(f"{'where':<10}{'img/s':>10}{'step ms':>10}{'comm ms':>10}{'comm share':>12}"
+          f"{'MB sent/step by h1':>21}")
+    for key, runs in res.items():
+        def med(k, runs=runs):
+            vals = [r[k] for r in runs if k in r]
+            return statistics.median(vals) if vals else None
+
+        tx = med("tx_bytes_per_step") if key != "one host" else None  # no network there
+        print(f"{key:<10}{med('ips'):>10.1f}{med('step_s') * 1e3:>10.1f}"
+              f"{med('comm_s') * 1e3:>10.1f}{100 * med('comm_s') / med('step_s'):>11.1f}%"
+              + (f"{tx / 2**20:>21.2f}" if tx is not None else f"{'-':>21}"))
+    grads = sum(res[f"{n} hosts"][0]["bucket_mb"])
+    print(f"gradients per step: {grads:.2f} MB per rank; across hosts each rank sends its "
+          f"1/{p} slice of every bucket through MPI's all-reduce over TCP, within a host the "
+          "buckets are averaged in shared memory")
 
 
 def _worker_torch(steps):
@@ -263,10 +350,16 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--libs", default="paddle_hl,torch")
+    ap.add_argument("--hosts", type=int, default=1,
+                    help="N > 1: paddle_hl on N simulated hosts beside one host (root)")
+    ap.add_argument("--per-host", type=int, default=1, help="ranks per host with --hosts")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         (_worker_paddle_hl if args.worker == "paddle_hl" else _worker_torch)(args.steps)
+        return
+    if args.hosts > 1:
+        _main_hosts(args)
         return
     libs = args.libs.split(",")
     res = {(lib, n): [] for lib in libs for n in (1, 2)}

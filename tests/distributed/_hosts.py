@@ -7,10 +7,13 @@ Each host is a set of namespaces held open by one small process (``sleep``):
   or route is added outside the namespaces made here, and traffic cannot leave them;
 * its own UTS namespace: its hostname is ``hN``, so the ranks see different machines;
 * its own mount namespace, with a private tmpfs on ``/dev/shm`` (the ranks of one host cannot
-  see another's shared-memory segments) and an ``/etc/hosts`` naming every host.
+  see another's shared-memory segments) and an ``/etc/hosts`` naming every host;
+* its own IPC namespace: without it MPI's transport finds the other host's processes on the
+  same kernel and moves the data through System V shared memory instead of the network (the
+  test of the data path checks that the bytes go through the host's interface).
 
-A command enters a host with ``nsenter`` (network, UTS and mount namespaces; processes stay
-in this machine's process namespace, so the tests can see and kill them). MPI's launcher
+A command enters a host with ``nsenter`` (all of these namespaces; processes stay in this
+machine's process namespace, so the tests see and kill them by pid). MPI's launcher
 (``mpiexec``) reaches the other hosts through :attr:`Cluster.launcher`, a script that takes
 ``ssh``'s arguments (``[options] host command...``) and runs the command inside that host:
 no ssh daemon is needed.
@@ -76,7 +79,7 @@ class Host:
 
     def enter(self):
         """The command prefix that runs a command inside this host."""
-        return ["nsenter", "-t", str(self.pid), "-n", "-u", "-m", "--"]
+        return ["nsenter", "-t", str(self.pid), "-n", "-u", "-m", "-i", "--"]
 
     def popen(self, cmd, **kw):
         """Start ``cmd`` (a list) inside this host."""
@@ -90,7 +93,8 @@ class Host:
     def pids(self):
         """The processes running in this host (its network namespace), the holder excluded."""
         r = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True)
-        return [int(p) for p in r.stdout.split() if p.strip() and int(p) != self.pid]
+        mine = {self.pid, self.holder.proc.pid}
+        return [int(p) for p in r.stdout.split() if p.strip() and int(p) not in mine]
 
     def shm_files(self):
         """The files in this host's ``/dev/shm``."""
@@ -161,15 +165,16 @@ class Cluster:
             script = (f"hostname h{i} && mount -t tmpfs -o size=512m tmpfs /dev/shm && "
                       f"mount --bind {hosts_file} /etc/hosts && echo ready && exec sleep 1d")
             holder = subprocess.Popen(
-                ["ip", "netns", "exec", ns, "unshare", "-u", "-m", "--propagation", "private",
-                 "sh", "-c", script], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                start_new_session=True, text=True)
+                ["ip", "netns", "exec", ns, "unshare", "-u", "-m", "-i", "--fork",
+                 "--propagation", "private", "sh", "-c", script],
+                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
+                text=True)
             line = holder.stdout.readline()
             host = Host(f"h{i}", f"{SUBNET}.{i}", ns, holder)
             self.hosts.append(host)
             if line.strip() != "ready":
                 raise RuntimeError(f"simulated host h{i} did not start (exit {holder.wait()})")
-            # the holder is "unshare"'s child after the exec: find the sleeping process
+            # the namespaces are held by "unshare"'s child, which has exec'd sleep
             host.holder = _Holder(holder, _child_in(holder.pid))
         self.launcher = os.path.join(self.dir, "enter_host")
         table = " ".join(f"{h.name}={h.pid} {h.address}={h.pid}" for h in self.hosts)
@@ -220,18 +225,22 @@ class _Holder:
 
 
 def _child_in(pid, timeout=5.0):
-    """The pid of the process that holds the namespaces: ``pid`` itself once it has exec'd
-    ``sleep`` (``ip netns exec`` and ``unshare`` exec rather than fork)."""
+    """The pid (on this machine) of the ``sleep`` that ``unshare`` (``pid``) forked into the
+    host's namespaces."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == "sleep":
-                    return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+            for k in kids:
+                with open(f"/proc/{k}/comm") as f:
+                    if f.read().strip() == "sleep":
+                        return k
         except OSError:
-            break
+            pass
         time.sleep(0.01)
-    return pid
+    raise RuntimeError(f"simulated host: the process holding its namespaces (under {pid}) "
+                       "was not found")
 
 
 # ssh's calling convention: [options] host command... (the command as one shell line)
@@ -247,7 +256,7 @@ done
 host="$1"; shift
 for entry in {table}; do
   if [ "${{entry%%=*}}" = "$host" ]; then
-    exec nsenter -t "${{entry#*=}}" -n -u -m -- sh -c "$*"
+    exec nsenter -t "${{entry#*=}}" -n -u -m -i -- sh -c "$*"
   fi
 done
 echo "enter_host: no simulated host $host" >&2
