@@ -15,7 +15,9 @@ __all__ = ["set_device", "get_device", "device_count", "get_all_device_type",
            "get_all_custom_device_type", "get_available_device", "get_available_custom_device",
            "get_cudnn_version", "is_compiled_with_cuda", "is_compiled_with_rocm",
            "is_compiled_with_xpu", "is_compiled_with_ipu", "is_compiled_with_cinn",
-           "is_compiled_with_custom_device", "is_compiled_with_distribute", "synchronize"]
+           "is_compiled_with_custom_device", "is_compiled_with_distribute", "synchronize",
+           # paddle_hl's CPU settings (Paddle's C++ runtime has its own)
+           "set_num_threads", "get_num_threads", "set_numba", "get_numba"]
 
 
 def __getattr__(name):
@@ -136,3 +138,45 @@ def synchronize(device=None) -> None:
     from . import cuda
 
     cuda.synchronize(device)
+
+
+def set_num_threads(num_threads: int) -> None:
+    """Split the CPU kernels' large copies and passes over ``num_threads`` threads, the calling
+    one included (``1``: every kernel runs inline). The default is the CPUs this process may
+    run on, or the environment variable ``PADDLE_HL_NUM_THREADS``. Results do not depend on
+    it.
+
+    Args:
+        num_threads (int): a positive thread count.
+    """
+    backend.settings.set_num_threads(num_threads)
+
+
+def get_num_threads() -> int:
+    """The threads the CPU kernels split their work over (see :func:`set_num_threads`).
+
+    Returns:
+        int: the thread count, the calling thread included.
+    """
+    return backend.settings.num_threads()
+
+
+def set_numba(enable: bool) -> None:
+    """Use the compiled CPU kernels of the numba extra (``pip install 'paddle_hl[numba]'``)
+    where they apply, or NumPy's forms everywhere. The default is on, or the environment
+    variable ``PADDLE_HL_NUMBA`` (``0``: off). The results agree to float rounding.
+
+    Args:
+        enable (bool): whether to use the compiled kernels.
+    """
+    backend.settings.set_numba(enable)
+
+
+def get_numba() -> bool:
+    """Whether the compiled CPU kernels are in use: numba installed, able to compile them here,
+    and not switched off (see :func:`set_numba`).
+
+    Returns:
+        bool: True when the compiled kernels run.
+    """
+    return backend.compiled_kernels_in_use()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 
 from .. import backend
+from ._ids import _device_id
 
 __all__ = []
 
@@ -21,9 +22,7 @@ def _cupy(what):
 
 
 def _device_index(device, what):
-    from . import cuda
-
-    return cuda._device_id(device, what)
+    return _device_id(device, what)
 
 
 class Stream:

@@ -589,7 +589,7 @@ class Model:
         Returns:
             float: the suggested learning rate.
         """
-        from ..notebook.lr_range import lr_find
+        from .lr_range import lr_find
 
         self.lr_find_result = lr_find(self, train_data, batch_size=batch_size,
                                       start_lr=start_lr, end_lr=end_lr, num_iters=num_iters,

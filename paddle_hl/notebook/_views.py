@@ -132,11 +132,15 @@ def _numeric(rows, j):
 
 # ---------------------------------------------------------------------- dataset introspection
 
+def is_loader(data) -> bool:
+    """Whether ``data`` is a DataLoader (known by its batch sampler: the views import nothing
+    from the library)."""
+    return hasattr(data, "batch_sampler") and hasattr(data, "dataset")
+
+
 def base_dataset(data):
     """The Dataset behind ``data`` (a Dataset, a DataLoader, a Subset of one ...)."""
-    from ..io import DataLoader
-
-    ds = data.dataset if isinstance(data, DataLoader) else data
+    ds = data.dataset if is_loader(data) else data
     for _ in range(5):  # Subset / wrappers: down to the dataset that carries the metadata
         if any(hasattr(ds, a) for a in ("transform", "classes", "label_list", "decode")):
             break
@@ -188,10 +192,9 @@ def find_normalize(data):
 
 
 def to_numpy(x) -> np.ndarray:
-    from ..framework.tensor import Tensor
-
-    if isinstance(x, Tensor):
-        return x.numpy()
+    """An array of ``x``: a Tensor (anything with ``numpy()``), an array or a number."""
+    if not isinstance(x, np.ndarray) and callable(getattr(x, "numpy", None)):
+        return np.asarray(x.numpy())
     return np.asarray(x)
 
 

@@ -125,9 +125,7 @@ def _split_item(item):
 def _samples(data, n):
     """``(items, from_loader)``: up to ``n`` raw items of a Dataset, or one batch of a
     DataLoader split into items."""
-    from ..io import DataLoader
-
-    if isinstance(data, DataLoader):
+    if _views.is_loader(data):
         batch = next(iter(data))
         fields = list(batch) if isinstance(batch, (list, tuple)) else [batch]
         arrays = [_views.to_numpy(f) for f in fields]

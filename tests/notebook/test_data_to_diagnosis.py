@@ -13,7 +13,8 @@ import pytest
 from paddle_hl.vision.transforms import Compose, Normalize, Transpose
 
 import paddle_hl as paddle
-from paddle_hl.notebook import _env, diagnosis, interpret, lr_find, lr_range, show_batch
+from paddle_hl.hapi import diagnosis, lr_range
+from paddle_hl.notebook import _env, interpret, lr_find, show_batch
 
 HARD_GREYS = re.compile(r"(?<![-\w(,])#(222|444|666|888|ccc|ddd|eee|f3f3f3|fafafa)\b")
 

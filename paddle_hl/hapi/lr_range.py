@@ -21,7 +21,7 @@ import random
 
 import numpy as np
 
-from . import _views
+from ..notebook import _views
 
 __all__ = []  # implementation module: paddle_hl.notebook gives the names
 

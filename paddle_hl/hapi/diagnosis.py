@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _views
-from .tables import html_table
+from ..notebook import _views
+from ..notebook.tables import html_table
 
 __all__ = []  # implementation module: paddle_hl.notebook gives the names
 
@@ -194,7 +194,7 @@ class Interpretation:
         return fig
 
     def _gallery_figure(self):
-        from .data_view import display_image
+        from ..notebook.data_view import display_image
 
         items = [(t, x) for t, (_i, x) in zip(self.top_losses, self._samples)]
         images = [(t, display_image(x, self._dataset)) for t, x in items]
@@ -338,7 +338,7 @@ def interpret(model, eval_data, batch_size: int = 64, num_workers: int = 0,
         >>> interp.confusion_matrix.shape  # doctest: +SKIP
         (10, 10)
     """
-    from ..hapi.callbacks import config_callbacks
+    from .callbacks import config_callbacks
 
     if task not in (None, "classification", "regression"):
         raise ValueError(f"interpret: task must be 'classification', 'regression' or None, "
