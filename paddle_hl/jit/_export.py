@@ -22,6 +22,19 @@ from . import _interpreter, _pdiparams, _proto
 __all__ = []
 
 
+class Unmapped(ValueError):
+    """The traced forward computes something without a Paddle operator form here.
+
+    Attributes:
+        kernels (list[str]): the paddle_hl kernels (or constructs, e.g. a strided view) that
+            have no Paddle form.
+    """
+
+    def __init__(self, message, kernels):
+        super().__init__(message)
+        self.kernels = list(kernels)
+
+
 class _Long(int):
     """An int attribute Paddle declares as LONG (int64)."""
 
@@ -566,33 +579,56 @@ _EMIT = {
 }
 
 
+# emitters that also take the traced shape of their first input
+_NEEDS_SHAPE = (_layer_norm, _index)
+
+
 # ------------------------------------------------------------------------------- program
-def build(layer, specs, where="jit.save"):
+def build(layer, specs, where="jit.save", traced=None):
     """The ProgramDesc (a dict for :func:`_proto.encode`) and persistable arrays of ``layer``
-    traced for ``specs``."""
+    traced for ``specs`` (``traced``: the ``(program, named)`` of a trace already made).
+
+    Raises:
+        Unmapped: a kernel (or a strided view) of the trace has no Paddle form here; the
+            kernels are named, and nothing is written.
+    """
     from ._save_load import trace
 
-    program, named = trace(layer, specs, where)
+    program, named = traced if traced is not None else trace(layer, specs, where)
     unknown = sorted({op["fn"] for op in program["ops"]} - set(_EMIT))
     if unknown:
-        raise ValueError(f"{where}: the forward calls kernels without a Paddle operator form "
-                         f"here: {', '.join(unknown)}; the model cannot be written as a Paddle "
-                         "program")
-    b = _Builder(program, named, specs, where)
+        raise Unmapped(f"{where}: the forward calls kernels without a Paddle operator form "
+                       f"here: {', '.join(unknown)}; the model cannot be written as a Paddle "
+                       "program", unknown)
+    try:
+        b = _Builder(program, named, specs, where)
+    except ValueError as e:
+        raise Unmapped(str(e), ["a constant sized by the free dims"]) from None
     shape_of = _replay_shapes(program, named, specs)
     for op in program["ops"]:
-        ins = [b.ref(r) for r in op["ins"]]
+        try:
+            ins = [b.ref(r) for r in op["ins"]]
+        except ValueError as e:
+            raise Unmapped(str(e), [f"a strided view into {op['fn']}"]) from None
         kind = op["fn"].rsplit(":", 1)[1].strip("_").split("_")[0]
         outs = [b.new(kind) for _ in op["outs"]]
-        if _EMIT[op["fn"]] in (_layer_norm, _index):
-            _EMIT[op["fn"]](b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
-        else:
-            _EMIT[op["fn"]](b, ins, op["attrs"], outs)
+        try:
+            if _EMIT[op["fn"]] in _NEEDS_SHAPE:
+                _EMIT[op["fn"]](b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
+            else:
+                _EMIT[op["fn"]](b, ins, op["attrs"], outs)
+        except Unmapped:
+            raise
+        except ValueError as e:
+            raise Unmapped(str(e), [op["fn"]]) from None
         for k, name in zip(op["outs"], outs):
             b.vals[k] = name
     fetch = []
     for r in program["outs"]:
-        v = b.ref(r)
+        try:
+            v = b.ref(r)
+        except ValueError as e:
+            raise Unmapped(str(e), ["a strided view as an output"]) from None
         if isinstance(v, _Lit) or v in b.feeds or v in b.arrays:
             # fetch a fresh variable, as Paddle's saved programs do
             out = b.new("save_infer_model/scale")
@@ -711,7 +747,7 @@ def _var_shapes(b, ops, specs, fetch, layer, where):
             ctx = _interpreter._Ctx(env)
             for op in prog.ops:
                 _interpreter.OPS[op.type](ctx, op, op.attrs)
-            want = layer(*xs)
+            want = _eval_call(layer, xs)
         want = [want] if isinstance(want, Tensor) else list(want)
         for i, (w, n) in enumerate(zip(want, fetch)):
             g = env[n].numpy()
@@ -736,10 +772,45 @@ def _var_shapes(b, ops, specs, fetch, layer, where):
     return out
 
 
+def writers(layer, specs, traced=None, where="jit.save"):
+    """The three files of Paddle's inference model for ``layer`` as ``{suffix: write(f)}``
+    (``.pdmodel``, ``.pdiparams``, ``.pdiparams.info``), for one atomic ``write_files``.
+
+    Raises:
+        Unmapped: the forward has no Paddle program form here (the kernels are named).
+    """
+    desc, arrays, named, names = build(layer, specs, where, traced)
+    model = _proto.encode(desc)
+    info = {names[k]: {"structured_name": k, "stop_gradient": bool(v.stop_gradient),
+                       "trainable": not v.stop_gradient} for k, v in named}
+    return {
+        ".pdmodel": lambda f: f.write(model),
+        ".pdiparams": lambda f: _pdiparams.write(f, arrays),
+        ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
+    }
+
+
+def _eval_call(layer, xs):
+    """``layer(*xs)`` in eval mode, every sublayer's mode restored afterwards (a layer in
+    training mode would give batch statistics and update its running ones)."""
+    from ..nn.layer.layers import Layer
+
+    subs = layer.sublayers(include_self=True) if isinstance(layer, Layer) else []
+    modes = [(sub, sub.training) for sub in subs]
+    for sub in subs:
+        sub.training = False
+    try:
+        return layer(*xs)
+    finally:
+        for sub, training in modes:
+            sub.training = training
+
+
 def save(layer, path, input_spec=None):
     """Write ``layer`` as Paddle's inference model: ``path.pdmodel`` (a ProgramDesc),
     ``path.pdiparams`` and ``path.pdiparams.info``, which real Paddle's ``jit.load`` and
-    ``paddle.inference`` read.
+    ``paddle.inference`` read (``paddle.jit.save`` writes through this, falling back to
+    paddle_hl's own program format only for a forward without a Paddle program form).
 
     Args:
         layer (Layer): the layer; its forward is traced in eval mode.
@@ -747,19 +818,10 @@ def save(layer, path, input_spec=None):
         input_spec (list[InputSpec]): the forward's inputs (``None`` dims stay free).
 
     Raises:
-        ValueError: the forward calls a kernel without a Paddle operator form here (named).
+        Unmapped: the forward calls a kernel without a Paddle operator form here (named).
     """
     from ..framework.io import write_files
     from ._save_load import _flat_specs
 
     specs = _flat_specs(layer, input_spec, "jit.save")
-    desc, arrays, named, names = build(layer, specs)
-    model = _proto.encode(desc)
-    info = {names[k]: {"structured_name": k, "stop_gradient": bool(v.stop_gradient),
-                       "trainable": not v.stop_gradient} for k, v in named}
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_files({
-        path + ".pdmodel": lambda f: f.write(model),
-        path + ".pdiparams": lambda f: _pdiparams.write(f, arrays),
-        path + ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
-    })
+    write_files({path + k: w for k, w in writers(layer, specs).items()})

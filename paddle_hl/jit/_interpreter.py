@@ -28,6 +28,7 @@ from ..nn import functional as F
 from ..nn.layer.layers import Layer
 from ..tensor.linalg import norm as _norm
 from . import _proto
+from ._save_load import TranslatedLayer
 
 __all__ = []
 
@@ -1162,31 +1163,39 @@ def _rnn(c, op, a):
 
 
 # ================================================================================ the layer
-class ProgramLayer(Layer):
+class ProgramLayer(TranslatedLayer):
     """A Paddle inference program loaded by ``paddle.jit.load``: calling it runs the program.
 
     The persistable variables are the layer's parameters, registered as ``param_0``,
     ``param_1``, ... in the order of the parameters file (sorted variable names), each keeping
-    its variable name, as Paddle's loaded layers do. The program runs in eval mode (it is the
-    inference program Paddle saved); inputs are checked against the saved feed shapes (free
-    dims, -1, take any size) and dtypes before anything runs.
+    its variable name, as Paddle's loaded layers do; with a ``.pdiparams.info`` beside the
+    parameters file, each keeps the ``stop_gradient`` recorded there (buffers such as batch
+    norm statistics stay out of training), as in Paddle. The program runs in eval mode (it is
+    the inference program Paddle saved); inputs are checked against the saved feed shapes (free
+    dims, -1, take any size) and dtypes before anything runs. It is a ``TranslatedLayer``, what
+    ``jit.load`` returns in Paddle.
 
     Args:
         program (Program): the decoded program.
         arrays (dict): variable name -> array (the parameters file's content).
+        stop_gradient (dict, optional): variable name -> stop_gradient (from the info file).
     """
 
-    def __init__(self, program: Program, arrays: dict):
-        super().__init__()
+    def __init__(self, program: Program, arrays: dict, stop_gradient=None):
+        Layer.__init__(self)
         from ..framework.parameter import Parameter
+        from ..static.input import InputSpec
 
         self._prog = program
         self._vars = {}
+        stop_gradient = stop_gradient or {}
         for i, name in enumerate(program.persistables):
             arr = arrays[name]
-            p = Parameter(arr, name=name, trainable=not np.issubdtype(arr.dtype, np.integer))
+            frozen = stop_gradient.get(name, np.issubdtype(arr.dtype, np.integer))
+            p = Parameter(arr, name=name, trainable=not frozen)
             self.add_parameter(f"param_{i}", p)
             self._vars[name] = f"param_{i}"
+        self._specs = [InputSpec(shape, dtype, name) for name, shape, dtype in program.feeds]
         self.eval()
 
     @property
@@ -1214,8 +1223,8 @@ class ProgramLayer(Layer):
                 s < 0 or s == v for s, v in zip(shape, x.shape))
             if not ok:
                 raise ValueError(f"{type(self).__name__} ({self._prog.path}): input '{name}' "
-                                 f"has shape {x.shape}, the program expects {shape} (-1: any "
-                                 "size)")
+                                 f"has shape {x.shape}, the program's input_spec is {shape} "
+                                 "(-1: any size)")
             if x.dtype.name != dtype:
                 raise TypeError(f"{type(self).__name__} ({self._prog.path}): input '{name}' "
                                 f"has dtype {x.dtype.name}, the program expects {dtype}")
@@ -1244,7 +1253,30 @@ def load_program(model_file: str, params_file: str) -> ProgramLayer:
         if shape is not None and got != shape and not (shape == [] and got == [1]):
             raise ValueError(f"jit.load: {params_file}: variable '{name}' has shape {got}, "
                              f"{model_file} declares {shape}")
-    return ProgramLayer(program, arrays)
+    return ProgramLayer(program, arrays, _info_stop_gradient(params_file + ".info"))
+
+
+def _info_stop_gradient(info_file):
+    """``{variable: stop_gradient}`` from a ``.pdiparams.info`` file (plain data only), or
+    None when there is none."""
+    if not os.path.exists(info_file):
+        return None
+    import pickle
+
+    from ._save_load import _InfoUnpickler
+
+    with open(info_file, "rb") as f:
+        try:
+            info = _InfoUnpickler(f).load()
+        except pickle.UnpicklingError:
+            raise
+        except Exception as e:
+            raise ValueError(f"jit.load: {info_file} is not a readable .pdiparams.info file "
+                             f"({type(e).__name__}: {e})") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"jit.load: {info_file} is not a .pdiparams.info mapping")
+    return {k: bool(v["stop_gradient"]) for k, v in info.items()
+            if isinstance(v, dict) and "stop_gradient" in v}
 
 
 def load_paddle(path: str, configs: dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 
 import numpy as np
 
@@ -128,11 +129,19 @@ def _to_host(a):
 
 
 def save(layer, path, input_spec=None, **configs):
-    """Save ``layer`` for inference: ``path.pdmodel`` (a paddle_hl program), ``path.pdiparams``
-    (parameters in Paddle's combined byte layout) and ``path.pdiparams.info``.
+    """Save ``layer`` for inference as Paddle does: ``path.pdmodel`` (Paddle's ProgramDesc),
+    ``path.pdiparams`` (the parameters in Paddle's combined byte layout) and
+    ``path.pdiparams.info``. Real Paddle's ``jit.load`` and ``paddle.inference`` run the files.
 
     The forward is traced in eval mode for ``input_spec`` (free dims, ``None``/-1, are traced
-    at several sizes); the traced program is checked against the eager forward before writing.
+    at several sizes and stay -1 in the program); each traced kernel is written as the Paddle
+    operator(s) computing it, and the written program is run once to check it reproduces the
+    eager forward. The three files are written as one (temporaries renamed together).
+
+    A forward that calls a kernel without a Paddle operator form here is written instead in
+    paddle_hl's older program format (a traced kernel list), with a warning naming the
+    kernel(s): ``paddle_hl.jit.load`` runs such a file, real Paddle cannot read it. That format
+    is kept only for such forwards.
 
     Args:
         layer (Layer|callable): the layer (or function) to save.
@@ -156,8 +165,26 @@ def save(layer, path, input_spec=None, **configs):
                          "supported; every forward output is saved")
     if not isinstance(path, str) or not path or os.path.basename(path) == "":
         raise ValueError(f"jit.save: path must be a file prefix like 'dir/model', got {path!r}")
+    from . import _export
+
     specs = _flat_specs(layer, input_spec, "jit.save")
     program, named = trace(layer, specs)
+    try:
+        files = _export.writers(layer, specs, (program, named))
+    except _export.Unmapped as e:
+        warnings.warn(
+            f"jit.save: {path}.pdmodel is written in paddle_hl's own program format, which "
+            "real Paddle cannot read (only paddle_hl.jit.load runs it): the forward computes "
+            f"{', '.join(e.kernels)} without a Paddle operator form here ({e})", stacklevel=2)
+        files = _own_format(program, named)
+    # the three files are written in full under temporary names, then renamed into place
+    # together: a failure (a full disk) leaves the previous model's files as they were
+    write_files({path + k: w for k, w in files.items()})
+
+
+def _own_format(program, named):
+    """paddle_hl's older program format (a traced kernel list) for a forward that has no Paddle
+    program form: ``{suffix: write(f)}``."""
     var_names = {}
     for k, v in named:
         n = v.name
@@ -169,13 +196,11 @@ def save(layer, path, input_spec=None, **configs):
     program["trainable"] = {k: not v.stop_gradient for k, v in named}
     program["param_order"] = sorted(arrays)
     model = _program.dumps(program)
-    # the three files are written in full under temporary names, then renamed into place
-    # together: a failure (a full disk) leaves the previous model's files as they were
-    write_files({
-        path + ".pdiparams": lambda f: _pdiparams.write(f, arrays),
-        path + ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
-        path + ".pdmodel": lambda f: f.write(model),
-    })
+    return {
+        ".pdiparams": lambda f: _pdiparams.write(f, arrays),
+        ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
+        ".pdmodel": lambda f: f.write(model),
+    }
 
 
 def _read_program(path):

@@ -38,9 +38,15 @@ class _Call:
 
 
 def _saved_model(tmp_path):
+    """A model in paddle_hl's older program format (the pickle ``jit.save`` still writes for a
+    forward without a Paddle program form)."""
+    from paddle_hl.framework.io import write_files
+    from paddle_hl.jit._save_load import _own_format, trace
+
     net = paddle.nn.Linear(2, 3)
     prefix = str(tmp_path / "net")
-    paddle.jit.save(net, prefix, [InputSpec([1, 2], "float32")])
+    files = _own_format(*trace(net, [InputSpec([1, 2], "float32")]))
+    write_files({prefix + k: w for k, w in files.items()})
     return prefix
 
 
