@@ -45,14 +45,40 @@ code. Two backends exist, one module each, under identical names:
 - ``csr_dense`` / ``csr_t_dense`` / ``csr_csr``: CSR sparse products (cuSPARSE on the GPU), or
   None where ``paddle_hl.sparse``'s own CPU kernels should run.
 
+Optional kernels: a backend may provide these (the CPU backend does, through the numba extra
+in ``_numba/``); each answers None where it does not apply (numba missing or switched off, a
+dtype or shape it does not take), and a backend without the name is asked through
+:func:`kernel`, which answers None for it. The caller then runs the generic form:
+
+- ``im2col_nin`` / ``col2im_nin``: the window copy of ``windows.im2col_nin`` and its adjoint;
+- ``max_pool2d`` / ``max_pool2d_grad``: 2-D max pooling and its gradient;
+- ``conv2d_direct_forward`` / ``conv2d_direct_input_grad`` / ``conv2d_direct_weight_grad``:
+  thin dense convolutions without im2col columns (see ``windows.use_direct``);
+- ``batch_norm_train`` / ``batch_norm_train_grad``: batch norm's training passes, optionally
+  with ReLU/ReLU6 (``nn/functional/norm.py``);
+- ``compiled_kernels()``: whether such kernels are in use (:func:`compiled_kernels`).
+
 Outside this package, code asks :func:`gpu_available` / :func:`gpu_error` whether a GPU can be
 used and reaches the GPU's functions through :func:`gpu_backend`, or an array's through
 :func:`for_array`; no module outside it names CuPy (``distributed/_nccl.py``, the NCCL
 transport, is the one exception). :func:`is_array` recognises an array of any backend.
 
-``_threads.py`` is the CPU backend's thread pool: the large NumPy kernels (im2col/col2im
-copies, batch norm, depthwise blocks, optimizer updates) split their work over the batch or
-channel axis on it (``PADDLE_HL_NUM_THREADS=1`` disables it; results do not depend on it).
+Threads and process policy live here too, and nowhere else:
+
+- ``_threads.py`` is the CPU thread pool, the only one: the large NumPy kernels (im2col/col2im
+  copies, batch norm, depthwise blocks, optimizer updates) split their work over the batch or
+  channel axis on it through :func:`split`, :func:`ascontiguous` and :func:`parallel_map`
+  (one call, inline, for other backends' arrays); results do not depend on the thread count.
+- ``_openblas.py`` holds OpenBLAS's thread count (:func:`blas_thread_control`,
+  :func:`blas_one_thread`) and idle-spin timeout.
+- ``settings.py`` reads the environment once (``PADDLE_HL_NUM_THREADS``, ``PADDLE_HL_NUMBA``,
+  ``PADDLE_HL_MALLOC_TUNING``, ``PADDLE_HL_BLAS_THREAD_TIMEOUT``, ``PADDLE_HL_FUSE_CONV_BN``)
+  and computes the CPU count; its setters are public in ``paddle_hl.device``.
+- Importing this package tunes the process once (:func:`tune_process`: glibc's malloc
+  thresholds, OpenBLAS's spin timeout).
+
+No module outside ``backend/`` names numba, ``_numba``, ``_threads`` or ``_openblas``
+(``tests/backend/test_one_door.py`` checks it).
 
 ``windows.py`` holds the sliding-window algorithms shared by all backends (im2col/col2im and
 the convolution's GEMM forms, depthwise taps, pooling windows): they use only the backend's
@@ -64,7 +90,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _numpy, _openblas
+from . import _numpy, _openblas, _threads, settings
 
 __all__ = []
 
@@ -75,10 +101,26 @@ _cupy_backend = None  # backend/_cupy.py once a CuPy array reached for_array
 _cupy_checked = False
 _cupy_error = ""
 
-# process settings of the CPU backend, used by the op wrapper and the norm kernels
-tune_malloc = _numpy.tune_malloc
-tune_blas_threads = _openblas.tune_thread_timeout
+# the CPUs this process may run on (computed once), and the threads of the CPU thread pool
+cpu_count = settings.cpu_count
+num_threads = settings.num_threads
+# NumPy's ufunc buffer shrunk for a block of strided passes (the norm kernels)
 small_ufunc_buffer = _numpy.small_ufunc_buffer
+# OpenBLAS's thread count: (set, get) or False where it cannot be controlled; a block with it
+# held to one thread (kernels that run their own threads); whether such a block runs
+blas_thread_control = _openblas.thread_control
+blas_one_thread = _openblas.one_thread
+blas_held_to_one_thread = _openblas.held_to_one_thread
+
+
+def tune_process():
+    """Tune the process once for the CPU backend (called on import): keep freed
+    activation-sized blocks in the heap (``_numpy.tune_malloc``: no page faults on every
+    step) and let idle OpenBLAS workers sleep soon after a product instead of spinning on
+    every core (``_openblas.tune_thread_timeout``). Each is skipped where the user chose
+    otherwise (see ``settings``)."""
+    _numpy.tune_malloc()
+    _openblas.tune_thread_timeout()
 
 
 def cupy_module():
@@ -247,9 +289,53 @@ def is_array(obj) -> bool:
     return isinstance(obj, np.ndarray) or is_gpu_array(obj)
 
 
+def kernel(arr, name):
+    """The optional kernel ``name`` (see the module docstring) of ``arr``'s backend, or None
+    where that backend has none."""
+    return getattr(for_array(arr), name, None)
+
+
+def compiled_kernels(arr) -> bool:
+    """Whether ``arr``'s backend runs compiled kernels (the CPU's numba extra in use)."""
+    fn = getattr(for_array(arr), "compiled_kernels", None)
+    return fn is not None and fn()
+
+
+def compiled_kernels_in_use() -> bool:
+    """Whether the CPU backend's compiled kernels run (numba installed, able to build them, and
+    not switched off); the first call compiles them or loads them from numba's cache."""
+    return _numpy.compiled_kernels()
+
+
+def split(arr, fn, extent, nbytes):
+    """``fn(lo, hi)`` over ``range(extent)``, for work on ``arr`` touching ``nbytes`` bytes:
+    split over the CPU thread pool for NumPy arrays when large, one call otherwise."""
+    if type(arr) is np.ndarray:
+        _threads.split(fn, extent, nbytes)
+    else:
+        fn(0, extent)
+
+
+def ascontiguous(a, axis=0):
+    """A C-contiguous ``a`` (no copy when it is one): NumPy's copy split along ``axis`` over
+    the CPU thread pool."""
+    if type(a) is np.ndarray:
+        return _threads.ascontiguous(a, axis)
+    return get_array_module(a).ascontiguousarray(a)
+
+
+def parallel_map(fn, items):
+    """``[fn(item) for item in items]`` on the CPU thread pool (NumPy and BLAS release the
+    GIL, so the items run in parallel); the calling thread takes the first."""
+    return _threads.map_items(fn, items)
+
+
 def seeded_draws(seed, place_kind, device_index, private=False):
     """A draw object for random ops (``numpy.random.Generator``'s method names) seeded with
     ``seed``, on the CPU (``place_kind`` "cpu") or GPU ``device_index``; see the backends'
     ``seeded_draws`` for ``private``."""
     mod = gpu_backend() if place_kind == "gpu" else _numpy
     return mod.seeded_draws(seed, device_index if place_kind == "gpu" else 0, private)
+
+
+tune_process()

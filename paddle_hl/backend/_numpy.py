@@ -19,7 +19,7 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
-from . import _jit, _threads
+from . import _numba, _threads, settings
 
 __all__ = []
 
@@ -57,7 +57,7 @@ def tune_malloc():
         return _malloc_tuned
     _malloc_tuned = False
     env = os.environ
-    if (env.get("PADDLE_HL_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux")
+    if (not settings.malloc_tuning() or not sys.platform.startswith("linux")
             or any(k.startswith("MALLOC_") or k == "GLIBC_TUNABLES" for k in env)):
         return False
     try:
@@ -162,10 +162,95 @@ def fused_update(kernel, grad, scalars, outputs):
     """The one-pass compiled update of the numba extra for "adamw" (Adam and AdamW: the same
     bits as the optimizer's NumPy passes, about twice as fast); False for the other kernels,
     or where the compiled one does not apply, and the optimizer runs its in-place passes."""
-    if kernel == "adamw":
+    if kernel == "adamw" and _numba.enabled():
         p, m, v = outputs
-        return _jit.adam_update(p, grad, m, v, *scalars)
+        return _numba.optim.adam_update(p, grad, m, v, *scalars)
     return False
+
+
+# --------------------------------------------------------------------------- compiled kernels
+# The numba extra's kernels (backend/_numba), each answering None where it does not apply (numba
+# missing or switched off, a dtype other than float32/float64, other than 2-D windows): the
+# caller then runs the generic form (backend/windows.py, nn/functional/norm.py).
+def compiled_kernels() -> bool:
+    """Whether the compiled kernels are in use (numba installed and not switched off)."""
+    return _numba.enabled()
+
+
+def _compiled(a, ksize=(0, 0)):
+    return len(ksize) == 2 and a.dtype.char in "fd" and _numba.enabled()
+
+
+def im2col_nin(plane, ksize, stride, dilation, out_size):
+    """The window copy of ``windows.im2col_nin`` for 2-D windows: the padded C-contiguous
+    ``[C, *Sp, N]`` plane unfolded into ``[C, taps, *out, N]`` columns; or None."""
+    if not _compiled(plane, ksize):
+        return None
+    return _numba.conv.im2col_nin(plane, ksize, stride, dilation, out_size)
+
+
+def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
+    """``windows.col2im_nin`` for 2-D windows: the columns summed into a new ``[C, *Sp, N]``
+    array; or None."""
+    if not _compiled(cols, ksize):
+        return None
+    return _numba.conv.col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size)
+
+
+def max_pool2d(xpad, ksize, stride, out_size, want_arg, arg_dtype):
+    """``windows.max_pool`` for 2-D windows of a padded ``[N, C, Hp, Wp]`` float array:
+    ``(out, arg or None)``; or None."""
+    if not _compiled(xpad, ksize):
+        return None
+    return _numba.pool.max_pool2d(xpad, ksize, stride, out_size, want_arg, arg_dtype)
+
+
+def max_pool2d_grad(g, arg, padded_shape, ksize, stride):
+    """``windows.max_pool_grad`` for 2-D windows, in one pass; or None."""
+    if not _compiled(g, ksize):
+        return None
+    return _numba.pool.max_pool2d_grad(g, arg, padded_shape, ksize, stride)
+
+
+def conv2d_direct_forward(xpad, w, out_size, bias=None):
+    """The stride-1, undilated, ungrouped 2-D convolution of the zero-padded ``xpad``
+    ``[N, C, Hp, Wp]`` with ``w`` straight from the input, no im2col columns (see
+    ``windows.use_direct``), plus ``bias``; or None."""
+    if not _compiled(xpad):
+        return None
+    return _numba.conv.conv2d_forward(xpad, w, out_size, bias)
+
+
+def conv2d_direct_input_grad(g, w, padded_shape):
+    """The padded input gradient of :func:`conv2d_direct_forward`; or None (also for weights
+    that are not all finite)."""
+    if not _compiled(g):
+        return None
+    return _numba.conv.conv2d_input_grad(g, w, padded_shape)
+
+
+def conv2d_direct_weight_grad(xpad, g, ksize):
+    """The weight gradient of :func:`conv2d_direct_forward`; or None (also for an input that
+    is not all finite)."""
+    if not _compiled(xpad):
+        return None
+    return _numba.conv.conv2d_weight_grad(xpad, g, ksize)
+
+
+def batch_norm_train(x, w, b, eps, act=None):
+    """Batch norm's training forward of a contiguous ``[N, C, L]`` float array over axes 0
+    and 2 in two passes, with ``act`` (None, "relu" or "relu6") applied in them: ``(out, mean,
+    var, invstd, mask)`` (see ``_numba.norm.batch_norm_train``); or None."""
+    if not _compiled(x):
+        return None
+    return _numba.norm.batch_norm_train(x, w, b, eps, act)
+
+
+def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
+    """The gradients ``(dx, dw, db)`` of :func:`batch_norm_train`; or None."""
+    if not _compiled(x):
+        return None
+    return _numba.norm.batch_norm_train_grad(g, x, w, mean, invstd, mask)
 
 
 
@@ -441,10 +526,9 @@ def _in_layout(a, cl):
 
 
 def _jit_dw(a, w, stride):
-    """Whether a channels-last depthwise layer runs as the compiled kernels (``_jit``): 2-D,
+    """Whether a depthwise layer runs as the compiled kernels (``_numba.depthwise``): 2-D,
     float32/float64, numba in use."""
-    return (len(stride) == 2 and a.dtype.char in "fd" and w.dtype == a.dtype
-            and _jit.enabled())
+    return len(stride) == 2 and w.dtype == a.dtype and _compiled(a)
 
 
 def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
@@ -454,8 +538,9 @@ def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
         # skipped padding taps: exact for finite weights (0 * inf is not added)
         res = _dw_out((n, c, *out_size), dt, out_cl)
         dst = np.moveaxis(res, 1, -1) if out_cl else np.empty((n, *out_size, c), dt)
-        _jit.depthwise("dw_forward", np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-                       _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation, pads, dst, c)
+        dw = _numba.depthwise
+        dw.run(dw.dw_forward, np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+               _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation, pads, dst, c)
         return res if out_cl else _cl_result(dst, False)
     xp = _cl_padded(x, pads)
     wt = _cl_weights(w, c, out_size[-1], dt)
@@ -485,8 +570,9 @@ def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     if _jit_dw(g, w, stride):
         size = _unpadded(padded_shape, pads)
         dx = np.empty((n, *size, c), dt)
-        _jit.depthwise("dw_input_grad", gl, _dw_weights(w, c, dt)[0], w.shape[2:], stride,
-                       dilation, pads, dx, c)
+        dw = _numba.depthwise
+        dw.run(dw.dw_input_grad, gl, _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation,
+               pads, dx, c)
         return _cl_result(dx, out_cl)
     wt = _cl_weights(w, c, out_size[-1], dt)
     acc = np.zeros((n, *padded_shape[2:], c), dtype=dt)
@@ -504,9 +590,10 @@ def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
     dt = g.dtype
     out_size = g.shape[2:]
     if _jit_dw(g, x, stride):
-        gw = _jit.depthwise("dw_weight_grad", np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-                            np.ascontiguousarray(np.moveaxis(g, 1, -1)), ksize, stride,
-                            dilation, pads, np.empty((math.prod(ksize), c)), c)
+        dw = _numba.depthwise
+        gw = dw.run(dw.dw_weight_grad, np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                    np.ascontiguousarray(np.moveaxis(g, 1, -1)), ksize, stride, dilation, pads,
+                    np.empty((math.prod(ksize), c)), c)
         if np.isfinite(gw).all():
             # (a non-finite g would meet the padding's zeros in the form below: redo it there)
             return np.ascontiguousarray(gw.T).astype(dt).reshape(c, 1, *ksize)
@@ -538,8 +625,9 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     dt = x.dtype
     if _use_planes(out_size, m, jit):
         out = np.empty((n, c, *out_size), dt)
-        _jit.depthwise("dwp_forward", np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
-                       w.shape[2:], stride, dilation, pads, out, n * c)
+        dw = _numba.depthwise
+        dw.run(dw.dwp_forward, np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
+               w.shape[2:], stride, dilation, pads, out, n * c)
         return _in_layout(out, out_cl)
     plan = _dw_plan(n, c, size, pads, w.shape[2:], stride, dilation, out_size, x.itemsize)
     wt = _dw_weights(w, c, dt)
@@ -584,9 +672,9 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
         return _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl)
     if _use_planes(g.shape[2:], m, jit):
         dx = np.empty((n, c, *size), g.dtype)
-        _jit.depthwise("dwp_input_grad", np.ascontiguousarray(g),
-                       w.reshape(c, -1).astype(g.dtype), w.shape[2:], stride, dilation, pads,
-                       dx, n * c)
+        dw = _numba.depthwise
+        dw.run(dw.dwp_input_grad, np.ascontiguousarray(g), w.reshape(c, -1).astype(g.dtype),
+               w.shape[2:], stride, dilation, pads, dx, n * c)
         return _in_layout(dx, out_cl)
     if not np.isfinite(w).all():
         return None
@@ -631,9 +719,9 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     out_size = g.shape[2:]
     dt = g.dtype
     if _use_planes(out_size, m, jit):
-        gw = _jit.depthwise("dwp_weight_grad", np.ascontiguousarray(x),
-                            np.ascontiguousarray(g), ksize, stride, dilation, pads0,
-                            np.empty((c, math.prod(ksize))), c)
+        dw = _numba.depthwise
+        gw = dw.run(dw.dwp_weight_grad, np.ascontiguousarray(x), np.ascontiguousarray(g),
+                    ksize, stride, dilation, pads0, np.empty((c, math.prod(ksize))), c)
         return gw.astype(dt).reshape(c, 1, *ksize)
     plan = _dw_plan(n, c, size, pads0, ksize, stride, dilation, out_size, g.itemsize)
     g5 = g.reshape(n, c, m, *out_size)

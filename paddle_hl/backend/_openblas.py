@@ -24,11 +24,12 @@ import ctypes
 import os
 import threading
 
+from . import settings
+
 __all__ = []
 
-_ENV = "PADDLE_HL_BLAS_THREAD_TIMEOUT"
 # log2 of the CPU cycles an idle OpenBLAS worker spins before it sleeps
-DEFAULT_TIMEOUT = 18
+DEFAULT_TIMEOUT = settings.DEFAULT_BLAS_TIMEOUT
 
 _lib = None  # the ctypes library, False when none was found
 _control = None  # (set_num_threads, get_num_threads), or False
@@ -108,17 +109,7 @@ def held_to_one_thread() -> bool:
 
 
 def _timeout_setting():
-    env = os.environ.get(_ENV, "").strip()
-    if not env:
-        return DEFAULT_TIMEOUT
-    try:
-        n = int(env)
-    except ValueError:
-        n = -1
-    if n != 0 and not 4 <= n <= 30:
-        raise ValueError(f"{_ENV} must be 0 (leave OpenBLAS as it is) or the log2 of the "
-                         f"spin cycles, an integer from 4 to 30; got {env!r}")
-    return n
+    return settings.blas_thread_timeout()
 
 
 def tune_thread_timeout():

@@ -5,9 +5,10 @@ work over the batch or channel axis and hands the pieces to threads runs them on
 at once (BLAS already does so for the GEMMs; everything around them -- im2col/col2im copies,
 batch norm, optimizer updates -- would otherwise run on one core).
 
-- Size: the number of CPUs this process may run on (``os.sched_getaffinity``), or the
-  environment variable ``PADDLE_HL_NUM_THREADS`` (``1`` disables the pool: every kernel runs
-  inline, as without it). :func:`set_num_threads` changes it at run time.
+- Size: ``backend.settings.num_threads()``: the number of CPUs this process may run on, or
+  the environment variable ``PADDLE_HL_NUM_THREADS`` (``1`` disables the pool: every kernel
+  runs inline, as without it). :func:`set_num_threads` (public as
+  ``paddle_hl.device.set_num_threads``) changes it at run time.
 - Work below :data:`MIN_BYTES` (bytes touched) runs inline: waking a thread costs tens of
   microseconds, more than a small op takes.
 - Fork safety: a child process (a DataLoader worker) never inherits the parent's threads; the
@@ -30,6 +31,8 @@ import os
 import queue
 import threading
 
+from . import settings
+
 __all__ = []
 
 # total bytes an op must touch before it is split over threads
@@ -37,44 +40,14 @@ MIN_BYTES = 4 << 20
 # pieces per thread (see the module docstring: the caller takes over pieces not yet started)
 PIECES_PER_THREAD = 2
 
-_ENV = "PADDLE_HL_NUM_THREADS"
-
 _lock = threading.Lock()
 _workers = None  # list of (thread, task queue) once made
-_size = None  # threads in use including the caller; None: not decided yet
 _local = threading.local()
 
-
-def _default_size():
-    env = os.environ.get(_ENV, "").strip()
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"{_ENV} must be a positive integer, got {env!r}") from None
-        if n < 1:
-            raise ValueError(f"{_ENV} must be a positive integer, got {env!r}")
-        return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def num_threads() -> int:
-    """Threads the CPU kernels split their work over (1: no pool)."""
-    global _size
-    if _size is None:
-        _size = _default_size()
-    return _size
-
-
-def set_num_threads(n: int):
-    """Use ``n`` threads (including the calling one) from now on; 1 disables the pool."""
-    global _size
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
-    _size = n  # idle workers beyond the new size just wait; more are made on demand
+# threads in use including the caller (1: no pool), and its setter; idle workers beyond a
+# smaller size just wait, more are made on demand
+num_threads = settings.num_threads
+set_num_threads = settings.set_num_threads
 
 
 def _worker(tasks):
@@ -211,6 +184,19 @@ def split(fn, extent, nbytes):
         fn(0, extent)
     else:
         run(fn, ranges(extent, n))
+
+
+def map_items(fn, items):
+    """``[fn(item) for item in items]``, the items run as pieces of :func:`run` (the caller
+    takes the first and every piece no worker has started), whatever their size: for work
+    known to be large (the RNN's row shards, the sparse kernels' column blocks)."""
+    out = [None] * len(items)
+
+    def one(i):
+        out[i] = fn(items[i])
+
+    run(one, [(i,) for i in range(len(items))])
+    return out
 
 
 def copyto(dst, src, axis=0):

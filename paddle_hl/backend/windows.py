@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from . import _jit, _threads, for_array, get_array_module
+from . import ascontiguous, compiled_kernels, for_array, get_array_module, kernel, split
 
 __all__ = []
 
@@ -73,23 +73,16 @@ _NIN_FWD_MAX_PLANE = 256
 _DIRECT_MAX_TAPS = 32
 
 
-# --------------------------------------------------------------------------- threads
 # On NumPy the large copies and accumulations below are split over the channel (or batch) axis
-# and run on the CPU thread pool (``_threads``); every piece computes its own elements in the
-# same order as the whole would, so results do not depend on the number of threads.
-def _contig(mod, a, axis=0):
-    """``mod.ascontiguousarray(a)``, split over ``axis`` on NumPy."""
-    if mod is np:
-        return _threads.ascontiguous(a, axis)
-    return mod.ascontiguousarray(a)
-
-
-def _by_channel(mod, fn, extent, nbytes):
-    """``fn(lo, hi)`` over ``range(extent)``, split over the thread pool on NumPy."""
-    if mod is np:
-        _threads.split(fn, extent, nbytes)
-    else:
-        fn(0, extent)
+# on the CPU thread pool (``backend.split``, ``backend.ascontiguous``); every piece computes
+# its own elements in the same order as the whole would, so results do not depend on the
+# number of threads. The backend's optional compiled kernels (``backend.kernel``) run where
+# they apply; each answers None otherwise, and the generic forms here run.
+def _compiled(name, a, *args):
+    """The backend's optional kernel ``name`` on ``a`` and ``args``, or None where the backend
+    has none or it does not apply."""
+    fn = kernel(a, name)
+    return None if fn is None else fn(a, *args)
 
 
 # --------------------------------------------------------------------------- windows
@@ -134,7 +127,7 @@ def pad(x, pads, value=0):
     def part(lo, hi):
         out[lo:hi][dst] = x[lo:hi][src]
 
-    _by_channel(mod, part, shape[0], 2 * x.nbytes)
+    split(x, part, shape[0], 2 * x.nbytes)
     return out
 
 
@@ -168,9 +161,8 @@ def windows(xpad, ksize, stride, dilation, out_size, order="kn"):
 def im2col(xpad, ksize, stride, dilation, out_size, groups=1):
     """Unfold ``xpad`` ([N, C, *Sp]) into the GEMM operand ``[groups, C/groups * prod(k),
     N * prod(out)]`` (C-contiguous): one strided-view copy."""
-    mod = get_array_module(xpad)
     c = xpad.shape[1]
-    cols = _contig(mod, windows(xpad, ksize, stride, dilation, out_size, "kn"))
+    cols = ascontiguous(windows(xpad, ksize, stride, dilation, out_size, "kn"))
     return cols.reshape(groups, c // groups * math.prod(ksize), -1)
 
 
@@ -199,7 +191,7 @@ def col2im(cols, padded_shape, ksize, stride, dilation, out_size):
         for dst, src in taps:
             a[dst] += cc[src]
 
-    _by_channel(mod, part, c, 2 * cols.nbytes)
+    split(cols, part, c, 2 * cols.nbytes)
     return acc.swapaxes(0, 1)
 
 
@@ -223,18 +215,18 @@ def im2col_nin(x, ksize, stride, dilation, pads, out_size, groups=1):
         def part(lo, hi):
             xt[lo:hi][(slice(None),) + inner] = src[lo:hi]
 
-        _by_channel(mod, part, c, 2 * x.nbytes)
+        split(x, part, c, 2 * x.nbytes)
     else:
-        xt = _contig(mod, mod.moveaxis(x, 0, -1))
-    if len(ksize) == 2 and _jit_pool(xt, ksize):  # compiled: runs of out[-1] * N values
-        cols = _jit.im2col_nin(xt, ksize, stride, dilation, out_size)
+        xt = ascontiguous(mod.moveaxis(x, 0, -1))
+    cols = _compiled("im2col_nin", xt, ksize, stride, dilation, out_size)
+    if cols is not None:  # compiled: runs of out[-1] * N values
         return cols.reshape(groups, c // groups * math.prod(ksize), -1)
     st = xt.strides
     sp = st[1:-1]
     shape = (c, *ksize, *out_size, n)
     strides = (st[0], *(s * d for s, d in zip(sp, dilation)),
                *(s * t for s, t in zip(sp, stride)), st[-1])
-    cols = _contig(mod, for_array(x).as_strided(xt, shape, strides))
+    cols = ascontiguous(for_array(x).as_strided(xt, shape, strides))
     return cols.reshape(groups, c // groups * math.prod(ksize), -1)
 
 
@@ -243,9 +235,9 @@ def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
     prod(out) * N]`` (any leading split) summed into a logical ``[N, C, *Sp]`` view of a
     ``[C, *Sp, N]`` array, one add of long runs per kernel offset."""
     mod = get_array_module(cols)
-    if len(ksize) == 2 and _jit_pool(cols, ksize):  # compiled (LeNet's second layer: 3.5x)
-        return mod.moveaxis(_jit.col2im_nin(cols, padded_shape, ksize, stride, dilation,
-                                            out_size), -1, 0)
+    acc = _compiled("col2im_nin", cols, padded_shape, ksize, stride, dilation, out_size)
+    if acc is not None:  # compiled (LeNet's second layer: 3.5x)
+        return mod.moveaxis(acc, -1, 0)
     n, c = padded_shape[:2]
     cols = cols.reshape(c, math.prod(ksize), *out_size, n)
     acc = mod.zeros((c, *padded_shape[2:], n), dtype=cols.dtype)
@@ -257,7 +249,7 @@ def col2im_nin(cols, padded_shape, ksize, stride, dilation, out_size):
         for j, dst in enumerate(taps):
             a[dst] += cc[:, j]
 
-    _by_channel(mod, part, c, 2 * cols.nbytes)
+    split(cols, part, c, 2 * cols.nbytes)
     return mod.moveaxis(acc, -1, 0)
 
 
@@ -297,7 +289,7 @@ def col2im_flat(cols, padded_shape, ksize, dilation, out_size):
         for j, start in enumerate(starts):
             a[:, :, start:start + run] += cc[:, j]
 
-    _by_channel(mod, part, c, 2 * cols.nbytes)
+    split(cols, part, c, 2 * cols.nbytes)
     return acc[:, :, :plane].reshape(c, n, *sp).swapaxes(0, 1)
 
 
@@ -439,13 +431,6 @@ def _arg_dtype(ksize):
     return np.int8 if n <= 127 else (np.int16 if n <= 32767 else np.int32)
 
 
-def _jit_pool(a, ksize):
-    """Whether a 2-D max pool (and its gradient) runs as the compiled kernels: a NumPy float
-    array and numba in use (see ``backend._jit``)."""
-    return (len(ksize) == 2 and type(a) is np.ndarray and a.dtype.char in "fd"
-            and _jit.enabled())
-
-
 def max_pool(xpad, ksize, stride, out_size, want_arg=True):
     """Max over windows (no dilation) of a padded ``[N, C, *Sp]`` array.
 
@@ -459,10 +444,11 @@ def max_pool(xpad, ksize, stride, out_size, want_arg=True):
     mod = get_array_module(xpad)
     one = (1,) * len(ksize)
     adt = _arg_dtype(ksize)
-    if _jit_pool(xpad, ksize):
+    res = _compiled("max_pool2d", xpad, ksize, stride, out_size, want_arg, adt)
+    if res is not None:
         # compiled: ResNet-50's stem pool at batch 8, 224x224: 38 -> 4 ms; ResNet-18 CIFAR's
         # pool 1.3 -> 0.9 ms; LeNet's 2x2 pools 0.24 -> 0.08 and 0.12 -> 0.04 ms
-        return _jit.max_pool2d(xpad, ksize, stride, out_size, want_arg, adt)
+        return res
     out = arg = gt = tmp = None
     for j, off in enumerate(kernel_offsets(ksize)):
         v = xpad[out_slices(off, stride, one, out_size)]
@@ -484,8 +470,9 @@ def max_pool(xpad, ksize, stride, out_size, want_arg=True):
 
 def max_pool_grad(g, arg, padded_shape, ksize, stride):
     """Route each output gradient to the input pixel its window's maximum came from."""
-    if _jit_pool(g, ksize):
-        return _jit.max_pool2d_grad(g, arg, padded_shape, ksize, stride)
+    acc = _compiled("max_pool2d_grad", g, arg, padded_shape, ksize, stride)
+    if acc is not None:
+        return acc
     mod = get_array_module(g)
     out_size = g.shape[2:]
     one = (1,) * len(ksize)
@@ -673,7 +660,7 @@ def from_cf(al, cl, bias=None):
         else:
             mod.add(al[lo:hi], b, out=dst[lo:hi])
 
-    _by_channel(mod, part, n, 2 * al.nbytes)
+    split(al, part, n, 2 * al.nbytes)
     return res
 
 
@@ -751,9 +738,8 @@ def put_taps(gw, shape, taps):
 
 def g_cols(gl, groups):
     """``[groups, O/groups, N*L]``: the output gradient as the GEMM operand (one copy)."""
-    mod = get_array_module(gl)
     o = gl.shape[1]
-    return _contig(mod, gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
+    return ascontiguous(gl.swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
 
 def g_cols_flat(gl, groups, psz):
@@ -859,10 +845,10 @@ def conv_filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=
 
 
 def use_direct(xl, w, stride, dil, groups, osz):
-    """Whether this convolution runs as the compiled direct kernels (``_jit.conv2d_*``): a thin
+    """Whether this convolution runs as the backend's direct kernels (``conv2d_direct_*``): a thin
     2-D layer (``C * prod(k)`` at most ``_DIRECT_MAX_TAPS``, such as LeNet's first) with a
     kernel larger than 1x1, on an output plane of at least ``_POINTWISE_MIN`` pixels, stride
-    and dilation 1, no groups, NumPy float32/float64, numba in use.
+    and dilation 1, no groups, float32/float64, compiled kernels in use.
 
     Such a layer's im2col columns are ``prod(k)`` copies of the input that the GEMM then reads
     with an inner dimension of a few taps; the direct kernels read the padded input once per
@@ -871,30 +857,31 @@ def use_direct(xl, w, stride, dil, groups, osz):
     columns to spare: the GEMM on x itself is 10-20x faster than the direct kernels there.
     """
     taps = math.prod(w.shape[2:])
-    return (xl.ndim == 4 and groups == 1 and type(xl) is np.ndarray and xl.dtype.char in "fd"
+    return (xl.ndim == 4 and groups == 1 and xl.dtype.char in "fd"
             and w.dtype == xl.dtype and 1 < taps and w.shape[1] * taps <= _DIRECT_MAX_TAPS
             and all(s == 1 for s in stride) and all(d == 1 for d in dil)
-            and math.prod(osz) >= _POINTWISE_MIN and _jit.enabled())
+            and math.prod(osz) >= _POINTWISE_MIN
+            and kernel(xl, "conv2d_direct_forward") is not None and compiled_kernels(xl))
 
 
 def conv_forward_direct(xl, w, pads, osz, bias=None):
     """:func:`conv_forward` through the direct kernels (see :func:`use_direct`), with the bias
     added in the same pass when given: C-contiguous ``[N, O, *out]``."""
-    return _jit.conv2d_forward(pad(xl, pads), w, osz, bias)
+    return _compiled("conv2d_direct_forward", pad(xl, pads), w, osz, bias)
 
 
 def conv_data_grad_direct(gl, w, size, pads):
     """:func:`conv_data_grad` through the direct kernels, or None where they do not apply
     (weights that are not all finite)."""
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    dxpad = _jit.conv2d_input_grad(gl, w, (gl.shape[0], w.shape[1], *psz))
+    dxpad = _compiled("conv2d_direct_input_grad", gl, w, (gl.shape[0], w.shape[1], *psz))
     return None if dxpad is None else crop(dxpad, pads, size)
 
 
 def conv_filter_grad_direct(xl, gl, ksize, pads):
     """:func:`conv_filter_grad` through the direct kernels, or None where they do not apply
     (an input that is not all finite)."""
-    return _jit.conv2d_weight_grad(pad(xl, pads), gl, ksize)
+    return _compiled("conv2d_direct_weight_grad", pad(xl, pads), gl, ksize)
 
 
 def use_nin(xshape, wshape, pads, groups, osz, stride=None, train=True):
@@ -941,7 +928,7 @@ def conv_backward_nin(xl, gl, w, stride, pads, dil, groups, osz, cols, need):
     size = xl.shape[2:]
     o = w.shape[0]
     ksize = w.shape[2:]
-    gt = _contig(mod, mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
+    gt = ascontiguous(mod.moveaxis(gl, 0, -1)).reshape(groups, o // groups, -1)
     gx = gw = None
     if need[0]:
         psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 
+from .. import backend
 from .launch._job import JobError, run
 
 __all__ = []  # the public names are re-exported by paddle_hl.distributed
@@ -165,10 +166,7 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
         [0, 10]
     """
     if nprocs == -1:
-        try:
-            nprocs = len(os.sched_getaffinity(0))
-        except AttributeError:
-            nprocs = os.cpu_count() or 1
+        nprocs = backend.cpu_count()
     if not isinstance(nprocs, int) or nprocs < 1:
         raise ValueError(f"paddle_hl.distributed.spawn: nprocs must be a positive int or -1, "
                          f"got {nprocs!r}")

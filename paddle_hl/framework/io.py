@@ -33,7 +33,7 @@ What every loader of the library reads, and what it refuses:
   (trust is asked for as Paddle does).
 - numba's cache of the compiled kernels: pickles numba writes beside the package's bytecode
   (or in ``NUMBA_CACHE_DIR``), with the trust of the package's own ``__pycache__``; corrupt
-  entries are removed and compiled again (``paddle_hl.backend._jit``).
+  entries are removed and compiled again (``paddle_hl.backend._numba``).
 
 ``paddle.save``, ``jit.save`` and ``onnx.export`` write through :func:`write_files`: a
 temporary name in the same folder, then a rename.

@@ -190,12 +190,6 @@ def array_rule(fn, arrays, out, attrs=None):
     return bound_bw
 
 
-# every op allocates through NumPy: keep freed blocks for the next step (no page faults)
-backend.tune_malloc()
-# idle OpenBLAS workers sleep soon after a product instead of spinning on every core
-backend.tune_blas_threads()
-
-
 def _unbroadcast(g, shape):
     """Sum ``g`` down to ``shape`` (the inverse of NumPy broadcasting)."""
     if g.shape == shape:

@@ -9,9 +9,6 @@ the CPU backend answers None and the kernels here run.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from paddle_hl import backend
@@ -22,23 +19,16 @@ _EXTRA = "pip install 'paddle_hl[sparse]'"
 _SCIPY = None
 _CHUNK = 1 << 22  # elements per gathered block in sddmm (16 MiB of float32)
 _PARALLEL_MIN = 1 << 23  # multiply-adds below which one thread is faster than several
-_POOL = None
 
 
 def _threads():
-    try:
-        return max(1, min(8, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(8, os.cpu_count() or 1))
+    return min(8, backend.num_threads())
 
 
 def _map(fn, items):
-    """``[fn(i) for i in items]`` on a small thread pool (SciPy's sparse products and NumPy's
+    """``[fn(i) for i in items]`` on the CPU thread pool (SciPy's sparse products and NumPy's
     einsum release the GIL, so the pieces run in parallel)."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(_threads(), thread_name_prefix="paddle_hl_sparse")
-    return list(_POOL.map(fn, items))
+    return backend.parallel_map(fn, items)
 
 
 def _by_columns(fn, y, nnz):

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import paddle_hl as paddle
-from paddle_hl.backend import _jit
+from paddle_hl.backend import _numba
+from paddle_hl.backend import _numpy as K
 
 RNG = np.random.default_rng(3)
 
@@ -22,18 +23,18 @@ RNG = np.random.default_rng(3)
 def both():
     """Run a function with the compiled kernels and with the NumPy forms; restore after."""
     pytest.importorskip("numba")
-    before = _jit.enabled()
+    before = _numba.enabled()
 
     def run(fn):
         out = []
         for flag in (True, False):
-            _jit.set_enabled(flag)
-            assert _jit.enabled() is flag
+            _numba.set_enabled(flag)
+            assert _numba.enabled() is flag
             out.append(fn())
         return out
 
     yield run
-    _jit.set_enabled(before)
+    _numba.set_enabled(before)
 
 
 def _bn_step(shape, dtype, affine=True, fmt="NCHW", values=None):
@@ -176,14 +177,14 @@ def test_large_calls_split_over_threads_agree(both):
 
 def test_two_threads_at_once(both):
     pytest.importorskip("numba")
-    _jit.set_enabled(True)
+    _numba.set_enabled(True)
     x = RNG.standard_normal((8, 4, 6, 6)).astype("float32")
-    want, _ = _jit.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[:2]
+    want, _ = _numba.norm.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[:2]
     errs = []
 
     def work():
         for _ in range(20):
-            out = _jit.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[0]
+            out = _numba.norm.batch_norm_train(x.reshape(8, 4, 36), None, None, 1e-5)[0]
             if not np.array_equal(out, want):
                 errs.append("different result")
 
@@ -202,7 +203,8 @@ def _child(code, **env):
 
 
 def test_environment_switch_and_bad_value():
-    code = "from paddle_hl.backend import _jit; print(_jit.enabled(), _jit.unavailable_reason())"
+    code = ("from paddle_hl.backend import _numba; "
+            "print(_numba.enabled(), _numba.unavailable_reason())")
     r = _child(code, PADDLE_HL_NUMBA="0")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("False switched off (PADDLE_HL_NUMBA=0")
@@ -215,11 +217,11 @@ def _fallback_run(setup, x):
     returns (enabled and the output's std, the reason the kernels are not in use)."""
     code = (f"{setup}\n"
             "import numpy as np, paddle_hl as paddle\n"
-            "from paddle_hl.backend import _jit\n"
+            "from paddle_hl.backend import _numba\n"
             "bn = paddle.nn.BatchNorm2D(3); bn.train()\n"
             f"y = bn(paddle.to_tensor({x}))\n"
-            "print(_jit.enabled(), round(float(y.numpy().std()), 4))\n"
-            "print(_jit.unavailable_reason())")
+            "print(_numba.enabled(), round(float(y.numpy().std()), 4))\n"
+            "print(_numba.unavailable_reason())")
     r = _child(code, PADDLE_HL_NUMBA="1")
     assert r.returncode == 0, r.stderr
     return r.stdout.strip().splitlines()
@@ -232,12 +234,12 @@ def test_without_numba_the_numpy_forms_run():
     assert "numba is not installed" in second and "paddle_hl[numba]" in second
 
 
-_BROKEN = ("def replacement(numba, cache=True):\n"
+_BROKEN = ("def replacement(cache=True):\n"
            "    raise RuntimeError('no LLVM target here')")
-_NO_CACHE_FOLDER = ("def replacement(numba, cache=True):\n"
+_NO_CACHE_FOLDER = ("def replacement(cache=True):\n"
                     "    if cache:\n"
                     "        raise RuntimeError('cannot cache function: no locator available')\n"
-                    "    return real(numba, cache=False)")
+                    "    return real(cache=False)")
 
 
 @pytest.mark.parametrize("replacement,first,second", [
@@ -249,10 +251,10 @@ _NO_CACHE_FOLDER = ("def replacement(numba, cache=True):\n"
 ])
 def test_compile_failures(replacement, first, second):
     pytest.importorskip("numba")
-    setup = ("from paddle_hl.backend import _jit\n"
-             "real = _jit._compile\n"
+    setup = ("from paddle_hl.backend import _numba\n"
+             "real = _numba._build\n"
              f"{replacement}\n"
-             "_jit._compile = replacement")
+             "_numba._build = replacement")
     got = _fallback_run(setup, "np.arange(54, dtype='float32').reshape(2, 3, 3, 3)")
     assert got == [first, second]
 
@@ -302,7 +304,7 @@ def _norm_act_step(shape, dtype, act, layered=True, values=None, hook=False):
 def test_norm_act_matches_the_two_layers(both, act, shape, dtype):
     step = _norm_act_step(shape, dtype, act)
     (fused, _), (numpy_form, _) = both(step)
-    _jit.set_enabled(True)
+    _numba.set_enabled(True)
     separate, _ = step(layered=False)  # compiled batch norm, then the activation's own op
     tol = 2e-5 if dtype == "float32" else 1e-11
     for a, b, c in zip(fused, numpy_form, separate):
@@ -326,7 +328,7 @@ def test_norm_act_runs_as_one_op_and_falls_back_for_hooks_and_amp(both):
         names.append(kernel.__name__)
         return real(kernel, *a, **k)
 
-    _jit.set_enabled(True)
+    _numba.set_enabled(True)
     for hook in (False, True):
         names.clear()
         from paddle_hl.nn.functional import norm as fnorm
@@ -551,13 +553,13 @@ def test_adam_update_declines_what_it_cannot_run(both):
     p = np.ones(6, np.float32)
     m, v = np.zeros(6, np.float32), np.zeros(6, np.float32)
     args = (1e-3, 0.9, 0.999, 1e-8, 1.0)
-    assert _jit.adam_update(p, np.ones(6, np.float16), m, v, *args) is False  # mixed dtypes
-    assert _jit.adam_update(p, np.ones(12, np.float32)[::2], m, v, *args) is False  # strided
+    assert K.fused_update("adamw", np.ones(6, np.float16), args, (p, m, v)) is False  # dtypes
+    assert K.fused_update("adamw", np.ones(12, np.float32)[::2], args, (p, m, v)) is False
     assert np.array_equal(p, np.ones(6, np.float32)) and not m.any()
-    _jit.set_enabled(False)
-    assert _jit.adam_update(p, np.ones(6, np.float32), m, v, *args) is False
-    _jit.set_enabled(True)
-    assert _jit.adam_update(p, np.ones(6, np.float32), m, v, *args) is True
+    _numba.set_enabled(False)
+    assert K.fused_update("adamw", np.ones(6, np.float32), args, (p, m, v)) is False
+    _numba.set_enabled(True)
+    assert K.fused_update("adamw", np.ones(6, np.float32), args, (p, m, v)) is True
     assert (p < 1).all() and m.all() and v.all()
 
 
@@ -579,7 +581,7 @@ def test_thin_conv_direct_kernels_match_the_gemm_form(both, xs, ws, padding, fmt
     xl = np.moveaxis(x, -1, 1) if fmt == "NHWC" else x
     pads = paddle.nn.functional.conv.parse_padding(padding, 2, False, "conv2d")
     osz = W.conv_out_size(xl.shape[2:], ws[2:], (1, 1), pads, (1, 1))
-    assert W.use_direct(xl, w, (1, 1), (1, 1), 1, osz) is _jit.enabled()  # the path tested
+    assert W.use_direct(xl, w, (1, 1), (1, 1), 1, osz) is _numba.enabled()  # the path tested
 
     def run():
         t = paddle.to_tensor(x, stop_gradient=False)
@@ -618,7 +620,7 @@ def test_thin_conv_direct_kernels_only_where_they_spare_columns():
     from paddle_hl.backend import windows as W
 
     x = np.zeros((4, 3, 16, 16), np.float32)
-    if not _jit.enabled():
+    if not _numba.enabled():
         pytest.skip("the compiled kernels are switched off")
     assert W.use_direct(x, np.zeros((8, 3, 3, 3), np.float32), (1, 1), (1, 1), 1, (16, 16))
     # a 1x1 kernel has no im2col columns: its GEMM on x itself is far faster
@@ -635,9 +637,9 @@ def test_thin_conv_direct_kernels_only_where_they_spare_columns():
 _EVERY_KERNEL = """
 import numpy as np
 import paddle_hl as paddle
-from paddle_hl.backend import _jit
+from paddle_hl.backend import _numba
 F = paddle.nn.functional
-assert _jit.enabled(), _jit.unavailable_reason()
+assert _numba.enabled(), _numba.unavailable_reason()
 x = paddle.randn([2, 2, 20, 20])
 x.stop_gradient = False
 w = paddle.randn([2, 1, 3, 3])

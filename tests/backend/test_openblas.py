@@ -61,13 +61,13 @@ def test_timeout_setting_by_environment():
     assert tuned == in_lib == "12"
 
 
-def test_bad_timeout_setting_names_the_variable(monkeypatch):
-    monkeypatch.setenv("PADDLE_HL_BLAS_THREAD_TIMEOUT", "40")
+def test_bad_timeout_setting_names_the_variable():
+    from paddle_hl.backend import settings
+
     with pytest.raises(ValueError, match="PADDLE_HL_BLAS_THREAD_TIMEOUT.*4 to 30.*'40'"):
-        _openblas._timeout_setting()
-    monkeypatch.setenv("PADDLE_HL_BLAS_THREAD_TIMEOUT", "fast")
+        settings._parse_timeout("40")
     with pytest.raises(ValueError, match="'fast'"):
-        _openblas._timeout_setting()
+        settings._parse_timeout("fast")
 
 
 @needs_openblas

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import paddle_hl as paddle
-from paddle_hl.backend import _jit
+from paddle_hl.backend import _numba, settings
 from paddle_hl.backend import _numpy as K
 from paddle_hl.backend import windows as W
 from paddle_hl.nn import functional as F
@@ -399,8 +399,8 @@ def compiled(request, monkeypatch):
     (channels-last taps on small planes, phase planes on large ones)."""
     if request.param:
         pytest.importorskip("numba")
-    monkeypatch.setitem(_jit._state, "enabled", request.param)
-    assert _jit.enabled() is request.param
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, request.param)
+    assert _numba.enabled() is request.param
     return request.param
 
 

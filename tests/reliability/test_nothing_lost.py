@@ -166,21 +166,21 @@ def test_corrupt_cache_entries_are_found_and_only_they_are_removed(tmp_path):
     """The check reads opcodes only: whole pickles stay, empty and garbled files go."""
     import pickle
 
-    from paddle_hl.backend import _jit
+    from paddle_hl.backend import _numba
 
     good_index = pickle.dumps("0.0.0") + pickle.dumps(("stamp", {"sig": "x.1.nbc"}))
     good_data = pickle.dumps((b"\x00" * 100, {"k": 1}), protocol=5)
     files = {
-        "_jit.k-1.py311.nbi": good_index, "_jit.k-1.py311.1.nbc": good_data,
-        "_jit.e-2.py311.nbi": b"", "_jit.e-2.py311.1.nbc": b"",
-        "_jit.g-3.py311.nbi": pickle.dumps("0.0.0") + b"garbage", "_jit.g-3.py311.1.nbc":
-            b"garbagegarbage", "_jit.t-4.py311.1.nbc": good_data[:len(good_data) // 2],
+        "norm.k-1.py311.nbi": good_index, "norm.k-1.py311.1.nbc": good_data,
+        "norm.e-2.py311.nbi": b"", "norm.e-2.py311.1.nbc": b"",
+        "norm.g-3.py311.nbi": pickle.dumps("0.0.0") + b"garbage", "norm.g-3.py311.1.nbc":
+            b"garbagegarbage", "norm.t-4.py311.1.nbc": good_data[:len(good_data) // 2],
         "other.f-5.py311.nbi": b"",  # another module's entry is left alone
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    assert _jit._discard_cache({str(tmp_path)}) == 5
-    assert sorted(os.listdir(tmp_path)) == ["_jit.k-1.py311.1.nbc", "_jit.k-1.py311.nbi",
+    assert _numba._discard_cache({str(tmp_path)}) == 5
+    assert sorted(os.listdir(tmp_path)) == ["norm.k-1.py311.1.nbc", "norm.k-1.py311.nbi",
                                             "other.f-5.py311.nbi"]
 
 
@@ -188,8 +188,8 @@ _CHECK_KERNELS = """
 import warnings
 warnings.simplefilter("always")
 import numpy as np
-from paddle_hl.backend import _jit
-print("ENABLED", _jit.enabled(), _jit.unavailable_reason())
+from paddle_hl.backend import _numba
+print("ENABLED", _numba.enabled(), _numba.unavailable_reason())
 # the compiled Adam update is bit for bit the NumPy passes
 p, g, m, v = (np.linspace(-1, 1, 50).astype(np.float32) for _ in range(4))
 v = np.abs(v)
@@ -198,8 +198,8 @@ lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
 want[1] = b1 * want[1] + (1 - b1) * g
 want[2] = b2 * want[2] + (1 - b2) * g * g
 want[0] = want[0] - lr * want[1] / (np.sqrt(want[2]) + eps)
-used = _jit.adam_update(p, g, m, v, np.float32(lr), np.float32(b1), np.float32(b2),
-                        np.float32(eps), np.float32(1))
+used = _numba.optim.adam_update(p, g, m, v, np.float32(lr), np.float32(b1), np.float32(b2),
+                                np.float32(eps), np.float32(1))
 print("CLOSE", used and np.allclose(p, want[0], rtol=1e-5, atol=1e-7))
 """
 
@@ -213,7 +213,8 @@ def test_corrupt_numba_cache_is_discarded_and_rebuilt(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(cache), "PADDLE_HL_NUMBA": "1"}
     first = run(_CHECK_KERNELS, timeout=300, **env)
     assert "ENABLED True None" in first.stdout, first.stdout + first.stderr
-    entries = sorted(p for p in cache.rglob("_jit.*") if p.suffix in (".nbi", ".nbc"))
+    entries = sorted(p for p in cache.rglob("*.*") if p.suffix in (".nbi", ".nbc")
+                     and p.name.startswith(("optim.", "norm.")))
     index = [p for p in entries if p.suffix == ".nbi" and "adam" in p.name]
     data = [p for p in entries if p.suffix == ".nbc" and "bn_forward" in p.name]
     assert index and data, entries

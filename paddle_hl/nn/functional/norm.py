@@ -18,7 +18,6 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...backend import _jit, _threads
 from ...backend.arrays import up as _up
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
@@ -81,14 +80,6 @@ def _rdot(a, b, raxes, xp):
     return None
 
 
-def _split(xp, fn, extent, nbytes):
-    """``fn(lo, hi)`` over ``range(extent)``: split over the CPU thread pool on NumPy."""
-    if xp is np:
-        _threads.split(fn, extent, nbytes)
-    else:
-        fn(0, extent)
-
-
 def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     """The batch-norm case of :func:`_norm_k`: per-channel statistics and per-channel affine.
 
@@ -97,7 +88,7 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     ``dx = a * g - (a / M) * (sum(g) + invstd^2 * sum(g * xc) * xc)`` with ``a = invstd * w``,
     four passes instead of nine.
     """
-    if xp is np and raxes == (0, 2) and xv.dtype in _NATIVE and _jit.enabled():
+    if raxes == (0, 2) and xv.dtype in _NATIVE and backend.compiled_kernels(xv):
         return _bn_jit(xv, w, b, eps, dt, shape)
     m = 1
     for k in raxes:
@@ -134,7 +125,7 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
             os += bv[sl]
         mean[sl], var[sl], invstd[sl], scale[sl] = mu, va, inv, sc
 
-    _split(xp, fwd, nc, xv.nbytes)
+    backend.split(xv, fwd, nc, xv.nbytes)
 
     def backward(g, _gm=None, _gv=None):
         gv = _up(g.reshape(view))
@@ -161,7 +152,7 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
             ds += t
             sg[sl], sgx[sl] = sgs, sgxs
 
-        _split(xp, bwd, nc, gv.nbytes)
+        backend.split(gv, bwd, nc, gv.nbytes)
         gw = None if w is None else _cast((invstd * sgx).reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(sg.reshape(b.shape), b.dtype)
         return _cast(dx.reshape(shape), dt), gw, gb
@@ -175,11 +166,12 @@ def _bn_jit(xv, w, b, eps, dt, shape, act=None):
     ``act`` ('relu' or 'relu6') is applied in the same passes (see :func:`_norm_act_k`)."""
     wv = None if w is None else _up(w)
     bv = None if b is None else _up(b)
-    out, mean, var, invstd, mask = _jit.batch_norm_train(xv, wv, bv, eps, act)
+    run = backend.kernel(xv, "batch_norm_train")
+    out, mean, var, invstd, mask = run(xv, wv, bv, eps, act)
 
     def backward(g, _gm=None, _gv=None):
-        dx, gw, gb = _jit.batch_norm_train_grad(_up(g.reshape(xv.shape)), xv, wv, mean, invstd,
-                                                mask)
+        dx, gw, gb = backend.kernel(xv, "batch_norm_train_grad")(_up(g.reshape(xv.shape)), xv,
+                                                                 wv, mean, invstd, mask)
         gw = None if w is None else _cast(gw.reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(gb.reshape(b.shape), b.dtype)
         return _cast(dx.reshape(shape), dt), gw, gb
@@ -293,7 +285,7 @@ def _fusable(x, raxes, count):
     :func:`_norm_act_k`: the compiled kernels in use, a float32/float64 NumPy array with the
     channel axis second, and more than one value per channel."""
     return (raxes == (0, 2) and count > 1 and type(x._data) is np.ndarray
-            and x._data.dtype in _NATIVE and _jit.enabled())
+            and x._data.dtype in _NATIVE and backend.compiled_kernels(x._data))
 
 
 def _normalize(x, w, b, view, raxes, pshape, eps):
@@ -335,7 +327,7 @@ def _affine_apply(xp, xv, scale, shift):
             np.multiply(x2[lo:hi], sc, out=o2[lo:hi])
             o2[lo:hi] += sh
 
-    _threads.split(part, x2.shape[0], 2 * xv.nbytes)
+    backend.split(xv, part, x2.shape[0], 2 * xv.nbytes)
     return out
 
 
@@ -468,7 +460,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
                 data_format, use_global_stats, act=None):
     """:func:`batch_norm`, then ``F.<act>`` when ``act`` ('relu' or 'relu6') is given: where
-    the batch statistics are used and the compiled kernels are in use (see ``backend._jit``),
+    the batch statistics are used and the compiled kernels are in use (see ``backend._numba``),
     the activation runs inside batch norm's own passes, forward and backward; elsewhere the
     two ops run in turn. The results are the same either way, to float rounding."""
     op = "batch_norm"

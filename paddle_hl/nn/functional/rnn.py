@@ -21,15 +21,12 @@ The kernels have no higher-order rule: ``create_graph=True`` through them raises
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from ... import backend
-from ...backend import _openblas
 from ...framework.op import op
 
 __all__ = []
@@ -250,27 +247,9 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
 _SHARD_MIN_ROWS = 8  # rows per shard below which a shard's GEMM loses its efficiency
 _SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is as fast
 _SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
-_POOL = None
-_POOL_LOCK = threading.Lock()
 # rows of an LSTM shard from which one GEMM per step of [x|1|h] beats projecting the inputs
 # of all steps first (see _lstm_seq)
 _FUSED_MIN_ROWS = 16
-
-
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _drop_pool():
-    global _POOL
-    _POOL = None  # a forked child has none of the parent's threads
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_drop_pool)
 
 
 def _row_shards(xp, batch, hidden, steps):
@@ -279,34 +258,23 @@ def _row_shards(xp, batch, hidden, steps):
     whole = [slice(0, batch)]
     if xp is not np or batch * hidden * hidden * steps < _SHARD_MIN_WORK:
         return whole
-    k = min(_cpus(), 8, batch // _SHARD_MIN_ROWS)
+    k = min(backend.num_threads(), 8, batch // _SHARD_MIN_ROWS)
     while k >= 2 and (batch // k) * hidden * hidden < _SHARD_MIN_STEP:
         k -= 1  # each shard's step must be big enough for NumPy to drop the GIL in it
-    ctl = _openblas.thread_control()
-    if k < 2 or not ctl or not _openblas.held_to_one_thread() and ctl[1]() < 2:
+    ctl = backend.blas_thread_control()
+    if k < 2 or not ctl or not backend.blas_held_to_one_thread() and ctl[1]() < 2:
         return whole
     bounds = [batch * i // k for i in range(k + 1)]
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _in_shards(fn, shards):
-    """``[fn(rows) for rows in shards]``: the first shard on this thread, the others on a
-    small pool, with BLAS single-threaded meanwhile."""
-    global _POOL
+    """``[fn(rows) for rows in shards]``: the first shard on this thread, the others on the
+    CPU thread pool, with BLAS single-threaded meanwhile."""
     if len(shards) == 1:
         return [fn(shards[0])]
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max(1, min(_cpus(), 8) - 1),
-                                       thread_name_prefix="paddle_hl_rnn")
-        pool = _POOL
-    with _openblas.one_thread():
-        futs = [pool.submit(fn, rows) for rows in shards[1:]]
-        try:
-            first = fn(shards[0])
-        finally:
-            wait(futs)
-    return [first] + [f.result() for f in futs]
+    with backend.blas_one_thread():
+        return backend.parallel_map(fn, shards)
 
 
 # ============================================================================ work buffers
