@@ -7,7 +7,6 @@ from collections import OrderedDict
 
 import paddle_hl as paddle
 from paddle_hl import nn
-from paddle_hl.nn.layer.conv import conv_bn_act
 
 __all__ = []
 
@@ -76,15 +75,8 @@ class ConvNormActivation(nn.Sequential):
         if activation_layer is not None:
             layers.append(activation_layer())
         super().__init__(*layers)
-
-    def forward(self, x):
-        layers = list(self._sub_layers.values())
-        if len(layers) == 3 and isinstance(layers[0], nn.Conv2D):
-            # the norm folded into the convolution in inference, the activation run inside
-            # the norm's passes in training, where those apply (each falls back to calling
-            # the layers in turn)
-            return conv_bn_act(*layers, x)
-        return super().forward(x)
+        # conv -> norm (-> activation): a span paddle_hl may run fused (see nn/_fusion.py)
+        self._fusions = (tuple(range(len(layers))),) if norm_layer is not None else ()
 
 
 def _uniform_attr(stdv):

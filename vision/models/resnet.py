@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import paddle_hl as paddle
 from paddle_hl import nn
-from paddle_hl.nn.layer.conv import conv_bn, conv_bn_act
 
 from ._registry import register_model
 from ._utils import build_model
@@ -45,6 +44,8 @@ class BasicBlock(nn.Layer):
     for a uniform block signature and ignored, as in Paddle."""
 
     expansion = 1
+    # conv -> norm (-> activation) spans paddle_hl may run fused (see nn/_fusion.py)
+    _fusions = (("conv1", "bn1", "relu"), ("conv2", "bn2"))
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
                  dilation=1, norm_layer=None):
@@ -61,17 +62,25 @@ class BasicBlock(nn.Layer):
         self.stride = stride
 
     def forward(self, x):
-        out = conv_bn_act(self.conv1, self.bn1, self.relu, x)
-        out = conv_bn(self.conv2, self.bn2, out)
+        identity = x
+        out = self.conv1(x)
+        out = self.bn1(out)
+        out = self.relu(out)
+        out = self.conv2(out)
+        out = self.bn2(out)
         # the shortcut runs after the main branch, as in Paddle (hooks see this order)
-        identity = x if self.downsample is None else self.downsample(x)
-        return self.relu(out + identity)
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out = out + identity
+        out = self.relu(out)
+        return out
 
 
 class BottleneckBlock(nn.Layer):
     """1x1 reduce -> 3x3 (grouped for ResNeXt) -> 1x1 expand (x4), with a shortcut."""
 
     expansion = 4
+    _fusions = (("conv1", "bn1", "relu"), ("conv2", "bn2", "relu"), ("conv3", "bn3"))
 
     def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
                  dilation=1, norm_layer=None):
@@ -90,11 +99,20 @@ class BottleneckBlock(nn.Layer):
         self.stride = stride
 
     def forward(self, x):
-        out = conv_bn_act(self.conv1, self.bn1, self.relu, x)
-        out = conv_bn_act(self.conv2, self.bn2, self.relu, out)
-        out = conv_bn(self.conv3, self.bn3, out)
-        identity = x if self.downsample is None else self.downsample(x)
-        return self.relu(out + identity)
+        identity = x
+        out = self.conv1(x)
+        out = self.bn1(out)
+        out = self.relu(out)
+        out = self.conv2(out)
+        out = self.bn2(out)
+        out = self.relu(out)
+        out = self.conv3(out)
+        out = self.bn3(out)
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out = out + identity
+        out = self.relu(out)
+        return out
 
 
 class ResNet(nn.Layer):
@@ -123,6 +141,8 @@ class ResNet(nn.Layer):
         >>> resnet18(paddle.rand([1, 3, 64, 64])).shape
         [1, 1000]
     """
+
+    _fusions = (("conv1", "bn1", "relu"),)
 
     def __init__(self, block, depth: int = 50, width: int = 64, num_classes: int = 1000,
                  with_pool: bool = True, groups: int = 1):
@@ -173,8 +193,14 @@ class ResNet(nn.Layer):
         return nn.Sequential(*layers)
 
     def forward(self, x):
-        x = self.maxpool(conv_bn_act(self.conv1, self.bn1, self.relu, x))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = self.conv1(x)
+        x = self.bn1(x)
+        x = self.relu(x)
+        x = self.maxpool(x)
+        x = self.layer1(x)
+        x = self.layer2(x)
+        x = self.layer3(x)
+        x = self.layer4(x)
         if self.with_pool:
             x = self.avgpool(x)
         if self.num_classes > 0:

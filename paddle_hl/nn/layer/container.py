@@ -6,6 +6,7 @@ import collections
 from collections.abc import Iterable, Mapping
 
 from ...framework.parameter import Parameter
+from .._fusion import SEQUENTIAL_PAIRS
 from .layers import Layer
 
 __all__ = []
@@ -15,7 +16,14 @@ class Sequential(Layer):
     """Run sublayers in order. Build from layers, ``(name, layer)`` pairs or an OrderedDict.
 
     Supports ``len``, iteration, indexing (negative too) and slicing.
+
+    paddle_hl runs each convolution directly followed by a batch norm as one convolution in
+    inference (declared fusion chains, see ``paddle_hl.nn.utils.fused``); the layers and
+    their outputs are Paddle's.
     """
+
+    # each convolution directly followed by a batch norm is a fusion chain (nn/_fusion.py)
+    _fusions = SEQUENTIAL_PAIRS
 
     def __init__(self, *layers):
         super().__init__()
@@ -65,19 +73,8 @@ class Sequential(Layer):
         return iter(self._sub_layers.values())
 
     def forward(self, input):  # noqa: A002  (Paddle's argument name)
-        layers = list(self._sub_layers.values())
-        i = 0
-        while i < len(layers):
-            # a convolution straight into a batch norm may run as one folded convolution
-            # (inference only; the convolution layer decides, see Conv2D._fused_bn_forward)
-            fuse = getattr(layers[i], "_fused_bn_forward", None)
-            out = None if fuse is None or i + 1 == len(layers) else fuse(input, layers[i + 1])
-            if out is not None:
-                input = out
-                i += 2
-                continue
-            input = layers[i](input)
-            i += 1
+        for layer in self._sub_layers.values():
+            input = layer(input)
         return input
 
 

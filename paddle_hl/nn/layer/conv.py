@@ -8,13 +8,7 @@ Parameters are Paddle's: ``weight`` is ``[out, in/groups, *k]`` for a convolutio
 from __future__ import annotations
 
 import math
-import os
 
-import numpy as np
-
-from ... import backend
-from ...framework import state
-from ...framework.tensor import Tensor, _wrap
 from ..functional import common as _common
 from ..functional import conv as F
 from ..initializer import Normal
@@ -156,94 +150,6 @@ class _Conv(_ConvNd):
         return self._fn(x, weight, bias, stride=self._stride, padding=self._padding,
                         dilation=self._dilation, groups=self._groups,
                         data_format=self._data_format)
-
-    def _fused_bn_forward(self, x, bn):
-        """``bn(self(x))`` as ONE convolution with the batch norm folded into its weights, or
-        None where that would not be the same computation (then call the layers).
-
-        Folding applies in inference only: both layers in eval mode, the norm normalizing
-        with its running statistics, no gradient wanted, no forward hooks on either layer,
-        float32/float64 weights, matching channel layouts, and not disabled by
-        ``PADDLE_HL_FUSE_CONV_BN=0``. The folded weights ``w * s`` and bias
-        ``(b - mean) * s + beta`` (``s = gamma / sqrt(var + eps)``, computed in float64) are
-        kept and recomputed whenever any of the six tensors changes (a new array or a new
-        inplace version). The result equals the two layers' up to float rounding (the
-        normalization's multiply moves into the convolution's sums).
-        """
-        from .norm import _BatchNormBase  # noqa: PLC0415  (norm imports this module's peers)
-
-        if (self.training or not isinstance(bn, _BatchNormBase) or bn.training
-                or type(self).forward is not _Conv.forward
-                or type(bn).forward is not _BatchNormBase.forward
-                or bn._use_global_stats is False or state.amp_hook is not None
-                or self._forward_pre_hooks or self._forward_post_hooks
-                or bn._forward_pre_hooks or bn._forward_post_hooks
-                or os.environ.get("PADDLE_HL_FUSE_CONV_BN", "1") == "0"
-                or not isinstance(x, Tensor)):
-            return None
-        last = self._data_format[-1] == "C"
-        bn_last = bn._data_format[-1] == "C" and bn._data_format != "NC"
-        tensors = (self.weight, self.bias, bn.weight, bn.bias, bn._mean, bn._variance)
-        if (last != bn_last or bn._num_features != self._out_channels
-                or self.weight._data.dtype not in _FOLD_DTYPES
-                or any(t is not None and t._data.dtype != self.weight._data.dtype
-                       for t in tensors)):
-            return None
-        if state.tls.grad_enabled and not all(t is None or t.stop_gradient
-                                          for t in (x, *tensors)):
-            return None
-        self._check_input(x)
-        key = (bn._epsilon,) + tuple(None if t is None else (id(t._data), t._ver.v)
-                                     for t in tensors)
-        cached = self.__dict__.get("_bn_fold")
-        if cached is None or cached[0] != key or cached[1] is not bn:
-            cached = (key, bn, *_fold_bn(self, bn))
-            self.__dict__["_bn_fold"] = cached
-        out = self._conv(x, cached[2], cached[3])
-        bn._check_input(out)  # the norm's own checks (rank, format) on the same shape
-        return out
-
-
-_FOLD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _fold_bn(conv, bn):
-    """The weight and bias Tensors of ``conv`` with the batch norm ``bn`` folded in."""
-    w = conv.weight._data
-    xp = backend.get_array_module(w)
-    dt = w.dtype
-    var = bn._variance._data.astype(np.float64)
-    s = 1.0 / xp.sqrt(var + float(np.float32(bn._epsilon)))
-    if bn.weight is not None:
-        s = s * bn.weight._data.astype(np.float64)
-    shift = -bn._mean._data.astype(np.float64)
-    if conv.bias is not None:
-        shift = shift + conv.bias._data.astype(np.float64)
-    shift = shift * s
-    if bn.bias is not None:
-        shift = shift + bn.bias._data.astype(np.float64)
-    wf = (w.astype(np.float64) * s.reshape((-1,) + (1,) * (w.ndim - 1))).astype(dt)
-    return _wrap(wf), _wrap(shift.astype(dt))
-
-
-def conv_bn(conv, bn, x):
-    """``bn(conv(x))``: one convolution with the batch norm folded in where
-    :meth:`_Conv._fused_bn_forward` can (inference), else the two layers called in turn.
-    Model code whose forward runs a convolution straight into a batch norm calls this."""
-    fused = getattr(conv, "_fused_bn_forward", None)
-    out = None if fused is None else fused(x, bn)
-    return bn(conv(x)) if out is None else out
-
-
-def conv_bn_act(conv, bn, act, x):
-    """``act(bn(conv(x)))``: the batch norm folded into the convolution in inference (as
-    :func:`conv_bn`), the activation run inside the batch norm's passes in training (see
-    ``nn.layer.norm.norm_act``)."""
-    if bn.training:
-        from .norm import norm_act
-
-        return norm_act(bn, act, conv(x))
-    return act(conv_bn(conv, bn, x))
 
 
 class _ConvTranspose(_ConvNd):

@@ -18,6 +18,7 @@ from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework.parameter import Parameter, unique_name
 from ...framework.tensor import Tensor, _wrap
+from .. import _fusion
 
 __all__ = []
 
@@ -57,6 +58,17 @@ class Layer:
         ...     def forward(self, x):
         ...         return self.fc(x)
     """
+
+    # Declared fusion chains (see nn/_fusion.py): ``_fusions`` names the chains a block's
+    # forward runs; ``_fusion`` is the role ``__call__`` defers to (the block role on a
+    # declaring class, a member role on a chain member), None for every other layer.
+    _fusions = ()
+    _fusion = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_fusions"):
+            cls._fusion = _fusion.BLOCK
 
     def __init__(self, name_scope=None, dtype="float32"):
         object.__setattr__(self, "_parameters", collections.OrderedDict())
@@ -149,17 +161,38 @@ class Layer:
         raise ValueError("Layer shouldn't implement backward: gradients come from autograd")
 
     def __call__(self, *inputs, **kwargs):
+        if self._fusion is not None:  # a declared fusion chain's block or member
+            return self._fusion.call(self, inputs, kwargs)
+        # the body of _dygraph_call_func, inline: this is every layer call's overhead
         if self._forward_pre_hooks:
-            for hook in list(self._forward_pre_hooks.values()):
-                res = hook(self, inputs)
-                if res is not None:
-                    inputs = res if isinstance(res, tuple) else (res,)
+            inputs = self._run_pre_hooks(inputs)
         out = self.forward(*inputs, **kwargs)
         if self._forward_post_hooks:
-            for hook in list(self._forward_post_hooks.values()):
-                res = hook(self, inputs, out)
-                if res is not None:
-                    out = res
+            out = self._run_post_hooks(inputs, out)
+        return out
+
+    def _dygraph_call_func(self, *inputs, **kwargs):
+        """What a call does: the forward pre-hooks, ``forward``, the post-hooks (Paddle's
+        name for this step)."""
+        if self._forward_pre_hooks:
+            inputs = self._run_pre_hooks(inputs)
+        out = self.forward(*inputs, **kwargs)
+        if self._forward_post_hooks:
+            out = self._run_post_hooks(inputs, out)
+        return out
+
+    def _run_pre_hooks(self, inputs):
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, inputs)
+            if res is not None:
+                inputs = res if isinstance(res, tuple) else (res,)
+        return inputs
+
+    def _run_post_hooks(self, inputs, out):
+        for hook in list(self._forward_post_hooks.values()):
+            res = hook(self, inputs, out)
+            if res is not None:
+                out = res
         return out
 
     def register_forward_pre_hook(self, hook):

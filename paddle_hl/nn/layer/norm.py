@@ -13,7 +13,6 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
-from ...framework import state
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
@@ -23,7 +22,6 @@ from .. import functional as F
 from ..functional import norm as _fnorm
 from ..initializer import Constant, Normal
 from ..param_attr import ParamAttr
-from .activation import ReLU, ReLU6
 from .layers import Layer
 
 __all__ = []
@@ -111,30 +109,6 @@ class _BatchNormBase(Layer):
         fmt = "" if self._data_format == "NCHW" else f", data_format={self._data_format}"
         return (f"num_features={self._num_features}, momentum={self._momentum}, "
                 f"epsilon={self._epsilon}{fmt}{_name_suffix(self._name)}")
-
-
-_FUSED_ACTS = {ReLU: "relu", ReLU6: "relu6"}
-
-
-def norm_act(bn, act, x):
-    """``act(bn(x))``. A batch norm that uses batch statistics (training), followed by
-    ``nn.ReLU`` or ``nn.ReLU6``, runs as one op that applies the activation inside batch
-    norm's passes, forward and backward, where the compiled kernels are in use (see
-    ``F.norm._batch_norm``). Everything else calls the two layers in turn: other layer
-    types or subclasses, hooks on either layer (they see the layers' own inputs and
-    outputs), AMP, and inference. Model code whose forward runs a batch norm straight into
-    one of these activations calls this."""
-    name = _FUSED_ACTS.get(type(act))
-    if (name is None or not isinstance(bn, _BatchNormBase) or not bn.training
-            or type(bn).forward is not _BatchNormBase.forward
-            or bn._use_global_stats or state.amp_hook is not None
-            or bn._forward_pre_hooks or bn._forward_post_hooks
-            or act._forward_pre_hooks or act._forward_post_hooks
-            or not isinstance(x, Tensor)):
-        return act(bn(x))
-    bn._check_input(x)
-    return _fnorm._batch_norm(x, bn._mean, bn._variance, bn.weight, bn.bias, True,
-                              bn._momentum, bn._epsilon, bn._format_for(x), None, name)
 
 
 class BatchNorm1D(_BatchNormBase):
