@@ -269,12 +269,29 @@ def _same_values(jit, ref, tol, pattern):
 
 
 # ------------------------------------------------------- batch norm + activation in one op
+class _NormAct(paddle.nn.Layer):
+    """A batch norm and its activation declared as a fusion chain (see nn/_fusion.py)."""
+
+    _fusions = (("bn", "act"),)
+
+    def __init__(self, bn, act):
+        super().__init__()
+        self.bn = bn
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.bn(x))
+
+
+def norm_act(bn, act, x):
+    """``act(bn(x))`` through a block declaring the chain: one op where the guard allows."""
+    return _NormAct(bn, act)(x)
+
+
 def _norm_act_step(shape, dtype, act, layered=True, values=None, hook=False):
     """A training-mode BatchNorm followed by ReLU/ReLU6: through ``norm_act`` (fused where
     the kernels are in use) or by calling the two layers; returns output, gradients and the
     running statistics."""
-    from paddle_hl.nn.layer.norm import norm_act
-
     x = values if values is not None else RNG.standard_normal(shape).astype(dtype) * 4 + 1
     g = np.random.default_rng(5).standard_normal(shape).astype(dtype)
     c = shape[1]
@@ -346,8 +363,6 @@ def test_norm_act_runs_as_one_op_and_falls_back_for_hooks_and_amp(both):
         assert out[0].min() == 0
     # under AMP the layers run in turn too (auto_cast decides each op's dtype)
     from paddle_hl.nn.functional import norm as fnorm
-    from paddle_hl.nn.layer.norm import norm_act
-
     names.clear()
     fnorm.apply = spy
     try:
@@ -366,8 +381,6 @@ def test_norm_act_nan_and_inf(both):
     g[0, 1, 0, 0] = np.inf  # an inf upstream gradient where ReLU6 is flat gives NaN
 
     def run():
-        from paddle_hl.nn.layer.norm import norm_act
-
         out = []
         for act in (paddle.nn.ReLU(), paddle.nn.ReLU6()):
             bn = paddle.nn.BatchNorm2D(3)
@@ -392,8 +405,6 @@ def test_norm_act_nan_and_inf(both):
 
 
 def test_norm_act_double_backward_matches_the_two_layers(both):
-    from paddle_hl.nn.layer.norm import norm_act
-
     x = RNG.standard_normal((6, 3, 4, 4)).astype("float64") * 3
 
     def run():
