@@ -67,8 +67,9 @@ Threads and process policy live here too, and nowhere else:
 
 - ``_threads.py`` is the CPU thread pool, the only one: the large NumPy kernels (im2col/col2im
   copies, batch norm, depthwise blocks, optimizer updates) split their work over the batch or
-  channel axis on it through :func:`split`, :func:`ascontiguous` and :func:`parallel_map`
-  (one call, inline, for other backends' arrays); results do not depend on the thread count.
+  channel axis on it through :func:`split`, :func:`ascontiguous`, :func:`parallel_map` and
+  :func:`work_ranges` / :func:`run_pieces` (one call, inline, for other backends' arrays);
+  results do not depend on the thread count.
 - ``_openblas.py`` holds OpenBLAS's thread count (:func:`blas_thread_control`,
   :func:`blas_one_thread`) and idle-spin timeout.
 - ``settings.py`` reads the environment once (``PADDLE_HL_NUM_THREADS``, ``PADDLE_HL_NUMBA``,
@@ -322,6 +323,20 @@ def ascontiguous(a, axis=0):
     if type(a) is np.ndarray:
         return _threads.ascontiguous(a, axis)
     return get_array_module(a).ascontiguousarray(a)
+
+
+def work_ranges(nbytes, extent):
+    """The contiguous ``(lo, hi)`` ranges covering ``range(extent)`` that work touching
+    ``nbytes`` bytes runs as on the CPU thread pool: one when it is small, on one thread, or
+    inside a pool task. With :func:`run_pieces`, for work that needs per-piece scratch."""
+    return _threads.ranges(extent, _threads.parts(nbytes, extent))
+
+
+def run_pieces(fn, arg_list):
+    """``fn(*args)`` for every ``args`` in ``arg_list`` on the CPU thread pool (the calling
+    thread takes the first piece and every piece no worker has started); re-raises the first
+    exception."""
+    _threads.run(fn, arg_list)
 
 
 def parallel_map(fn, items):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from ..backend import _threads
 from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap, _zero_grad
@@ -326,7 +325,8 @@ class Optimizer:
             return
         flat = [a.reshape(-1) for a in arrays]
         nblocks = -(-n // _BLOCK)
-        k = _threads.parts(2 * n * a0.itemsize * len(arrays), nblocks)
+        ranges = backend.work_ranges(2 * n * a0.itemsize * len(arrays), nblocks)
+        k = len(ranges)
         bufs = self.__dict__.setdefault("_work", {})
         scratch = []
         for t in range(k):
@@ -342,8 +342,7 @@ class Optimizer:
                 e = min(n, s + _BLOCK)
                 fn(*[f[s:e] for f in flat], tmp[:e - s])
 
-        _threads.run(part, [(t, lo, hi) for t, (lo, hi) in
-                            enumerate(_threads.ranges(nblocks, k))])
+        backend.run_pieces(part, [(t, lo, hi) for t, (lo, hi) in enumerate(ranges)])
 
     # ------------------------------------------------------------------ accumulators
     def _master(self, p):
