@@ -40,8 +40,8 @@ exactly what it sees without fusion), no AMP ``auto_cast`` is active, neither la
 ``forward`` is overridden, the input is one Tensor, and the mode, dtype, layout and grad-mode
 rules above hold. Anything else calls the layers in turn.
 
-The switch: ``PADDLE_HL_FUSE_CONV_BN=0`` in the environment (read once, at import) or
-:func:`set_enabled` turns every declared fusion off.
+The switch: ``PADDLE_HL_FUSE_CONV_BN=0`` in the environment (read once, by
+``backend.settings.fuse_conv_bn``) or :func:`set_enabled` turns every declared fusion off.
 
 The contract a declaration makes: while the block's ``forward`` runs, it calls the chain's
 members in the declared order, each through ``__call__`` on the previous member's output.
@@ -51,12 +51,12 @@ return a wrong value. ``paddle_hl.nn.utils.fused(model)`` lists the chains found
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 
 from .. import backend
+from ..backend import settings
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap
 
@@ -64,8 +64,6 @@ __all__ = []
 
 #: The declaration ``nn.Sequential`` carries: each convolution followed by a batch norm.
 SEQUENTIAL_PAIRS = "convolution-batch norm pairs"
-
-_enabled = os.environ.get("PADDLE_HL_FUSE_CONV_BN", "1") != "0"
 
 _FOLD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -78,17 +76,17 @@ _ACTS: dict = {}
 
 def enabled() -> bool:
     """Whether declared fusion chains run fused (``PADDLE_HL_FUSE_CONV_BN``, default on)."""
-    return _enabled
+    return settings.fuse_conv_bn()
 
 
 def set_enabled(flag: bool) -> None:
-    """Turn every declared fusion on or off for this process.
+    """Turn every declared fusion on or off for this process (the setting
+    ``backend.settings.set_fuse_conv_bn``).
 
     Args:
         flag (bool): False runs every layer on its own, as written.
     """
-    global _enabled
-    _enabled = bool(flag)
+    settings.set_fuse_conv_bn(flag)
 
 
 def _load():
@@ -161,7 +159,7 @@ class _Block:
     __slots__ = ()
 
     def call(self, block, inputs, kwargs):
-        if not _enabled or not _trusted(block):
+        if not settings.fuse_conv_bn() or not _trusted(block):
             return block._dygraph_call_func(*inputs, **kwargs)
         if not _plan(block):
             return block._dygraph_call_func(*inputs, **kwargs)

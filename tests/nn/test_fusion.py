@@ -16,6 +16,7 @@ from paddle_hl.vision.models.resnet import BasicBlock
 
 import paddle_hl as paddle
 from paddle_hl import nn
+from paddle_hl.backend import settings
 from paddle_hl.nn import _fusion
 from paddle_hl.nn.functional import norm as fnorm
 
@@ -216,7 +217,7 @@ def test_the_switch(monkeypatch):
     acts = _spy_batch_norm(monkeypatch)
     block = _ConvBnRelu()
     x = _x()
-    monkeypatch.setattr(_fusion, "_enabled", _fusion.enabled())
+    monkeypatch.setitem(settings._values, settings.FUSE_CONV_BN_ENV, _fusion.enabled())
     _fusion.set_enabled(False)
     assert not _fusion.enabled()
     block(x)
@@ -235,9 +236,10 @@ def test_the_switch_reads_the_environment_once():
     import subprocess
     import sys
 
-    code = ("import paddle_hl as paddle\nfrom paddle_hl.nn import _fusion\n"
-            "print(_fusion.enabled())")
-    for env, want in (("0", "False"), ("1", "True")):
+    code = ("import os, paddle_hl as paddle\nfrom paddle_hl.nn import _fusion\n"
+            "a = _fusion.enabled()\nos.environ['PADDLE_HL_FUSE_CONV_BN'] = '1'\n"
+            "print(a, _fusion.enabled())")
+    for env, want in (("0", "False False"), ("1", "True True")):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env={**__import__("os").environ, "PADDLE_HL_FUSE_CONV_BN": env},
                              check=True)
@@ -359,11 +361,12 @@ def test_state_dict_copy_and_resnet():
         assert list(m.state_dict()) == keys
         twin = copy.deepcopy(m)
         np.testing.assert_array_equal(twin(xi).numpy(), fused)
+        before = _fusion.enabled()
         _fusion.set_enabled(False)
         try:
             plain = m(xi).numpy()
         finally:
-            _fusion.set_enabled(True)
+            _fusion.set_enabled(before)
     np.testing.assert_allclose(fused, plain, rtol=1e-4, atol=1e-4)
 
 
