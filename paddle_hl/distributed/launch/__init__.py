@@ -34,6 +34,7 @@ import os
 import sys
 import tempfile
 
+from ... import backend
 from ._job import JobError, run
 
 __all__ = []  # the public names are re-exported by paddle_hl.distributed
@@ -62,13 +63,6 @@ def _parser():
     return p
 
 
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def launch():
     """Parse the launcher's command line (``sys.argv``) and run the job.
 
@@ -83,7 +77,7 @@ def launch():
     ips = [ip for ip in (args.ips or "").split(",") if ip]
     per_node = args.nproc_per_node
     if per_node is None:
-        per_node = len(args.devices.split(",")) if args.devices else _cpus()
+        per_node = len(args.devices.split(",")) if args.devices else backend.cpu_count()
     if per_node < 1:
         raise SystemExit(f"paddle_hl.distributed.launch: --nproc_per_node must be >= 1, got "
                          f"{per_node}")
