@@ -72,10 +72,12 @@ class _Reducer:
     through host memory and MPI. Buckets of CPU parameters live in memory shared by the ranks
     when the whole group runs on one machine (see ``_shm``): each rank averages its slice of
     every rank's bucket as soon as all have packed it, and the division by the number of ranks
-    happens there instead of while packing. Across machines they are summed by MPI's
-    non-blocking all-reduce, in place on the flat float buffer; MPI advances it while this
-    process is in an MPI call. Either way, every finished gradient also polls the buckets in
-    flight.
+    happens there instead of while packing. Across machines with the same number of ranks on
+    each, the buckets are shared within each machine and the slices are summed across machines
+    by MPI (hierarchically, see ``_shm``); otherwise (``PADDLE_HL_DP_SHM=0``, uneven machines)
+    they are summed by MPI's non-blocking all-reduce, in place on the flat float buffer; MPI
+    advances it while this process is in an MPI call. Either way, every finished gradient also
+    polls the buckets in flight.
     """
 
     def __init__(self, params, group, bucket_mb, last_bucket_mb):

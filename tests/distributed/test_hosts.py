@@ -325,6 +325,34 @@ def test_host_killed_mid_step(cluster):
         p.wait(timeout=10)
 
 
+def test_rank_killed_on_other_host_leaves_nothing(cluster):
+    """One rank on h2 is killed (say, out of memory) while its host stays up: the job ends
+    naming it and h2, and no process or shared-memory file is left on either host (h2's
+    launcher removes what the job left there)."""
+    env = _env(PADDLE_HL_COLLECTIVE_TIMEOUT=60)
+    procs = _launch_all(cluster, ["--ips", "h1,h2", "--nproc_per_node", "2", FAULTS, "100000",
+                                  "0.02"], env)
+    seen = _wait_for(procs[0], "step 3 rank 0")
+    assert "step 3 rank 0" in seen, seen + procs[0].stdout.read()
+    ranks = [p for p in cluster[1].pids() if "launch._worker" in _cmdline(p)]
+    assert len(ranks) == 2, [_cmdline(p) for p in cluster[1].pids()]
+    victim = max(ranks)
+    os.kill(victim, 9)
+    codes, outs = _finish(procs, timeout=60)
+    assert codes[0] == 1 and codes[1] != 0, outs
+    assert "died without an error of its own" in outs[0] and " on host h2)" in outs[0], outs
+    assert "the job of 4 processes failed" in outs[1], outs[1]
+    _clean(cluster, cluster.hosts)
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def test_hung_host_times_out(cluster):
     env = _env(PADDLE_HL_COLLECTIVE_TIMEOUT=2)
     procs = _launch_all(cluster, ["--ips", "h1,h2", "--nproc_per_node", "2", FAULTS, "100000",
@@ -384,3 +412,23 @@ def _losses(text):
             _, step, value = line.split()
             out[int(step)] = float(value)
     return out
+
+
+def test_three_hosts_match_one_process(tmp_path):
+    """3 hosts x 2 ranks: every rank ends with the same bits (the script checks it) and the
+    parameters of one process on the global batch."""
+    cluster = _hosts.Cluster(3)
+    try:
+        script = os.path.join(SCRIPTS, "dp_hosts.py")
+        env = _env(PADDLE_HL_COLLECTIVE_TIMEOUT=120)
+        hosts, one = str(tmp_path / "hosts.npz"), str(tmp_path / "one.npz")
+        codes, outs = _finish(_launch_all(cluster, ["--ips", "h1,h2,h3", "--nproc_per_node",
+                                                    "2", script, "mlp", "5", hosts], env))
+        assert codes == [0, 0, 0], outs
+        assert outs[0].count("across hosts True") == 6, outs[0]
+        r = subprocess.run([PY, script, "mlp", "5", one], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        _same(np.load(hosts), np.load(one))
+    finally:
+        cluster.close()

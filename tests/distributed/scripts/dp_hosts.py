@@ -20,7 +20,7 @@ import paddle_hl.distributed as dist
 model_name, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
-GLOBAL = 8
+GLOBAL = 24 if model_name == "mlp" else 8  # mlp: 2 or 3 hosts x 2 ranks
 paddle.seed(7)
 if model_name == "resnet18":
     net = paddle.vision.models.resnet18(num_classes=10)
