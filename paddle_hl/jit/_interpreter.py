@@ -102,7 +102,8 @@ class Program:
         if not self.fetches:
             raise ValueError(f"jit.load: {path} has no fetch ops: it is not an inference "
                              "program saved by paddle.jit.save / save_inference_model")
-        unknown = sorted({op.type for op in self.ops} - set(OPS))
+        # hl_* operators are paddle_hl's own pairings (fuse_conv_bn), never read from a file
+        unknown = sorted({op.type for op in self.ops} - (set(OPS) - _INTERNAL))
         for b in blocks[1:]:
             unknown += sorted({o.get("type", "") for o in _proto.field(b, "BlockDesc", "ops")}
                               - set(OPS) - set(unknown))
@@ -202,16 +203,135 @@ class _Ctx:
             self.env[n] = v
 
 
-def run(program: Program, inputs: list, params: dict) -> list:
+def run(program: Program, inputs: list, params: dict, ops=None) -> list:
     """Run ``program`` on ``inputs`` (Tensors, in feed order) with ``params`` (name -> Tensor);
-    returns the fetched Tensors."""
+    returns the fetched Tensors. ``ops``: the operators to run instead of ``program.ops``
+    (the program with convolutions and batch norms paired by :func:`fuse_conv_bn`)."""
     env = dict(params)
     for (name, _, _), x in zip(program.feeds, inputs):
         env[name] = x
     ctx = _Ctx(env)
-    for op in program.ops:
+    for op in program.ops if ops is None else ops:
         OPS[op.type](ctx, op, op.attrs)
     return [env[n] for n in program.fetches]
+
+
+# ------------------------------------------------------------------- conv + batch norm folding
+_CONV_ND = {"conv2d": 2, "depthwise_conv2d": 2, "conv3d": 3}
+_INTERNAL = {"hl_conv_bn"}
+
+
+def fuse_conv_bn(program: Program) -> list:
+    """The program's operators with each convolution followed by an inference batch norm (with
+    Paddle's bias ``elementwise_add`` between them or not) paired into one ``hl_conv_bn``
+    operator, which runs as ONE convolution with the norm folded into its weights when no
+    gradient is wanted (see :func:`_conv_bn`) -- what paddle_hl's layers do for ``Conv2D`` +
+    ``BatchNorm2D`` in eval mode. A pair is made only when the values between the two are read
+    by nothing else (nor fetched), the filter, bias and statistics are persistable, and both
+    ops use the channels-first layout. ``program.ops`` stays as read."""
+    persist = set(program.persistables)
+    uses = {}
+    for op in program.ops:
+        for names in op.inputs.values():
+            for n in names:
+                uses[n] = uses.get(n, 0) + 1
+    for n in program.fetches:
+        uses[n] = uses.get(n, 0) + 1
+    by_input = {}
+    for i, op in enumerate(program.ops):
+        for names in op.inputs.values():
+            for n in names:
+                by_input.setdefault(n, []).append(i)
+
+    def only_reader(name):
+        readers = by_input.get(name, [])
+        return program.ops[readers[0]] if uses.get(name) == 1 and len(readers) == 1 else None
+
+    out, skip = [], set()
+    for i, op in enumerate(program.ops):
+        if i in skip:
+            continue
+        pair = None
+        if (op.type in _CONV_ND and not op.inputs.get("Bias")
+                and (op.inputs.get("Filter") or [None])[0] in persist
+                and _layout(op.attrs, "data_format", _CONV_ND[op.type]) in ("NCHW", "NCDHW")):
+            nxt = only_reader(op.outputs["Output"][0])
+            add = None
+            if (nxt is not None and nxt.type == "elementwise_add"
+                    and nxt.inputs.get("X") == op.outputs["Output"]
+                    and (nxt.inputs.get("Y") or [None])[0] in persist
+                    and int(nxt.attrs.get("axis", -1)) == 1):
+                add, nxt = nxt, only_reader(nxt.outputs["Out"][0])
+            if (nxt is not None and nxt.type == "batch_norm"
+                    and nxt.inputs.get("X") == (add or op).outputs["Out" if add else "Output"]
+                    and nxt.attrs.get("data_layout", "NCHW") == "NCHW"
+                    and all((nxt.inputs.get(k) or [None])[0] in persist
+                            for k in ("Mean", "Variance"))
+                    and all(n in persist for k in ("Scale", "Bias")
+                            for n in nxt.inputs.get(k) or [])):
+                pair = (op, add, nxt)
+        if pair is None:
+            out.append(op)
+            continue
+        conv, add, bn = pair
+        skip.update(program.ops.index(o) for o in (add, bn) if o is not None)
+        out.append(Op("hl_conv_bn", conv.inputs, bn.outputs,
+                      {"conv": conv, "add": add, "bn": bn, "cache": []}))
+    return out
+
+
+def _fold_conv_bn(w, b, gamma, beta, mean, var, eps):
+    """``w * s`` and ``(b - mean) * s + beta`` with ``s = gamma / sqrt(var + eps)``, computed
+    in float64 and cast to the filter's dtype (arrays in, arrays out)."""
+    from .. import backend
+
+    xp = backend.get_array_module(w)
+    s = 1.0 / xp.sqrt(var.astype(np.float64) + float(np.float32(eps)))
+    if gamma is not None:
+        s = s * gamma.astype(np.float64)
+    shift = -mean.astype(np.float64)
+    if b is not None:
+        shift = shift + b.reshape(-1).astype(np.float64)
+    shift = shift * s
+    if beta is not None:
+        shift = shift + beta.astype(np.float64)
+    wf = (w.astype(np.float64) * s.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
+    return wf, shift.astype(w.dtype)
+
+
+def _conv_bn(c, op, a):
+    """A convolution (+ bias) + inference batch norm paired by :func:`fuse_conv_bn`: one
+    convolution with the folded filter and bias (cached until one of the tensors changes)
+    when no gradient is wanted and the dtypes match; otherwise the operators in turn."""
+    from ..framework import state
+    from ..framework.tensor import _wrap
+
+    conv, add, bn = a["conv"], a["add"], a["bn"]
+    x = c.x(conv, "Input")
+    tensors = (c.x(conv, "Filter"), None if add is None else c.x(add, "Y"),
+               c.x(bn, "Scale", False), c.x(bn, "Bias", False), c.x(bn, "Mean"),
+               c.x(bn, "Variance"))
+    w = tensors[0]
+    foldable = (w.dtype.name in ("float32", "float64") and x.dtype == w.dtype
+                and all(t is None or t.dtype == w.dtype for t in tensors)
+                and w.shape[0] == tensors[4].shape[0]
+                and (tensors[1] is None or tensors[1].size == w.shape[0]))
+    if foldable and state.tls.grad_enabled and not all(
+            t is None or t.stop_gradient for t in (x, *tensors)):
+        foldable = False
+    if not foldable:
+        for o in (conv, add, bn):
+            if o is not None:
+                OPS[o.type](c, o, o.attrs)
+        return
+    eps = float(bn.attrs.get("epsilon", 1e-5))
+    key = tuple(None if t is None else (id(t._data), t._ver.v) for t in tensors)
+    cache = a["cache"]
+    if not cache or cache[0] != key:
+        wf, bf = _fold_conv_bn(*(None if t is None else t._data for t in tensors), eps)
+        cache[:] = [key, _wrap(wf), _wrap(bf)]
+    y = _conv_call(_CONV_ND[conv.type], x, cache[1], cache[2], conv.attrs)
+    c.set(op, "Y", y)
 
 
 def _ints(t) -> list:
@@ -559,15 +679,17 @@ def _layout(a, key, nd):
     return ("NHWC" if last else "NCHW") if nd == 2 else ("NDHWC" if last else "NCDHW")
 
 
-def _conv(nd):
+def _conv_call(nd, x, w, b, a):
     fn = F.conv2d if nd == 2 else F.conv3d
+    return fn(x, w, b, stride=a.get("strides", [1] * nd), padding=_padding(a, nd),
+              dilation=a.get("dilations", [1] * nd), groups=int(a.get("groups", 1)),
+              data_format=_layout(a, "data_format", nd))
 
+
+def _conv(nd):
     def run_(c, op, a):
-        x = c.x(op, "Input")
-        y = fn(x, c.x(op, "Filter"), c.x(op, "Bias", False), stride=a.get("strides", [1] * nd),
-               padding=_padding(a, nd), dilation=a.get("dilations", [1] * nd),
-               groups=int(a.get("groups", 1)), data_format=_layout(a, "data_format", nd))
-        c.set(op, "Output", y)
+        c.set(op, "Output", _conv_call(nd, c.x(op, "Input"), c.x(op, "Filter"),
+                                       c.x(op, "Bias", False), a))
     return run_
 
 
@@ -1163,6 +1285,9 @@ def _rnn(c, op, a):
 
 
 # ================================================================================ the layer
+OPS["hl_conv_bn"] = _conv_bn
+
+
 class ProgramLayer(TranslatedLayer):
     """A Paddle inference program loaded by ``paddle.jit.load``: calling it runs the program.
 
@@ -1196,6 +1321,8 @@ class ProgramLayer(TranslatedLayer):
             self.add_parameter(f"param_{i}", p)
             self._vars[name] = f"param_{i}"
         self._specs = [InputSpec(shape, dtype, name) for name, shape, dtype in program.feeds]
+        # convolutions + batch norms run folded into one convolution when no gradient is wanted
+        self._ops = fuse_conv_bn(program)
         self.eval()
 
     @property
@@ -1230,7 +1357,7 @@ class ProgramLayer(TranslatedLayer):
                                 f"has dtype {x.dtype.name}, the program expects {dtype}")
             xs.append(x)
         params = {n: getattr(self, k) for n, k in self._vars.items()}
-        outs = run(self._prog, xs, params)
+        outs = run(self._prog, xs, params, self._ops)
         return outs[0] if len(outs) == 1 else outs
 
 
