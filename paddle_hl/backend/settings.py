@@ -115,9 +115,12 @@ def set_num_threads(n: int) -> None:
     _values[NUM_THREADS_ENV] = n
 
 
+_parse_numba = _flag(NUMBA_ENV, True)
+
+
 def numba() -> bool:
     """Whether the compiled kernels are wanted (they run where numba is installed)."""
-    return _setting(NUMBA_ENV, _flag(NUMBA_ENV, True))
+    return _setting(NUMBA_ENV, _parse_numba)
 
 
 def set_numba(flag: bool) -> None:
