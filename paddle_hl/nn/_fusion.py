@@ -59,6 +59,11 @@ from .. import backend
 from ..backend import settings
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap
+from .functional import norm as _fnorm
+from .layer.activation import ReLU, ReLU6
+from .layer.conv import _Conv
+from .layer.layers import Layer
+from .layer.norm import _BatchNormBase
 
 __all__ = []
 
@@ -69,9 +74,7 @@ _FOLD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 _tls = threading.local()
 
-# filled on first planning (the layer modules import this one)
-_Conv = _BatchNormBase = _fnorm = None
-_ACTS: dict = {}
+_ACTS = {ReLU: "relu", ReLU6: "relu6"}  # exact types: a subclass may compute otherwise
 
 
 def enabled() -> bool:
@@ -87,18 +90,6 @@ def set_enabled(flag: bool) -> None:
         flag (bool): False runs every layer on its own, as written.
     """
     settings.set_fuse_conv_bn(flag)
-
-
-def _load():
-    global _Conv, _BatchNormBase, _fnorm
-    if _Conv is None:
-        from .functional import norm as fnorm
-        from .layer.activation import ReLU, ReLU6
-        from .layer.conv import _Conv as conv_cls
-        from .layer.norm import _BatchNormBase as bn_cls
-
-        _ACTS.update({ReLU: "relu", ReLU6: "relu6"})
-        _BatchNormBase, _fnorm, _Conv = bn_cls, fnorm, conv_cls
 
 
 # ---------------------------------------------------------------- the runtime
@@ -230,7 +221,6 @@ def _plan(block):
     cached = block.__dict__.get("_fusion_plan")
     if cached is not None and cached[0] == key:
         return cached[1]
-    _load()
     if cached is not None:
         for chain in cached[1]:
             for m in chain:
@@ -383,8 +373,6 @@ def fused(model):
         >>> paddle.nn.utils.fused(m)[0]
         ('conv1', 'bn1', 'relu')
     """
-    from .layer.layers import Layer
-
     if not isinstance(model, Layer):
         raise TypeError(f"fused: model must be an nn.Layer, got {type(model).__name__}")
     found = []
@@ -396,3 +384,6 @@ def fused(model):
             found.append(tuple(f"{prefix}.{names[id(m)]}" if prefix else names[id(m)]
                                for m in chain))
     return found
+
+
+Layer._fusion_block = BLOCK

@@ -384,6 +384,9 @@ def test_fused_lists_the_chains():
     assert paddle.nn.utils.fused(ConvNormActivation(3, 4, norm_layer=None)) == []
     assert paddle.nn.utils.fused(nn.Sequential(nn.Linear(2, 2), nn.ReLU())) == []
     assert BasicBlock._fusions == (("conv1", "bn1", "relu"), ("conv2", "bn2"))
+    # every declaring class got the block role when it was defined
+    assert nn.Sequential._fusion is BasicBlock._fusion is _fusion.BLOCK is not None
+    assert nn.Conv2D._fusion is None
     with pytest.raises(TypeError, match="fused: model must be an nn.Layer"):
         paddle.nn.utils.fused("resnet")
 
@@ -396,7 +399,9 @@ def test_zoo_forward_text_names_no_fusion_helper():
     layers in order."""
     from paddle_hl.nn.layer import container, conv, norm
 
-    helpers = {n for n, v in vars(_fusion).items() if callable(v) and not n.startswith("__")}
+    helpers = {n for n, v in vars(_fusion).items()
+               if callable(v) and getattr(v, "__module__", None) == _fusion.__name__}
+    assert {"fused", "_fold", "_bn_act", "_fold_bn", "set_enabled"} <= helpers
     helpers |= {"conv_bn", "conv_bn_act", "norm_act", "_fused_bn_forward"}
     files = sorted(ZOO.glob("*.py"))
     assert len(files) > 10

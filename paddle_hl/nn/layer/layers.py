@@ -18,7 +18,6 @@ from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework.parameter import Parameter, unique_name
 from ...framework.tensor import Tensor, _wrap
-from .. import _fusion
 
 __all__ = []
 
@@ -62,13 +61,16 @@ class Layer:
     # Declared fusion chains (see nn/_fusion.py): ``_fusions`` names the chains a block's
     # forward runs; ``_fusion`` is the role ``__call__`` defers to (the block role on a
     # declaring class, a member role on a chain member), None for every other layer.
+    # nn/_fusion.py puts its block role in ``_fusion_block`` when it loads (nn/__init__
+    # loads it before any declaring class exists); this module does not import it.
     _fusions = ()
     _fusion = None
+    _fusion_block = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("_fusions"):
-            cls._fusion = _fusion.BLOCK
+            cls._fusion = Layer._fusion_block
 
     def __init__(self, name_scope=None, dtype="float32"):
         object.__setattr__(self, "_parameters", collections.OrderedDict())
