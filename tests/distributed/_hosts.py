@@ -167,8 +167,8 @@ class Cluster:
             holder = subprocess.Popen(
                 ["ip", "netns", "exec", ns, "unshare", "-u", "-m", "-i", "--fork",
                  "--propagation", "private", "sh", "-c", script],
-                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
-                text=True)
+                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, text=True)
             line = holder.stdout.readline()
             host = Host(f"h{i}", f"{SUBNET}.{i}", ns, holder)
             self.hosts.append(host)

@@ -319,6 +319,7 @@ def test_host_killed_mid_step(cluster):
     assert took < 30, took
     assert "died without an error of its own" in outs[0], outs
     assert " on host h2)" in outs[0] and ("rank 2 (pid" in outs[0] or "rank 3 (pid" in outs[0])
+    assert "[mpiexec@" not in outs[0] and "[proxy:" not in outs[0], outs[0]  # held back
     # h2 is down: its /dev/shm went with it (a real host's RAM); h1 is clean
     _clean(cluster, [cluster[0]])
     for p in procs[1:]:
@@ -342,6 +343,29 @@ def test_rank_killed_on_other_host_leaves_nothing(cluster):
     assert codes[0] == 1 and codes[1] != 0, outs
     assert "died without an error of its own" in outs[0] and " on host h2)" in outs[0], outs
     assert "the job of 4 processes failed" in outs[1], outs[1]
+    _clean(cluster, cluster.hosts)
+
+
+@pytest.mark.parametrize("who", ["master", "node"])
+def test_launcher_killed_or_stopped(cluster, who):
+    """The master's launcher is killed (SIGKILL), or h2's is stopped (SIGTERM): every process
+    of the job ends on both hosts and no shared memory is left on either."""
+    env = _env(PADDLE_HL_COLLECTIVE_TIMEOUT=60)
+    procs = _launch_all(cluster, ["--ips", "h1,h2", "--nproc_per_node", "2", FAULTS, "100000",
+                                  "0.02"], env)
+    seen = _wait_for(procs[0], "step 3 rank 0")
+    assert "step 3 rank 0" in seen, seen + procs[0].stdout.read()
+    if who == "master":
+        procs[0].kill()
+    else:
+        procs[1].terminate()
+    codes, outs = _finish(procs, timeout=60)
+    assert all(c != 0 for c in codes), (codes, outs)
+    if who == "node":
+        assert "this machine's launcher (h2) received SIGTERM" in outs[1], outs[1]
+        assert " on host h2)" in outs[0], outs[0]
+    else:
+        assert "the master at h1:6170 went away" in outs[1], outs[1]
     _clean(cluster, cluster.hosts)
 
 

@@ -254,6 +254,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
                             stdin=subprocess.DEVNULL, text=True, bufsize=1,
                             start_new_session=True)
     report = []
+    held = []  # MPI's process manager's messages, across machines (see forward)
     stopping = threading.Event()
 
     def forward():
@@ -270,6 +271,13 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         for line in proc.stdout:
             report.append(line)
             del report[:-40]
+            if manual is not None and line.startswith(_HYDRA):
+                # across machines, a machine that goes down makes MPI's process manager
+                # complain before the monitor has named the rank: held back, and shown only
+                # when the monitor cannot explain the failure
+                held.append(line)
+                del held[:-40]
+                continue
             if not stopping.is_set():  # mpiexec's own complaints while we stop the job
                 out.write(line)
                 out.flush()
@@ -333,6 +341,9 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
         return 0
     _sweep_after(monitor, started)
     failure = monitor.failure
+    if failure is None and not monitor.lost and held:
+        out.write("".join(held))
+        out.flush()
     tb = None
     if failure is not None and failure[0] == "failed":
         tb = _read_error(run_dir, failure[1])
@@ -342,6 +353,7 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
                              stuck, monitor.ended, hosts_of), traceback=tb)
 
 
+_HYDRA = ("[mpiexec@", "[proxy:")
 _RELAYED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
                  if hasattr(signal, n))
 

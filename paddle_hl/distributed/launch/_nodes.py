@@ -22,9 +22,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
+import threading
 import time
 
 from ._job import JobError, run, sweep_shm
@@ -229,8 +232,7 @@ class _Master:
             def manual(proxies):
                 for i, cmd in enumerate(proxies):
                     if i == 0:
-                        local.append(subprocess.Popen(shlex.split(cmd), start_new_session=True,
-                                                      stdin=subprocess.DEVNULL))
+                        local.append(_start_proxy(cmd, self.run_dir))
                     elif i - 1 < len(self.nodes):
                         _try_send(self.nodes[i - 1][4], launch=cmd)
 
@@ -278,6 +280,44 @@ def _kill_group(proc, wait=3.0):
         pass
 
 
+def _start_proxy(cmd, folder):
+    """Start MPI's proxy for this machine (in a session of its own). Its own messages go to a
+    file in ``folder`` (the ranks' output goes through mpiexec): when a machine goes down, the
+    proxies complain before the monitor names the rank that died."""
+    with open(os.path.join(folder, "proxy.log"), "ab") as log:
+        return subprocess.Popen(shlex.split(cmd), start_new_session=True,
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _proxy_said(folder, limit=2000):
+    """The end of what MPI's proxy on this machine said, for an error (empty if nothing)."""
+    try:
+        with open(os.path.join(folder, "proxy.log"), encoding="utf-8", errors="replace") as f:
+            text = f.read()[-limit:].strip()
+    except OSError:
+        return ""
+    return f"\nMPI's proxy on this machine said:\n{text}" if text else ""
+
+
+class _Stopped(BaseException):
+    """This machine's launcher was told to stop (SIGTERM, SIGHUP)."""
+
+
+def _stop_on_signals():
+    """SIGTERM and SIGHUP end this machine's part of the job through the clean-up (its proxy
+    and ranks stopped, their shared memory removed): the default action would leave them
+    running. The master then names the ranks that ended."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum, frame):
+        raise _Stopped(signal.Signals(signum).name)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
+
+
 def _node(host, port, index, per_node):
     """A machine other than the master's: join, run the proxy the master hands over, and end
     with the job."""
@@ -296,6 +336,7 @@ def _node(host, port, index, per_node):
     reader = _Lines(conn)
     started = time.time()
     proxy = None
+    _stop_on_signals()
     try:
         _send(conn, hello=_HELLO, host=socket.gethostname(), nproc=per_node, index=index)
         while True:
@@ -309,8 +350,8 @@ def _node(host, port, index, per_node):
             if "error" in msg:
                 raise JobError(msg["error"])
             if "launch" in msg and proxy is None:
-                proxy = subprocess.Popen(shlex.split(msg["launch"]), start_new_session=True,
-                                         stdin=subprocess.DEVNULL)
+                log_dir = tempfile.mkdtemp(prefix="paddle_hl_node_")
+                proxy = _start_proxy(msg["launch"], log_dir)
             if "done" in msg:
                 code = int(msg["done"])
                 if proxy is not None:
@@ -319,11 +360,19 @@ def _node(host, port, index, per_node):
                     except subprocess.TimeoutExpired:
                         pass
                 if code != 0:
-                    raise JobError(msg.get("message") or f"{_NAME}: the job failed "
-                                   f"(exit status {code})", exit_code=code)
+                    message = msg.get("message") or f"{_NAME}: the job failed (exit status {code})"
+                    # MPI's own complaints only when nothing named a rank (the proxy here
+                    # may be what failed, e.g. it could not reach the master)
+                    unexplained = proxy is not None and "mpiexec exited with code" in message
+                    said = _proxy_said(log_dir) if unexplained else ""
+                    raise JobError(message + said, exit_code=code)
                 return 0
+    except _Stopped as e:
+        raise JobError(f"{_NAME}: this machine's launcher ({socket.gethostname()}) received "
+                       f"{e.args[0]}: its part of the job was stopped", exit_code=1) from None
     finally:
         if proxy is not None:
             _kill_group(proxy)
             sweep_shm(started)
+            shutil.rmtree(log_dir, ignore_errors=True)
         conn.close()
