@@ -422,3 +422,18 @@ def test_zoo_forward_text_names_no_fusion_helper():
     seq = next(n for n in src.body if isinstance(n, ast.ClassDef) and n.name == "Sequential")
     fwd = next(n for n in seq.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
     assert len(fwd.body) == 2  # for layer in ...: input = layer(input); return input
+
+
+def test_to_static_keeps_the_declaration():
+    """``paddle.jit.to_static`` wraps the block's own bound forward: the chains still run;
+    any other instance forward is not trusted."""
+    block = paddle.jit.to_static(_ConvBnRelu())
+    block.eval()
+    x = _x()
+    with paddle.no_grad():
+        block(x)
+    assert _folded(block.conv)
+    assert paddle.nn.utils.fused(block) == [("conv", "bn", "act")]
+    other = _ConvBnRelu()
+    other.forward = paddle.jit.to_static(lambda t: other.act(other.bn(other.conv(t))))
+    assert paddle.nn.utils.fused(other) == []
