@@ -72,7 +72,7 @@ def unavailable_reason():
         return None
     if _state["error"] is not None:
         return _state["error"]
-    return f"switched off ({settings.NUMBA_ENV}=0 or set_enabled(False))"
+    return f"switched off ({settings.NUMBA_ENV}=0 or paddle_hl.device.set_numba(False))"
 
 
 def _build(cache=True):
