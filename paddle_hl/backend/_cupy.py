@@ -8,6 +8,7 @@ importing paddle_hl never imports CuPy.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import cupy
@@ -273,6 +274,42 @@ def event_seconds(start, end):
     """Seconds between two events of :func:`record_event`; waits for ``end`` to complete."""
     end.synchronize()
     return cupy.cuda.get_elapsed_time(start, end) / 1e3
+
+
+# ---------------------------------------------------------------------------- streams
+
+def new_stream(index, high_priority=False):
+    """A new CUDA stream on GPU ``index`` (the device's greatest priority when asked)."""
+    with cupy.cuda.Device(index):
+        if high_priority:
+            greatest = cupy.cuda.runtime.deviceGetStreamPriorityRange()[1]
+            return cupy.cuda.Stream(non_blocking=False, priority=greatest)
+        return cupy.cuda.Stream(non_blocking=False)
+
+
+def current_stream(index):
+    """The stream GPU ``index``'s kernels are queued on now."""
+    with cupy.cuda.Device(index):
+        return cupy.cuda.get_current_stream()
+
+
+def new_event(blocking=False, timing=False, interprocess=False):
+    """A CUDA event (not yet recorded)."""
+    return cupy.cuda.Event(block=blocking, disable_timing=not timing,
+                           interprocess=interprocess)
+
+
+def event_elapsed_ms(start, end):
+    """Milliseconds between two recorded timing events."""
+    return cupy.cuda.get_elapsed_time(start, end)
+
+
+@contextlib.contextmanager
+def on_stream(stream):
+    """Queue the kernels launched inside the block on ``stream`` (a stream of
+    :func:`new_stream` or :func:`current_stream`), on its device."""
+    with cupy.cuda.Device(stream.device_id), stream:
+        yield
 
 
 # ---------------------------------------------------------------------------- DLPack

@@ -1,7 +1,7 @@
 """CUDA streams and events (``paddle.device.cuda.Stream`` / ``Event`` / ``stream_guard``) over
-CuPy's: paddle_hl's GPU kernels are launched on CuPy's current stream, so ``stream_guard``
-moves the ops inside it onto the given stream. Without a GPU they raise, as a CPU build of
-Paddle does."""
+the GPU backend's: paddle_hl's GPU kernels are launched on the backend's current stream, so
+``stream_guard`` moves the ops inside it onto the given stream. Without a GPU they raise, as a
+CPU build of Paddle does."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ from ._ids import _device_id
 __all__ = []
 
 
-def _cupy(what):
-    cp = backend.cupy_module()
-    if cp is None:
+def _gpu(what):
+    if not backend.gpu_available():
         raise RuntimeError(f"paddle.device.cuda.{what} can only be used on the GPU platform: "
                            f"paddle_hl has no GPU backend here ({backend.gpu_error()})")
-    return cp
+    return backend.gpu_backend()
 
 
 def _device_index(device, what):
@@ -34,7 +33,7 @@ class Stream:
     """
 
     def __init__(self, device=None, priority=2, stream_base=None):
-        cp = _cupy("Stream")
+        gpu = _gpu("Stream")
         if priority not in (1, 2):
             raise ValueError(f"paddle.device.cuda.Stream: priority must be 1 (high) or 2 "
                              f"(normal), got {priority!r}")
@@ -42,12 +41,7 @@ class Stream:
             self._stream, self.device = stream_base, stream_base.device_id
             return
         self.device = _device_index(device, "Stream")
-        with cp.cuda.Device(self.device):
-            if priority == 1:
-                greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()[1]
-                self._stream = cp.cuda.Stream(non_blocking=False, priority=greatest)
-            else:
-                self._stream = cp.cuda.Stream(non_blocking=False)
+        self._stream = gpu.new_stream(self.device, high_priority=priority == 1)
 
     @property
     def cuda_stream(self):
@@ -96,14 +90,13 @@ class Event:
     """
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
-        cp = _cupy("Event")
-        self._event = cp.cuda.Event(block=blocking, disable_timing=not enable_timing,
-                                    interprocess=interprocess)
+        self._event = _gpu("Event").new_event(blocking, enable_timing, interprocess)
 
     def record(self, stream=None):
         """Record the event on ``stream`` (the current stream by default)."""
-        s = stream._stream if stream is not None else _cupy("Event").cuda.get_current_stream()
-        self._event.record(s)
+        if stream is None:
+            stream = current_stream()
+        self._event.record(stream._stream)
 
     def query(self):
         """Whether the work before the event has finished."""
@@ -111,7 +104,7 @@ class Event:
 
     def elapsed_time(self, end_event):
         """Milliseconds between this event and ``end_event`` (both recorded, timing on)."""
-        return _cupy("Event").cuda.get_elapsed_time(self._event, end_event._event)
+        return _gpu("Event").event_elapsed_ms(self._event, end_event._event)
 
     def synchronize(self):
         """Wait until the event has happened."""
@@ -120,10 +113,9 @@ class Event:
 
 def current_stream(device=None):
     """The stream paddle_hl's GPU ops are queued on now (on ``device``)."""
-    cp = _cupy("current_stream")
+    gpu = _gpu("current_stream")
     idx = _device_index(device, "current_stream")
-    with cp.cuda.Device(idx):
-        return Stream(stream_base=cp.cuda.get_current_stream())
+    return Stream(stream_base=gpu.current_stream(idx))
 
 
 @contextlib.contextmanager
@@ -139,6 +131,5 @@ def stream_guard(stream):
     if not isinstance(stream, Stream):
         raise TypeError(f"paddle.device.cuda.stream_guard: stream must be a "
                         f"paddle.device.cuda.Stream, got {type(stream).__name__}")
-    cp = _cupy("stream_guard")
-    with cp.cuda.Device(stream.device), stream._stream:
+    with _gpu("stream_guard").on_stream(stream._stream):
         yield
