@@ -31,6 +31,36 @@ UNITS = {"train_step": "ms per step", "vision_inference": "ms per pass",
          "op_overhead": "ms per chain"}
 
 
+# What a user can set; the figures below it come from the benchmarks' output.
+SETTINGS = """## Settings that change speed
+
+- `pip install 'paddle_hl[numba]'` compiles the kernels where NumPy needs many passes over
+  memory: batch norm's training forward and backward (with a following ReLU or ReLU6 in the
+  zoo's blocks), the 2-D max pool and its gradient, depthwise convolutions, thin first layers
+  (computed from the padded input without im2col), im2col and col2im in the batch-innermost
+  layout, and the Adam update. The first process compiles them and caches them on disk; later
+  processes load them in well under a second. Without numba, or with
+  `paddle.device.set_numba(False)` (`PADDLE_HL_NUMBA=0`), the NumPy forms run; the two agree to
+  float rounding (Adam's bit for bit).
+- `paddle.device.set_num_threads(n)` (`PADDLE_HL_NUM_THREADS`): the CPU thread pool that splits
+  the large copies and passes (im2col/col2im, batch norm, depthwise convolution, optimizer
+  updates) over the batch or channel axis; `1` runs everything inline. Results do not depend on
+  it. The default is the CPUs this process may run on.
+- `PADDLE_HL_BLAS_THREAD_TIMEOUT`: how long (log2 of CPU cycles, default 18, about 0.1 ms) the
+  idle threads of NumPy's OpenBLAS spin after a matrix product before they sleep. OpenBLAS's own
+  default keeps every core busy for about 0.1 s after each product, which slows the work that
+  follows. `0` leaves OpenBLAS as it is, and so does setting `OPENBLAS_THREAD_TIMEOUT` yourself.
+- `PADDLE_HL_MALLOC_TUNING=0` keeps glibc's allocator defaults. By default freed
+  activation-sized blocks stay in the process, so the next step does not page-fault them in
+  again. PyTorch and Paddle use glibc's defaults; to give every library the same allocator in a
+  comparison, set `MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824`.
+- `PADDLE_HL_FUSE_CONV_BN=0` turns off the fusion chains the zoo's blocks declare: a batch norm
+  folded into the convolution before it at inference (eval mode without gradients; refolded
+  when weights or statistics change), and a batch norm with its ReLU or ReLU6 in one op in
+  training. `paddle.nn.utils.fused(model)` lists a model's chains.
+"""
+
+
 def render(runs, command) -> str:
     sys.path.insert(0, str(BENCH))
     import _blocks
@@ -51,6 +81,7 @@ def render(runs, command) -> str:
              f"{env.get('paddle', '-')}, numba {env.get('numba', '-')}; OPENBLAS_CORETYPE "
              f"{env['OPENBLAS_CORETYPE']}, OPENBLAS_L2_SIZE {env['OPENBLAS_L2_SIZE']}; load "
              "average at the start " + ", ".join(f"{v:.2f}" for v in env["load_avg"]) + "."]
+    lines += ["", SETTINGS.rstrip()]
     for run in runs:
         name = run["benchmark"]
         args = run["args"]

@@ -14,8 +14,11 @@ friends).
 ``PADDLE_HL_BLAS_THREAD_TIMEOUT``         log2 of the CPU cycles idle OpenBLAS workers spin
                                           (4 to 30, default 18; ``0`` leaves OpenBLAS as it
                                           is; see ``backend._openblas``)
-``PADDLE_HL_FUSE_CONV_BN``                ``0`` keeps inference from folding batch norm into
-                                          the convolution before it: :func:`fuse_conv_bn`
+``PADDLE_HL_FUSE_CONV_BN``                ``0`` turns off the declared fusion chains
+                                          (``nn/_fusion.py``): batch norm folded into the
+                                          convolution before it at inference, and batch norm
+                                          with its activation in one op in training:
+                                          :func:`fuse_conv_bn`
 ========================================  ==================================================
 
 The process tuning (malloc, OpenBLAS) is applied once, by ``import paddle_hl``
