@@ -35,6 +35,10 @@ class Unmapped(ValueError):
         self.kernels = list(kernels)
 
 
+class _Floats(list):
+    """A list attribute Paddle declares as FLOATS (kept so even when empty)."""
+
+
 class _Long(int):
     """An int attribute Paddle declares as LONG (int64)."""
 
@@ -54,6 +58,10 @@ def _attr(name, value):
         return {"name": name, "type": 1, "f": float(value)}
     if isinstance(value, str):
         return {"name": name, "type": 2, "s": value}
+    if isinstance(value, _Longs):
+        return {"name": name, "type": 11, "longs": [int(v) for v in value]}
+    if isinstance(value, _Floats):
+        return {"name": name, "type": 4, "floats": [float(v) for v in value]}
     vals = list(value)
     if vals and all(isinstance(v, _Long) for v in vals):
         return {"name": name, "type": 11, "longs": [int(v) for v in vals]}
@@ -62,6 +70,23 @@ def _attr(name, value):
     if all(isinstance(v, (float, np.floating)) for v in vals) and vals:
         return {"name": name, "type": 4, "floats": [float(v) for v in vals]}
     return {"name": name, "type": 3, "ints": [int(v) for v in vals]}
+
+
+# assign_value's attribute per dtype of a small constant
+_ASSIGN_VALUES = {"float32": "fp32_values", "int32": "int32_values", "int64": "int64_values"}
+
+
+def _assign_list(arr):
+    vals = arr.reshape(-1).tolist()
+    if arr.dtype.name == "float32":
+        return _Floats(vals)
+    if arr.dtype.name == "int64":
+        return [_Long(v) for v in vals] if vals else _Longs()
+    return [int(v) for v in vals]
+
+
+class _Longs(list):
+    """An empty list attribute Paddle declares as LONGS."""
 
 
 class _Builder:
@@ -78,13 +103,24 @@ class _Builder:
             self.names[k] = n if n not in self.names.values() else f"{n}@{k}"
             self.arrays[self.names[k]] = _host(v._data)
         self.feeds = [s.name or f"x{i}" for i, s in enumerate(specs)]
+        self.shape_of = None  # set by build(): the traced shape of a value reference
+        from ._program import free_axes
+
+        self.sizes = (3,) * len(free_axes(specs))
         self.specs = specs
         self.vals = {}
         self.consts = []
         for i, c in enumerate(program["consts"]):
             name = f"hl_const_{i}"
             try:
-                self.arrays[name] = np.asarray(const_array(c, None, np))
+                arr = np.asarray(const_array(c, None, np))
+                if arr.size <= 256 and arr.dtype.name in _ASSIGN_VALUES:
+                    # a small constant is written into the program, as Paddle writes one
+                    self.op("assign_value", {}, {"Out": [name]}, shape=list(arr.shape),
+                            dtype=_interpreter.DTYPE_CODES[arr.dtype.name],
+                            **{_ASSIGN_VALUES[arr.dtype.name]: _assign_list(arr)})
+                else:
+                    self.arrays[name] = arr
             except Exception:
                 # a constant sized by the free dims (an RNN's zero initial state): filled at
                 # run time with its shape read off the input
@@ -157,8 +193,71 @@ class _Builder:
             self.op("reshape2", {"X": [src]}, {"Out": [out], "XShape": [self.new("xshape")]},
                     shape=_shape(r[2], self.where))
             return out
+        if kind == "view" and self.shape_of is not None:
+            return self.view(r)
         raise ValueError(f"{self.where}: the forward takes a strided view ({kind!r}) that a "
                          "Paddle program cannot express")
+
+    def view(self, r):
+        """A strided view of a (contiguous) value as one ``strided_slice``: each view axis
+        steps along one source axis, in order; the source axes it does not keep are indexed
+        at one position (dropped). Anything else (broadcast or reordered strides, offsets that
+        move with the free dims) has no such form."""
+        from ._program import Sym
+
+        src_ref, off, shape, strides = r[1], r[2], r[3], r[4]
+        bad = ValueError(f"{self.where}: the forward takes a strided view that one Paddle "
+                         "strided_slice cannot express")
+        if type(off) is Sym or any(type(v) is Sym for v in strides):
+            raise bad
+        src = self.ref(src_ref)
+        S = [int(v) for v in self.shape_of(src_ref)]
+        d3 = self.sizes
+        n_view = [int(v.at(d3)) if type(v) is Sym else int(v) for v in shape]
+        cs = [int(np.prod(S[j + 1:], dtype=np.int64)) for j in range(len(S))]
+        starts, rem = [], int(off)
+        for j in range(len(S)):
+            starts.append(rem // cs[j])
+            rem -= starts[-1] * cs[j]
+        if rem or any(st >= n for st, n in zip(starts, S)) and S:
+            raise bad
+        axes_of, j0 = [], 0
+        for i, (n, st) in enumerate(zip(n_view, strides)):
+            st = int(st)
+            j = next((j for j in range(j0, len(S)) if st > 0 and st % cs[j] == 0
+                      and (n == 1 or starts[j] + (st // cs[j]) * (n - 1) < S[j])
+                      and (j == 0 or st // cs[j] * (n - 1) < S[j] or n == 1)), None)
+            if j is None or n < 1:
+                raise bad
+            if type(shape[i]) is Sym and not (starts[j] == 0 and st == cs[j]
+                                                and n == S[j]):
+                raise bad
+            axes_of.append((j, st // cs[j], n, type(shape[i]) is Sym))
+            j0 = j + 1
+        kept = {j for j, _, _, _ in axes_of}
+        axes, st_, en, sp, dec = [], [], [], [], []
+        for j in range(len(S)):
+            if j in kept:
+                _, step, n, free = next(a for a in axes_of if a[0] == j)
+                if free or (starts[j] == 0 and step == 1 and n == S[j]):
+                    continue
+                axes.append(j)
+                st_.append(starts[j])
+                en.append(starts[j] + step * (n - 1) + 1)
+                sp.append(step)
+            else:
+                axes.append(j)
+                st_.append(starts[j])
+                en.append(starts[j] + 1)
+                sp.append(1)
+                dec.append(j)
+        out = self.new("view")
+        if not axes:
+            self.op("assign", {"X": [src]}, {"Out": [out]})
+            return out
+        self.op("strided_slice", {"Input": [src]}, {"Out": [out]}, axes=axes, starts=st_,
+                ends=en, strides=sp, infer_flags=[1] * len(axes), decrease_axis=dec)
+        return out
 
 
 class _Lit:
@@ -500,6 +599,71 @@ def _index(b, ins, attrs, outs, x_shape):
          ends=ends, strides=strides, infer_flags=[1] * len(axes), decrease_axis=dec)
 
 
+def _resample(b, ins, attrs, outs, x_shape):
+    """An interpolation as Paddle's ``*_interp_v2`` operator: the traced plan holds each resized
+    axis's taps and weights; the mode and the alignment settings are the ones whose taps,
+    recomputed by the resampling kernel's own rules for the traced sizes, equal the plan's."""
+    from ..nn.functional import vision as V
+
+    plan = attrs["plan"]
+    if not plan:
+        b.op("assign", {"X": [ins[0]]}, {"Out": [outs[0]]})
+        return
+    nd = len(x_shape) - 2
+    axes = sorted(a for a, _, _, _ in plan)
+    if 1 in axes:
+        channel_last = True
+    elif nd + 1 in axes or nd == 1:
+        channel_last = False
+    else:
+        raise ValueError(f"{b.where}: an interpolation of axes {axes} of a {len(x_shape)}-D "
+                         "input has no unambiguous Paddle layout here")
+    spatial = list(range(1, nd + 1)) if channel_last else list(range(2, nd + 2))
+    if any(a not in spatial for a in axes):
+        raise ValueError(f"{b.where}: an interpolation of axes {axes} has no Paddle form here")
+    out_sizes = list(x_shape)
+    for a, idx, _, _ in plan:
+        out_sizes[a] = int(idx.shape[0])
+    if any(not isinstance(out_sizes[a], (int, np.integer)) for a in spatial):
+        raise ValueError(f"{b.where}: an interpolation of a free spatial dim has no fixed "
+                         "Paddle output size here")
+    k = plan[0][1].shape[1]
+    modes = {1: ["nearest"], 2: ["bilinear"], 4: ["bicubic"]}.get(k)
+    if modes is None:
+        raise ValueError(f"{b.where}: an area interpolation has no Paddle interp op")
+    found = None
+    for mode in modes:
+        for ac, am, double in ((False, 0, False), (False, 1, False), (True, 1, False),
+                               (False, 0, True), (False, 1, True), (True, 1, True)):
+            if mode == "nearest" and (ac or am):
+                continue
+            ok = True
+            for a, idx, w, n_in in plan:
+                i2, w2 = V._TAPS[mode](n_in, int(idx.shape[0]),
+                                       V._ratio(n_in, int(idx.shape[0]), None, ac), ac, am,
+                                       double)
+                if not (np.array_equal(i2, idx) and (w is None) == (w2 is None)
+                        and (w is None or np.array_equal(w2, w))):
+                    ok = False
+                    break
+            if ok:
+                found = (mode, ac, am)
+                break
+        if found:
+            break
+    if found is None:
+        raise ValueError(f"{b.where}: an interpolation whose taps follow from a scale factor "
+                         "rather than the sizes has no Paddle form here")
+    mode, ac, am = found
+    name = {1: "linear", 2: "bilinear", 3: "trilinear"}[nd] if mode == "bilinear" else mode
+    sizes = dict(zip(("out_d", "out_h", "out_w")[3 - nd:], (int(out_sizes[a]) for a in spatial)))
+    b.op(f"{name}_interp_v2", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         out_d=sizes.get("out_d", -1), out_h=sizes.get("out_h", -1), out_w=sizes["out_w"],
+         scale=_Floats(), interp_method=name, align_corners=ac, align_mode=am,
+         data_layout=("NWC" if nd == 1 else "NHWC" if nd == 2 else "NDHWC") if channel_last
+         else ("NCW" if nd == 1 else "NCHW" if nd == 2 else "NCDHW"))
+
+
 def _scale(b, ins, attrs, outs):
     b.op("scale", {"X": [ins[0]]}, {"Out": [outs[0]]}, scale=float(attrs["s"]),
          bias=float(attrs["b"]), bias_after_scale=bool(attrs["after"]))
@@ -569,6 +733,7 @@ _EMIT = {
     _F + "norm:_norm_k": _layer_norm,
     _F + "flash_attention:_attention": _attention,
     _F + "rnn:_seq_kernel": _rnn,
+    _F + "vision:_resample_kernel": _resample,
     _F + "input:_embedding_kernel": _embedding,
     "paddle_hl.tensor.manipulation:_stack_kernel": _stack,
     "paddle_hl.tensor.manipulation:_gather_kernel": _index,
@@ -580,7 +745,7 @@ _EMIT = {
 
 
 # emitters that also take the traced shape of their first input
-_NEEDS_SHAPE = (_layer_norm, _index)
+_NEEDS_SHAPE = (_layer_norm, _index, _resample)
 
 
 # ------------------------------------------------------------------------------- program
@@ -605,6 +770,7 @@ def build(layer, specs, where="jit.save", traced=None):
     except ValueError as e:
         raise Unmapped(str(e), ["a constant sized by the free dims"]) from None
     shape_of = _replay_shapes(program, named, specs)
+    b.shape_of = shape_of
     for op in program["ops"]:
         try:
             ins = [b.ref(r) for r in op["ins"]]
@@ -751,8 +917,7 @@ def _var_shapes(b, ops, specs, fetch, layer, where):
         want = [want] if isinstance(want, Tensor) else list(want)
         for i, (w, n) in enumerate(zip(want, fetch)):
             g = env[n].numpy()
-            if g.shape != tuple(w.shape) or not np.allclose(
-                    g, w.numpy(), rtol=1e-4, atol=1e-5, equal_nan=True):
+            if g.shape != tuple(w.shape) or not _same(g, w.numpy()):
                 raise ValueError(f"{where}: the Paddle program written for the forward does "
                                  f"not reproduce output {i}; the model cannot be exported")
         for n, v in env.items():
@@ -783,11 +948,27 @@ def writers(layer, specs, traced=None, where="jit.save"):
     model = _proto.encode(desc)
     info = {names[k]: {"structured_name": k, "stop_gradient": bool(v.stop_gradient),
                        "trainable": not v.stop_gradient} for k, v in named}
+    for name in arrays:  # larger traced constants: persistable buffers Paddle's loader reads
+        if name not in info:
+            info[name] = {"structured_name": name, "stop_gradient": True, "trainable": False}
     return {
         ".pdmodel": lambda f: f.write(model),
         ".pdiparams": lambda f: _pdiparams.write(f, arrays),
         ".pdiparams.info": lambda f: pickle.dump(info, f, protocol=2),
     }
+
+
+def _same(got, want):
+    """Equal up to float rounding: elementwise within 1e-4 relative, or within 1e-5 of the
+    output's largest magnitude (rounding differences between the program's operators and the
+    layers' kernels -- e.g. a batch norm folded into a convolution -- grow with the values'
+    scale through a deep network, not with each element's size)."""
+    if got.dtype.kind not in "fc":
+        return np.array_equal(got, want)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    scale = float(np.nanmax(np.abs(w))) if w.size and not np.isnan(w).all() else 0.0
+    return bool(np.all((np.abs(g - w) <= 1e-4 * np.abs(w) + 1e-5 * max(scale, 1.0))
+                       | (np.isnan(g) & np.isnan(w))))
 
 
 def _eval_call(layer, xs):
