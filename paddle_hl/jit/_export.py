@@ -475,6 +475,10 @@ def _layer_norm(b, ins, attrs, outs, x_shape):
     n = view[-1]
     begin = next((k for k in range(len(x_shape) + 1)
                   if int(np.prod(x_shape[k:], dtype=np.int64)) == n), None)
+    pshape = tuple(attrs.get("pshape", ()))
+    if raxes in ((2,), (2, 3), (1, 3)) and len(view) in (3, 4) and len(x_shape) >= 3:
+        if _group_or_instance_norm(b, ins, attrs, outs, x_shape, view, raxes, pshape):
+            return
     if raxes != (len(view) - 1,) or not isinstance(n, (int, np.integer)) or begin is None:
         raise ValueError(f"{b.where}: a normalization over axes {raxes} of {view} (group or "
                          "instance norm) has no Paddle operator form here")
@@ -487,6 +491,32 @@ def _layer_norm(b, ins, attrs, outs, x_shape):
             inputs[key] = [flat]
     b.op("layer_norm", inputs, {"Y": [outs[0]], "Mean": [outs[1]], "Variance": [outs[2]]},
          epsilon=float(attrs["eps"]), begin_norm_axis=int(begin))
+
+
+def _group_or_instance_norm(b, ins, attrs, outs, x_shape, view, raxes, pshape):
+    """Instance norm (``[N, C, S]`` over S) and group norm (``[N, G, C/G, S]`` over the last
+    two, or ``[N, S, G, C/G]`` over S and C/G channels-last) as Paddle's operators; False for
+    another normalization."""
+    x, w, bias = ins
+    inputs = {"X": [x]}
+    for key, t in (("Scale", w), ("Bias", bias)):
+        if not isinstance(t, _Lit):
+            inputs[key] = [t]
+    eps = float(attrs["eps"])
+    if raxes == (2,) and len(view) == 3 and tuple(pshape) == (1, view[1], 1):
+        b.op("instance_norm", inputs, {"Y": [outs[0]], "SavedMean": [b.new("saved_mean")],
+                                       "SavedVariance": [b.new("saved_var")]}, epsilon=eps)
+        return True
+    if len(view) == 4 and raxes == (2, 3) and tuple(pshape) == (1, view[1], view[2], 1):
+        layout, groups = "NCHW", view[1]
+    elif len(view) == 4 and raxes == (1, 3) and tuple(pshape) == (1, 1, view[2], view[3]):
+        layout, groups = "NHWC", view[2]
+    else:
+        return False
+    b.op("group_norm", inputs, {"Y": [outs[0]], "Mean": [b.new("mean")],
+                                "Variance": [b.new("variance")]},
+         epsilon=eps, groups=int(groups), data_layout=layout)
+    return True
 
 
 def _attention(b, ins, attrs, outs):

@@ -336,3 +336,39 @@ def test_strided_views_and_small_constants(pd, tmp_path):
     for i, w in enumerate(want):
         zoo.assert_close(loaded[i], w, f"jit.load output {i}")
         zoo.assert_close(infer[i], w, f"inference output {i}")
+
+
+@pytest.mark.parametrize("fmt", ["NCHW", "NHWC"])
+def test_group_and_instance_norm(pd, tmp_path, fmt):
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = paddle.nn.Conv2D(2, 6, 3, padding=1)
+            self.gn = paddle.nn.GroupNorm(3, 6, data_format=fmt)
+            self.inorm = paddle.nn.InstanceNorm2D(6)
+
+        def forward(self, x):
+            y = self.conv(x)
+            g = self.gn(y if fmt == "NCHW" else y.transpose([0, 2, 3, 1]))
+            return g, self.inorm(y) * 2
+
+    paddle.seed(0)
+    net = Net()
+    net.eval()
+    rng = np.random.default_rng(0)
+    for p in (net.gn.weight, net.gn.bias, net.inorm.scale, net.inorm.bias):
+        p.set_value(rng.uniform(0.5, 1.5, p.shape).astype("float32"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, 2, 5, 6], "float32", "x")])
+    ops = {o.type for o in paddle.jit.load(str(tmp_path / "m")).program().ops}
+    assert {"group_norm", "instance_norm"} <= ops
+    x = rng.standard_normal([3, 2, 5, 6]).astype(np.float32)
+    with paddle.no_grad():
+        want = [o.numpy() for o in net(paddle.to_tensor(x))]
+    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
+        zoo.assert_close(infer[i], w, f"inference output {i}")
