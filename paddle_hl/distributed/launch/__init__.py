@@ -82,9 +82,10 @@ def launch():
         raise SystemExit(f"paddle_hl.distributed.launch: --nproc_per_node must be >= 1, got "
                          f"{per_node}")
     try:
-        nnodes = int(str(args.nnodes).split(":")[-1])  # Paddle's elastic "N:M": the maximum
+        nnodes = int(args.nnodes)
     except ValueError:
-        raise SystemExit(f"paddle_hl.distributed.launch: --nnodes must be a number, got "
+        raise SystemExit(f"paddle_hl.distributed.launch: --nnodes must be a number of machines "
+                         f"(elastic ranges such as 2:4 are not supported), got "
                          f"{args.nnodes!r}") from None
     nnodes = max(nnodes, len(ips), 1)
     env = dict(os.environ)
