@@ -152,7 +152,9 @@ class _Master:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         addrs = _addresses(self.host) or ["0.0.0.0"]
         try:
-            s.bind((addrs[0], self.port))
+            # every interface: a hostname may resolve to a loopback address here (127.0.1.1)
+            # while the other machines reach this one by another
+            s.bind(("0.0.0.0", self.port))
         except OSError as e:
             s.close()
             raise JobError(
