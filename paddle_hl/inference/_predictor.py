@@ -299,7 +299,8 @@ class Config:
         self._ir_optim = bool(x)
         if x:
             _warn_once("switch_ir_optim", "paddle_hl runs no IR graph passes; the program's "
-                       "operators run as saved (same results)")
+                       "operators run as saved, except that each convolution followed by a "
+                       "batch norm always runs as one folded convolution (same results)")
 
     def ir_optim(self) -> bool:
         return False

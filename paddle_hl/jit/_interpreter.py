@@ -113,7 +113,7 @@ class Program:
             raise ValueError(
                 f"jit.load: {path} uses operator type(s) {', '.join(unknown)} that paddle_hl "
                 "cannot run (control flow in sub-blocks and C++-only post-processing ops are "
-                f"not supported); supported: {len(OPS)} op types, see "
+                f"not supported); supported: {len(OPS) - len(_INTERNAL)} op types, see "
                 "paddle_hl.jit._interpreter.OPS")
 
 
@@ -203,17 +203,49 @@ class _Ctx:
             self.env[n] = v
 
 
-def run(program: Program, inputs: list, params: dict, ops=None) -> list:
+def run(program: Program, inputs: list, params: dict, ops=None, drops=None) -> list:
     """Run ``program`` on ``inputs`` (Tensors, in feed order) with ``params`` (name -> Tensor);
     returns the fetched Tensors. ``ops``: the operators to run instead of ``program.ops``
-    (the program with convolutions and batch norms paired by :func:`fuse_conv_bn`)."""
+    (the program with convolutions and batch norms paired by :func:`fuse_conv_bn`);
+    ``drops``: per operator, the values to release after it (:func:`last_uses`)."""
     env = dict(params)
     for (name, _, _), x in zip(program.feeds, inputs):
         env[name] = x
     ctx = _Ctx(env)
-    for op in program.ops if ops is None else ops:
-        OPS[op.type](ctx, op, op.attrs)
+    if drops is None:
+        for op in program.ops if ops is None else ops:
+            OPS[op.type](ctx, op, op.attrs)
+    else:
+        for op, gone in zip(ops, drops):
+            OPS[op.type](ctx, op, op.attrs)
+            for n in gone:
+                env.pop(n, None)
     return [env[n] for n in program.fetches]
+
+
+def last_uses(program: Program, ops: list) -> list:
+    """Per operator of ``ops``, the intermediate values no later operator reads (nor the
+    fetch): released after it, so a run holds only the live activations, not all of them."""
+    keep = set(program.fetches) | set(program.persistables)
+    last = {}
+    for i, op in enumerate(ops):
+        for names in op.inputs.values():
+            for n in names:
+                last[n] = i
+        if op.type == "hl_conv_bn":  # its inner operators' values live and die inside it
+            for inner in (op.attrs["add"], op.attrs["bn"]):
+                if inner is not None:
+                    for names in inner.inputs.values():
+                        for n in names:
+                            last[n] = i
+        for names in op.outputs.values():
+            for n in names:
+                last.setdefault(n, i)
+    drops = [[] for _ in ops]
+    for n, i in last.items():
+        if n not in keep:
+            drops[i].append(n)
+    return drops
 
 
 # ------------------------------------------------------------------- conv + batch norm folding
@@ -1323,6 +1355,7 @@ class ProgramLayer(TranslatedLayer):
         self._specs = [InputSpec(shape, dtype, name) for name, shape, dtype in program.feeds]
         # convolutions + batch norms run folded into one convolution when no gradient is wanted
         self._ops = fuse_conv_bn(program)
+        self._drops = last_uses(program, self._ops)
         self.eval()
 
     @property
@@ -1357,7 +1390,7 @@ class ProgramLayer(TranslatedLayer):
                                 f"has dtype {x.dtype.name}, the program expects {dtype}")
             xs.append(x)
         params = {n: getattr(self, k) for n, k in self._vars.items()}
-        outs = run(self._prog, xs, params, self._ops)
+        outs = run(self._prog, xs, params, self._ops, self._drops)
         return outs[0] if len(outs) == 1 else outs
 
 
