@@ -1,4 +1,4 @@
-"""Map the top-level domain folders into the paddle_hl namespace (see DESIGN.md section 1)."""
+"""Map the top-level domain folders into the paddle_hl namespace (see docs/architecture.md)."""
 
 import os
 

@@ -13,7 +13,7 @@ import paddle_hl
 def _real_paddle():
     if importlib.util.find_spec("paddle") is None:
         return None
-    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (DESIGN.md section 3)
+    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (docs/architecture.md)
     import zlib  # noqa: F401
 
     import numpy.random  # noqa: F401

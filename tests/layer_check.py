@@ -1,4 +1,5 @@
-"""The layer checker (DESIGN.md section 6): one call that holds an ``nn.Layer`` to Paddle 2.6.
+"""The layer checker (docs/architecture.md, "Tests"): one call that holds an ``nn.Layer``
+to Paddle 2.6.
 
 ``check_layer(make, inputs, pd)`` builds the same layer with ``make(paddle_hl)`` and, when the
 oracle is installed, ``make(paddle)``; copies Paddle's initial state into ours; and checks
@@ -38,7 +39,7 @@ def real_paddle():
     """Real paddlepaddle (the oracle) or None when it is not installed."""
     if importlib.util.find_spec("paddle") is None:
         return None
-    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (DESIGN.md section 3)
+    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (docs/architecture.md)
     import zlib  # noqa: F401
 
     import numpy.random  # noqa: F401

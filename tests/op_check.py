@@ -1,5 +1,5 @@
-"""Test helpers (DESIGN.md section 6): an op checker against the real-Paddle oracle or a NumPy
-reference, and a float64 finite-difference gradient checker."""
+"""Test helpers (docs/architecture.md, "Tests"): an op checker against the real-Paddle oracle or a
+NumPy reference, and a float64 finite-difference gradient checker."""
 
 from __future__ import annotations
 
