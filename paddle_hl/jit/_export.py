@@ -124,10 +124,13 @@ class _Builder:
             except Exception:
                 # a constant sized by the free dims (an RNN's zero initial state): filled at
                 # run time with its shape read off the input
-                if c[0] != "fill":
+                if c[0] == "arange":
+                    self.arange_by_shape(name, *c[1:])
+                elif c[0] != "fill":
                     raise ValueError(f"{where}: a constant of the forward depends on the free "
                                      "dims of the input; a Paddle program cannot hold it") from None
-                self.fill_by_shape(name, c[1], c[2], np.dtype(c[3]).name)
+                else:
+                    self.fill_by_shape(name, c[1], c[2], np.dtype(c[3]).name)
             self.consts.append(name)
 
     def free_dim(self, sym):
@@ -146,6 +149,35 @@ class _Builder:
         self.op("slice", {"Input": [shape]}, {"Out": [dim]}, axes=[0], starts=[axis],
                 ends=[axis + 1], infer_flags=[1], decrease_axis=[])
         return dim
+
+    def arange_by_shape(self, name, shape, start, step, dtype):
+        """Position ids: ``start + step * arange(n)`` of a shape with one free dim (the rest
+        1), as Paddle's ``range`` op with its end read off the input at run time."""
+        from ._program import Sym
+
+        dtype = np.dtype(dtype).name
+        free = [d for d in shape if isinstance(d, Sym)]
+        if len(free) != 1 or any(not isinstance(d, Sym) and int(d) != 1 for d in shape) \
+                or dtype not in ("int32", "int64", "float32"):
+            raise ValueError(f"{self.where}: an arange of shape {shape} ({dtype}) has no "
+                             "Paddle range form here")
+        code = _interpreter.DTYPE_CODES[dtype]
+        n = self.free_dim(free[0])
+        if dtype != "int32":
+            cast = self.new("cast")
+            self.op("cast", {"X": [n]}, {"Out": [cast]}, in_dtype=2, out_dtype=code)
+            n = cast
+        end, lo, st = self.new("end"), self.new("start"), self.new("step")
+        self.op("scale", {"X": [n]}, {"Out": [end]}, scale=float(step), bias=float(start),
+                bias_after_scale=True)
+        for var, v in ((lo, start), (st, step)):
+            self.op("fill_constant", {}, {"Out": [var]}, shape=[_Long(1)], dtype=code,
+                    value=float(v), str_value=str(v))
+        flat = name if len(shape) == 1 else self.new("range")
+        self.op("range", {"Start": [lo], "End": [end], "Step": [st]}, {"Out": [flat]})
+        if flat != name:
+            self.op("reshape2", {"X": [flat]}, {"Out": [name], "XShape": [self.new("xshape")]},
+                    shape=[-1 if isinstance(d, Sym) else 1 for d in shape])
 
     def fill_by_shape(self, name, shape, value, dtype):
         from ._program import Sym
@@ -438,8 +470,26 @@ def _fmt(nd, cl):
 
 
 def _reshape(b, ins, attrs, outs):
+    from ._program import Sym
+
+    shape = attrs["shape"]
+    if sum(isinstance(d, Sym) for d in shape) > 1:
+        # several sizes follow the free dims: the target shape as a ShapeTensor list, each
+        # free size read off the input at run time
+        dims = []
+        for d in shape:
+            if isinstance(d, Sym):
+                dims.append(b.free_dim(d))
+            else:
+                v = b.new("dim")
+                b.op("fill_constant", {}, {"Out": [v]}, shape=[_Long(1)], dtype=2,
+                     value=float(d), str_value=str(int(d)))
+                dims.append(v)
+        b.op("reshape2", {"X": [ins[0]], "ShapeTensor": dims},
+             {"Out": [outs[0]], "XShape": [b.new("xshape")]}, shape=[-1] * len(shape))
+        return
     b.op("reshape2", {"X": [ins[0]]}, {"Out": [outs[0]], "XShape": [b.new("xshape")]},
-         shape=_shape(attrs["shape"], b.where))
+         shape=_shape(shape, b.where))
 
 
 def _transpose(b, ins, attrs, outs):

@@ -372,3 +372,57 @@ def test_group_and_instance_norm(pd, tmp_path, fmt):
     for i, w in enumerate(want):
         zoo.assert_close(loaded[i], w, f"jit.load output {i}")
         zoo.assert_close(infer[i], w, f"inference output {i}")
+
+
+def test_position_ids_over_a_free_sequence_length(pd, tmp_path):
+    """An arange sized by a free dim (position ids) becomes Paddle's range op with its end read
+    off the input at run time (it fell back to paddle_hl's older format)."""
+    import warnings
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tok = paddle.nn.Embedding(20, 8)
+            self.pos = paddle.nn.Embedding(32, 8)
+            self.lin = paddle.nn.Linear(8, 3)
+
+        def forward(self, ids):
+            pos = paddle.arange(ids.shape[1]).unsqueeze(0)
+            return self.lin(self.tok(ids) + self.pos(pos))
+
+    paddle.seed(0)
+    net = Net()
+    net.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, None], "int64", "ids")])
+    for shape in ((2, 5), (3, 9)):
+        ids = np.random.default_rng(0).integers(0, 20, shape).astype(np.int64)
+        with paddle.no_grad():
+            want = net(paddle.to_tensor(ids)).numpy()
+        loaded, infer = _real_outputs(pd, tmp_path / "m", [ids])
+        zoo.assert_close(loaded[0], want, f"jit.load {shape}")
+        zoo.assert_close(infer[0], want, f"inference {shape}")
+
+
+def test_encoder_with_batch_and_sequence_free(pd, tmp_path):
+    """A Transformer encoder file with input_spec [None, None]: reshapes with two free sizes
+    become reshape2 with a ShapeTensor read off the input, position ids a range op; real
+    Paddle runs the program at several batch sizes and sequence lengths."""
+    import warnings
+
+    from tests.compat._alias import load_model_file
+
+    net = load_model_file("nlp_fused", as_paddle_hl=True).build()
+    net.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paddle.jit.save(net, str(tmp_path / "enc"))
+    rng = np.random.default_rng(4)
+    for shape in ((1, 3), (2, 6), (4, 9)):
+        ids = rng.integers(0, 50, shape).astype(np.int64)
+        with paddle.no_grad():
+            want = net(paddle.to_tensor(ids)).numpy()
+        loaded, infer = _real_outputs(pd, tmp_path / "enc", [ids])
+        zoo.assert_close(loaded[0], want, f"jit.load {shape}")
+        zoo.assert_close(infer[0], want, f"inference {shape}")
