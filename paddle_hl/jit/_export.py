@@ -824,6 +824,117 @@ _EMIT = {
 }
 
 
+def _tensor_of(b, v, like):
+    """A literal as a [1] tensor of the dtype of the value reference ``like``."""
+    dtype = b.shape_of.dtype(like)
+    out = b.new("literal")
+    b.op("fill_constant", {}, {"Out": [out]}, shape=[_Long(1)],
+         dtype=_interpreter.DTYPE_CODES[dtype], value=float(v.v), str_value=str(v.v))
+    return out
+
+
+def _compare(type_):
+    def emit(b, ins, attrs, outs, refs):
+        x, y = ins
+        if isinstance(x, _Lit):
+            raise ValueError(f"{b.where}: {type_} of a Python number by a tensor has no "
+                             "Paddle form here")
+        if isinstance(y, _Lit):
+            y = _tensor_of(b, y, refs[0])
+        b.op(type_, {"X": [x], "Y": [y]}, {"Out": [outs[0]]}, axis=-1)
+    return emit
+
+
+def _elementwise_ref(type_):
+    def emit(b, ins, attrs, outs, refs):
+        x, y = ins
+        if isinstance(x, _Lit):
+            x = _tensor_of(b, x, refs[1])
+        if isinstance(y, _Lit):
+            y = _tensor_of(b, y, refs[0])
+        b.op(type_, {"X": [x], "Y": [y]}, {"Out": [outs[0]]}, axis=-1)
+    return emit
+
+
+def _where(b, ins, attrs, outs, refs):
+    cond, x, y = ins
+    if isinstance(x, _Lit):
+        x = _tensor_of(b, x, refs[2])
+    if isinstance(y, _Lit):
+        y = _tensor_of(b, y, refs[1])
+    b.op("where", {"Condition": [cond], "X": [x], "Y": [y]}, {"Out": [outs[0]]})
+
+
+def _pow(b, ins, attrs, outs, refs):
+    x, y = ins
+    if not isinstance(y, _Lit) or isinstance(x, _Lit):
+        raise ValueError(f"{b.where}: a power with a tensor exponent has no Paddle form here")
+    b.op("pow", {"X": [x]}, {"Out": [outs[0]]}, factor=float(y.v))
+
+
+def _reduce(type_):
+    def emit(b, ins, attrs, outs):
+        axis = attrs.get("axis")
+        if attrs.get("dtype") is not None:
+            raise ValueError(f"{b.where}: {type_} with a dtype has no Paddle form here")
+        b.op(type_, {"X": [ins[0]]}, {"Out": [outs[0]]},
+             dim=[] if axis is None else [int(a) for a in axis],
+             keep_dim=bool(attrs.get("keepdim", False)), reduce_all=axis is None)
+    return emit
+
+
+def _cast(b, ins, attrs, outs, refs):
+    name = np.dtype(attrs["dtype"]).name
+    if name not in _interpreter.DTYPE_CODES:
+        raise ValueError(f"{b.where}: a cast to {name} has no Paddle dtype here")
+    b.op("cast", {"X": [ins[0]]}, {"Out": [outs[0]]},
+         in_dtype=_interpreter.DTYPE_CODES[b.shape_of.dtype(refs[0])],
+         out_dtype=_interpreter.DTYPE_CODES[name])
+
+
+def _log_softmax(b, ins, attrs, outs):
+    b.op("log_softmax", {"X": [ins[0]]}, {"Out": [outs[0]]}, axis=int(attrs["axis"]))
+
+
+def _elu(b, ins, attrs, outs):
+    b.op("elu", {"X": [ins[0]]}, {"Out": [outs[0]]}, alpha=float(attrs["alpha"]))
+
+
+def _softplus(b, ins, attrs, outs):
+    b.op("softplus", {"X": [ins[0]]}, {"Out": [outs[0]]}, beta=float(attrs["beta"]),
+         threshold=float(attrs["threshold"]))
+
+
+_EMIT.update({
+    _M + "_abs": _unary("abs"),
+    _M + "neg#kernel": _unary("scale", scale=-1.0, bias=0.0, bias_after_scale=True),
+    _M + "sqrt#kernel": _unary("sqrt"),
+    _M + "rsqrt#kernel": _unary("rsqrt"),
+    _M + "log#kernel": _unary("log"),
+    _M + "square#kernel": _unary("square"),
+    _M + "_pow": _pow,
+    _M + "_maximum": _elementwise_ref("elementwise_max"),
+    _M + "_minimum": _elementwise_ref("elementwise_min"),
+    "paddle_hl.tensor.search:_where_kernel": _where,
+    "paddle_hl.tensor.stat:_sum_kernel": _reduce("reduce_sum"),
+    "paddle_hl.tensor.stat:max#kernel": _reduce("reduce_max"),
+    "paddle_hl.tensor.stat:min#kernel": _reduce("reduce_min"),
+    _F + "activation:_log_softmax_k": _log_softmax,
+    _F + "activation:_elu_k": _elu,
+    _F + "activation:_softplus_k": _softplus,
+    _F + "activation:_mish_k": _unary("mish", threshold=20.0),
+    "paddle_hl.tensor.creation:_clone_kernel": _unary("assign"),
+    "paddle_hl.tensor._helpers:_cast_kernel": _cast,
+})
+for _name in ("greater_than", "greater_equal", "less_than", "less_equal", "equal",
+              "not_equal"):
+    _EMIT[f"paddle_hl.tensor.logic:{_name}#kernel"] = _compare(_name)
+
+# emitters that take the trace's value references of their inputs (to read their dtypes)
+_NEEDS_REFS = (_where, _pow, _cast) + tuple(
+    e for e in _EMIT.values() if getattr(e, "__name__", "") == "emit"
+    and e.__qualname__.startswith(("_compare", "_elementwise_ref")))
+
 # emitters that also take the traced shape of their first input
 _NEEDS_SHAPE = (_layer_norm, _index, _resample)
 
@@ -859,7 +970,9 @@ def build(layer, specs, where="jit.save", traced=None):
         kind = op["fn"].rsplit(":", 1)[1].strip("_").split("_")[0]
         outs = [b.new(kind) for _ in op["outs"]]
         try:
-            if _EMIT[op["fn"]] in _NEEDS_SHAPE:
+            if _EMIT[op["fn"]] in _NEEDS_REFS:
+                _EMIT[op["fn"]](b, ins, op["attrs"], outs, op["ins"])
+            elif _EMIT[op["fn"]] in _NEEDS_SHAPE:
                 _EMIT[op["fn"]](b, ins, op["attrs"], outs, shape_of(op["ins"][0]))
             else:
                 _EMIT[op["fn"]](b, ins, op["attrs"], outs)
@@ -948,7 +1061,11 @@ def _replay_shapes(program, named, specs):
         out, _ = P._resolve(op["fn"])(*[get(r) for r in op["ins"]], **attrs)
         for key, o in zip(op["outs"], out if op["tuple"] else (out,)):
             vals[key] = o
-    return lambda r: list(np.shape(get(r)))
+    def shape_of(r):
+        return list(np.shape(get(r)))
+
+    shape_of.dtype = lambda r: np.asarray(get(r)).dtype.name
+    return shape_of
 
 
 def _feed(name, col):

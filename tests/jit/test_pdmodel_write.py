@@ -426,3 +426,41 @@ def test_encoder_with_batch_and_sequence_free(pd, tmp_path):
         loaded, infer = _real_outputs(pd, tmp_path / "enc", [ids])
         zoo.assert_close(loaded[0], want, f"jit.load {shape}")
         zoo.assert_close(infer[0], want, f"inference {shape}")
+
+
+def test_elementwise_math_comparisons_and_reductions(pd, tmp_path):
+    """where, comparisons with a number, abs/neg/sqrt/rsqrt/log/square/pow, minimum/maximum,
+    sum/max/min reductions, log_softmax, elu, softplus, mish and casts (these fell back to
+    paddle_hl's older format)."""
+    import warnings
+
+    F = paddle.nn.functional
+
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.lin = paddle.nn.Linear(4, 4)
+
+        def forward(self, x):
+            x = self.lin(x)
+            h = paddle.where(x > 0, paddle.exp(-x), paddle.abs(x))
+            s = (paddle.sum(h, axis=1, keepdim=True) + paddle.sqrt(paddle.abs(x))
+                 + paddle.log(paddle.abs(x) + 1) + paddle.rsqrt(paddle.abs(x) + 1))
+            m = paddle.max(x, axis=-1) + (x ** 2).mean(-1) + paddle.min(x, axis=1)
+            c = paddle.where(x <= 0.5, x, h) + x.astype("float64").astype("float32")
+            return (s, m, paddle.minimum(x, h), paddle.maximum(x, h), paddle.square(x),
+                    F.log_softmax(x, -1), F.elu(x), F.softplus(x), F.mish(x), c, paddle.sum(x))
+
+    paddle.seed(0)
+    net = Net()
+    net.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, 4], "float32", "x")])
+    x = np.random.default_rng(0).standard_normal([3, 4]).astype(np.float32)
+    with paddle.no_grad():
+        want = [o.numpy() for o in net(paddle.to_tensor(x))]
+    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
+        zoo.assert_close(infer[i], w, f"inference output {i}")
