@@ -54,7 +54,6 @@ paddle.jit.save(net, prefix, [paddle.static.InputSpec([None, 3, 224, 224], "floa
 
 def _library_env(lib, twin_of="paddle_hl"):
     """The harness's environments, plus the loaded-program worker (paddle_hl with numba)."""
-    import _blocks
 
     if lib == PROGRAM:
         return dict(_ORIGINAL_ENV("paddle_hl"), BENCH_PROGRAM="1")
@@ -156,8 +155,9 @@ def main(argv=None):
         args.blocks = 4
     _ORIGINAL_ENV = _blocks.library_env
     _blocks.library_env = _library_env
-    import paddle_hl
     from paddle_hl.vision import models
+
+    import paddle_hl
 
     libs = _blocks.available(["paddle_hl", PROGRAM] + ([] if args.no_paddle else ["paddle"]))
     if "paddle_hl" not in libs:  # no numba: both paddle_hl workers on the NumPy path

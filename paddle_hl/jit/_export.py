@@ -12,7 +12,6 @@ shape (-1 for the free dims) and to check that it reproduces the eager forward.
 
 from __future__ import annotations
 
-import os
 import pickle
 
 import numpy as np
@@ -718,7 +717,7 @@ def _resample(b, ins, attrs, outs, x_shape):
             if mode == "nearest" and (ac or am):
                 continue
             ok = True
-            for a, idx, w, n_in in plan:
+            for _axis, idx, w, n_in in plan:
                 i2, w2 = V._TAPS[mode](n_in, int(idx.shape[0]),
                                        V._ratio(n_in, int(idx.shape[0]), None, ac), ac, am,
                                        double)

@@ -129,9 +129,8 @@ def test_slices_comparisons_and_free_dims(tmp_path):
 
 
 def test_load_refuses_programs_calling_non_kernels(tmp_path):
-    from paddle_hl.jit import _program
-
     from paddle_hl.framework.io import write_files
+    from paddle_hl.jit import _program
     from paddle_hl.jit._save_load import _own_format, trace
 
     # paddle_hl's older program format (jit.save writes it for forwards without a Paddle form)
