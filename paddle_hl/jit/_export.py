@@ -947,7 +947,7 @@ def build(layer, specs, where="jit.save", traced=None):
         Unmapped: a kernel (or a strided view) of the trace has no Paddle form here; the
             kernels are named, and nothing is written.
     """
-    from ._save_load import trace
+    from ._traced import trace
 
     program, named = traced if traced is not None else trace(layer, specs, where)
     unknown = sorted({op["fn"] for op in program["ops"]} - set(_EMIT))
@@ -1198,7 +1198,7 @@ def save(layer, path, input_spec=None):
         Unmapped: the forward calls a kernel without a Paddle operator form here (named).
     """
     from ..framework.io import write_files
-    from ._save_load import _flat_specs
+    from ._traced import _flat_specs
 
     specs = _flat_specs(layer, input_spec, "jit.save")
     write_files({path + k: w for k, w in writers(layer, specs).items()})

@@ -28,7 +28,7 @@ from ..nn import functional as F
 from ..nn.layer.layers import Layer
 from ..tensor.linalg import norm as _norm
 from . import _proto
-from ._save_load import TranslatedLayer
+from ._traced import TranslatedLayer
 
 __all__ = []
 
@@ -1423,7 +1423,7 @@ def _info_stop_gradient(info_file):
         return None
     import pickle
 
-    from ._save_load import _InfoUnpickler
+    from ._traced import _InfoUnpickler
 
     with open(info_file, "rb") as f:
         try:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..framework.io import write_file
 from ..jit import _program
-from ..jit._save_load import _example, _flat_specs, _to_host, trace
+from ..jit._traced import _example, _flat_specs, _to_host, trace
 
 __all__ = []
 
