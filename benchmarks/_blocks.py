@@ -32,6 +32,7 @@ with :func:`add_tree` (the code before a change, timed beside the code after it)
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -114,7 +115,60 @@ def import_library(lib: str):
     return paddle_hl
 
 
+# ------------------------------------------------------------------------------ the command line
+
+
+def add_arguments(ap, blocks, block_s, quick_blocks, quick_block_s=None,
+                  libs="torch,paddle_hl,paddle_hl-numpy,paddle"):
+    """The options every blocks benchmark takes (a script adds its own workload options)."""
+    ap.add_argument("--libs", default=libs)
+    ap.add_argument("--blocks", type=int, default=blocks, help="interleaved blocks per workload")
+    ap.add_argument("--block-s", type=float, default=block_s,
+                    help="seconds per library per block")
+    ap.add_argument("--pause", type=float, default=0.1, help="seconds between two turns")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="BLAS/OpenMP/torch threads per worker (0: the libraries' default)")
+    ap.add_argument("--no-self-check", action="store_true",
+                    help="leave out the second paddle_hl worker that checks the method (1.0x)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"{quick_blocks} blocks (the figures of docs/performance.md)")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--before", metavar="DIR",
+                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
+                         "--target DIR <older checkout>), with and without numba")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.set_defaults(_quick=(quick_blocks, quick_block_s))
+
+
+def libraries(args):
+    """The libraries to time, from ``--libs`` and ``--before`` (installed ones only); applies
+    ``--quick`` to the block settings."""
+    if args.quick:
+        args.blocks = args._quick[0]
+        if args._quick[1] is not None:
+            args.block_s = args._quick[1]
+    libs = args.libs.split(",")
+    if args.before:
+        add_tree("before", args.before)
+        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
+    return available(libs)
+
+
 # ------------------------------------------------------------------------------ the worker
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory in MB. ``VmHWM`` belongs to the program's own
+    address space; ``ru_maxrss`` would also count the parent's resident size at the fork that
+    started this worker (Linux keeps it across exec), which a parent holding models inflates."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def serve(build):
@@ -151,7 +205,7 @@ def serve(build):
                     cpu.append(time.process_time() - c0)
                 answer = {"wall": wall, "cpu": cpu}
             elif "stats" in order:
-                answer = {"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+                answer = {"peak_mb": _peak_mb()}
             else:
                 return
         except Exception as e:  # reported by the parent, which stops the workload
@@ -295,7 +349,10 @@ def table(results, unit="ms per step", libs_order=None) -> list[str]:
         for lib in libs_order or r["libs"]:
             if lib not in r["ms"]:
                 continue
-            ratio = spread(r["ratios"][lib]) + "x" if lib in r["ratios"] else "1 (reference)"
+            if lib in r["ratios"]:
+                ratio = spread(r["ratios"][lib]) + "x"
+            else:
+                ratio = "1 (reference)" if lib == r["ref"] else "-"
             lines.append(f"| {r['workload']} | {lib} | {spread(r['best_ms'][lib])} | "
                          f"{statistics.median(r['ms'][lib]):.2f} | "
                          f"{statistics.median(r['cpu_ms'][lib]):.2f} | "

@@ -53,31 +53,15 @@ def build(lib, workload="chain"):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
-    ap.add_argument("--blocks", type=int, default=15)
-    ap.add_argument("--block-s", type=float, default=0.3)
-    ap.add_argument("--pause", type=float, default=0.1)
-    ap.add_argument("--no-self-check", action="store_true")
-    ap.add_argument("--quick", action="store_true", help="5 blocks of 0.2 s")
-    ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--before", metavar="DIR",
-                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
-                         "--target DIR <older checkout>), with and without numba")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
     sys.path.insert(0, str(BENCH))
     import _blocks
 
+    _blocks.add_arguments(ap, blocks=15, block_s=0.3, quick_blocks=5, quick_block_s=0.2)
+    args = ap.parse_args(argv)
     if args.serve:
         _blocks.serve(build)
         return
-    if args.quick:
-        args.blocks, args.block_s = 5, 0.2
-    libs = args.libs.split(",")
-    if args.before:
-        _blocks.add_tree("before", args.before)
-        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
-    libs = _blocks.available(libs)
+    libs = _blocks.libraries(args)
     r = _blocks.run_workload(__file__, "chain", libs, blocks=args.blocks, block_s=args.block_s,
                              pause_s=args.pause, self_check=not args.no_self_check)
     env = _blocks.environment()

@@ -144,34 +144,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="mlp,lenet,resnet18,mobilenet_v2")
-    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
-    ap.add_argument("--blocks", type=int, default=15, help="interleaved blocks per workload")
-    ap.add_argument("--block-s", type=float, default=0.4, help="seconds per library per block")
-    ap.add_argument("--pause", type=float, default=0.1, help="seconds between two turns")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="BLAS/OpenMP/torch threads per worker (0: the libraries' default)")
-    ap.add_argument("--no-self-check", action="store_true",
-                    help="leave out the second paddle_hl worker that checks the method (1.0x)")
-    ap.add_argument("--quick", action="store_true", help="5 blocks of 0.25 s (README figures)")
-    ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--before", metavar="DIR",
-                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
-                         "--target DIR <older checkout>), with and without numba")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import _blocks
 
+    _blocks.add_arguments(ap, blocks=15, block_s=0.4, quick_blocks=5, quick_block_s=0.25)
+    args = ap.parse_args(argv)
     if args.serve:
         _blocks.serve(build)
         return
-    if args.quick:
-        args.blocks, args.block_s = 5, 0.25
-    libs = args.libs.split(",")
-    if args.before:
-        _blocks.add_tree("before", args.before)
-        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
-    libs = _blocks.available(libs)
+    libs = _blocks.libraries(args)
     results = []
     for model in args.models.split(","):
         results.append(_blocks.run_workload(

@@ -218,39 +218,21 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--models", default="resnet50,mobilenet_v2")
-    ap.add_argument("--libs", default="torch,paddle_hl,paddle_hl-numpy,paddle")
-    ap.add_argument("--blocks", type=int, default=11)
-    ap.add_argument("--block-s", type=float, default=1.0)
-    ap.add_argument("--pause", type=float, default=0.1)
-    ap.add_argument("--threads", type=int, default=0,
-                    help="threads per library (BLAS/OpenMP, torch, paddle_hl's pool); 0: default")
-    ap.add_argument("--no-self-check", action="store_true")
-    ap.add_argument("--quick", action="store_true", help="5 blocks")
-    ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--before", metavar="DIR",
-                    help="also time the paddle_hl installed in DIR (pip install --no-deps "
-                         "--target DIR <older checkout>), with and without numba")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     import _blocks
 
+    _blocks.add_arguments(ap, blocks=11, block_s=1.0, quick_blocks=5)
+    args = ap.parse_args(argv)
     if args.serve:
         _blocks.serve(build)
         return
-    if args.quick:
-        args.blocks = 5
     from _roofline import gemm_floor, gemm_plan
     from _roofline import line as roofline_line
     from paddle_hl.vision import models
 
     import paddle_hl
 
-    libs = args.libs.split(",")
-    if args.before:
-        _blocks.add_tree("before", args.before)
-        libs += [f"{lib}@before" for lib in libs if lib.startswith("paddle_hl")]
-    libs = _blocks.available(libs)
+    libs = _blocks.libraries(args)
     results, roof = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
