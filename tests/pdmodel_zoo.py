@@ -268,6 +268,18 @@ def more_ops_program(pd):
                    pd.static.InputSpec([None, 5, 6], "float32", "v")], [x, v]
 
 
+def activations_program(pd):
+    """The activations that carry float attributes, each with non-default values."""
+    class Net(pd.nn.Layer):
+        def forward(self, x):
+            return (F.leaky_relu(x, 0.3), F.elu(x, 0.7), F.celu(x, 1.3),
+                    F.hardsigmoid(x, 0.25, 0.4), F.softplus(x, 2.0, 5.0),
+                    F.hardshrink(x, 0.3), F.softshrink(x, 0.2),
+                    F.thresholded_relu(x, 0.4), F.selu(x, 1.1, 1.5))
+
+    return Net(), [pd.static.InputSpec([None, 16], "float32", "x")], [_img([3, 16], 4) * 2]
+
+
 def save_real(pd, build, prefix):
     """Save ``build(pd)``'s layer with real Paddle under ``prefix``; returns (inputs, outputs
     of the layer on them as NumPy arrays)."""

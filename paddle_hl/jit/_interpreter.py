@@ -536,19 +536,31 @@ for _name, _fn in {
     OPS[_name] = _unary(_fn)
 
 
+def _x_with_float_attrs(fn, *attrs):
+    """The op of an activation that takes X and float attributes ``(name, default)``, passed
+    to ``fn`` in order."""
+    def run(c, op, a):
+        c.set(op, "Out", fn(c.x(op, "X"), *(float(a.get(n, d)) for n, d in attrs)))
+    return run
+
+
+# activations with float attributes, passed in the order of paddle_hl's functional
+for _type, _fn, _attrs in (
+        ("leaky_relu", F.leaky_relu, (("alpha", 0.02),)),
+        ("elu", F.elu, (("alpha", 1.0),)),
+        ("celu", F.celu, (("alpha", 1.0),)),
+        ("hard_sigmoid", F.hardsigmoid, (("slope", 0.2), ("offset", 0.5))),
+        ("softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0))),
+        ("hard_shrink", F.hardshrink, (("threshold", 0.5),)),
+        ("softshrink", F.softshrink, (("lambda", 0.5),)),
+        ("thresholded_relu", F.thresholded_relu, (("threshold", 1.0),)),
+        ("selu", F.selu, (("scale", 1.0507009873554805), ("alpha", 1.6732632423543772)))):
+    OPS[_type] = _x_with_float_attrs(_fn, *_attrs)
+
+
 @_reg("relu6")
 def _relu6(c, op, a):
     c.set(op, "Out", T.clip(c.x(op, "X"), 0.0, float(a.get("threshold", 6.0))))
-
-
-@_reg("leaky_relu")
-def _leaky_relu(c, op, a):
-    c.set(op, "Out", F.leaky_relu(c.x(op, "X"), float(a.get("alpha", 0.02))))
-
-
-@_reg("elu")
-def _elu(c, op, a):
-    c.set(op, "Out", F.elu(c.x(op, "X"), float(a.get("alpha", 1.0))))
 
 
 @_reg("gelu")
@@ -574,22 +586,10 @@ def _hard_swish(c, op, a):
         c.set(op, "Out", x * T.clip(T.scale(x, 1.0, o), 0.0, t) / s)
 
 
-@_reg("hard_sigmoid")
-def _hard_sigmoid(c, op, a):
-    c.set(op, "Out", F.hardsigmoid(c.x(op, "X"), float(a.get("slope", 0.2)),
-                                   float(a.get("offset", 0.5))))
-
-
 @_reg("hardtanh", "brelu")
 def _hardtanh(c, op, a):
     c.set(op, "Out", T.clip(c.x(op, "X"), float(a.get("t_min", -1.0)),
                             float(a.get("t_max", 1.0))))
-
-
-@_reg("softplus")
-def _softplus(c, op, a):
-    c.set(op, "Out", F.softplus(c.x(op, "X"), float(a.get("beta", 1.0)),
-                                float(a.get("threshold", 20.0))))
 
 
 @_reg("prelu")
@@ -1161,32 +1161,6 @@ def _linspace(c, op, a):
 @_reg("size")
 def _size(c, op, a):
     c.set(op, "Out", T.numel(c.x(op, "Input")))
-
-
-@_reg("hard_shrink")
-def _hard_shrink(c, op, a):
-    c.set(op, "Out", F.hardshrink(c.x(op, "X"), float(a.get("threshold", 0.5))))
-
-
-@_reg("softshrink")
-def _softshrink(c, op, a):
-    c.set(op, "Out", F.softshrink(c.x(op, "X"), float(a.get("lambda", 0.5))))
-
-
-@_reg("thresholded_relu")
-def _thresholded_relu(c, op, a):
-    c.set(op, "Out", F.thresholded_relu(c.x(op, "X"), float(a.get("threshold", 1.0))))
-
-
-@_reg("selu")
-def _selu(c, op, a):
-    c.set(op, "Out", F.selu(c.x(op, "X"), float(a.get("scale", 1.0507009873554805)),
-                            float(a.get("alpha", 1.6732632423543772))))
-
-
-@_reg("celu")
-def _celu(c, op, a):
-    c.set(op, "Out", F.celu(c.x(op, "X"), float(a.get("alpha", 1.0))))
 
 
 @_reg("meshgrid")

@@ -58,9 +58,9 @@ def test_googlenet_three_outputs(pd, tmp_path):
 
 @pytest.mark.parametrize("build", [zoo.lstm_program, zoo.gru_program, zoo.transformer_program,
                                    zoo.conv_interp_program, zoo.tensor_ops_program,
-                                   zoo.more_ops_program],
+                                   zoo.more_ops_program, zoo.activations_program],
                          ids=["lstm", "gru_simple_rnn", "transformer", "conv_interp",
-                              "tensor_ops", "more_ops"])
+                              "tensor_ops", "more_ops", "activations"])
 def test_sequence_and_conv_programs(pd, tmp_path, build):
     _check(pd, build, tmp_path / "m")
 
