@@ -440,7 +440,10 @@ def test_models_train_the_same_with_the_fused_layers(both):
 
     for name, shape in (("mobilenet_v2", (8, 3, 32, 32)), ("resnet18", (8, 3, 32, 32))):
         (lj, gj), (lr, gr) = both(run(name, shape))
-        assert abs(lj - lr) <= 1e-5 * max(1.0, abs(lr))
+        # float32 summed in another order through 52 batch norms: MobileNetV2's loss moves by
+        # 9.4e-6 relative with NumPy 2.4 and 1.3e-5 with NumPy 2.0 (the same with the code
+        # before the kernels moved, run with PADDLE_HL_NUMBA=1 and =0)
+        assert abs(lj - lr) <= 3e-5 * max(1.0, abs(lr))
         assert len(gj) == len(gr)
         # measured against the whole gradient's norm: a batch norm that feeds another one
         # has a bias gradient that is 0 up to rounding, so element-wise relative errors
