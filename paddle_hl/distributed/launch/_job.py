@@ -28,6 +28,8 @@ import threading
 import time
 import uuid
 
+from ._worker import messages
+
 __all__ = []
 
 MONITOR_ENV = "PADDLE_HL_JOB_MONITOR"
@@ -127,33 +129,22 @@ class _Monitor:
 
     def _serve(self, conn):
         rank = pid = status = None
-        buf = b""
         with conn:
-            while True:
-                try:
-                    chunk = conn.recv(4096)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    break
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    word, _, rest = line.decode().partition(" ")
-                    if word == "start":
-                        fields = rest.split()
-                        if self.token is not None and fields[3:4] != [self.token]:
-                            return  # not a rank of this job
-                        rank, pid = int(fields[0]), int(fields[1])
-                        with self.lock:
-                            if len(fields) > 2:
-                                self.hosts[rank] = fields[2]
-                            self.running[rank] = pid
-                            self.pids[rank] = pid
-                            self.conns[rank] = conn
-                    elif word == "exit":
-                        status = rest
-                        self._tell_others(rank, "1" if status == "lost" else status)
+            for word, rest in messages(conn):
+                if word == "start":
+                    fields = rest.split()
+                    if self.token is not None and fields[3:4] != [self.token]:
+                        return  # not a rank of this job
+                    rank, pid = int(fields[0]), int(fields[1])
+                    with self.lock:
+                        if len(fields) > 2:
+                            self.hosts[rank] = fields[2]
+                        self.running[rank] = pid
+                        self.pids[rank] = pid
+                        self.conns[rank] = conn
+                elif word == "exit":
+                    status = rest
+                    self._tell_others(rank, "1" if status == "lost" else status)
         with self.lock:
             self.running.pop(rank, None)
             self.conns.pop(rank, None)

@@ -198,29 +198,37 @@ def _die_with_parent():
         pass
 
 
+def messages(sock):
+    """``(word, rest)`` for each line of the launcher's monitor protocol read from ``sock``,
+    until the connection closes (both sides speak it: the ranks here, the monitor in
+    ``_job``)."""
+    buf = b""
+    while True:
+        try:
+            chunk = sock.recv(4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            word, _, rest = line.decode(errors="replace").partition(" ")
+            yield word, rest
+
+
 def _watch(monitor, rank, run_dir):
     """Read the monitor's notices (another rank ended); when the connection closes while this
     rank still runs, the launcher is gone: clean up and end this rank."""
     from paddle_hl.distributed import _comm
 
-    buf = b""
-    while True:
-        try:
-            chunk = monitor.recv(4096)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            break
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            word, _, rest = line.decode(errors="replace").partition(" ")
-            if word == "ended":
-                other, _, status = rest.partition(" ")
-                try:
-                    _comm.note_peer_end(int(other), status)
-                except ValueError:
-                    pass
+    for word, rest in messages(monitor):
+        if word == "ended":
+            other, _, status = rest.partition(" ")
+            try:
+                _comm.note_peer_end(int(other), status)
+            except ValueError:
+                pass
     if _ENDING.is_set():
         return
     _launcher_gone(rank, run_dir)
