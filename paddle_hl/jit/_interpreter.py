@@ -380,6 +380,13 @@ def _scalar(t) -> float:
     return np.asarray(t.numpy()).reshape(-1)[0].item()
 
 
+def _input_or_attr(c, op, a, slot, attr, default, cast):
+    """An operand Paddle may give as a one-element input tensor (``slot``) or else as an
+    attribute (``attr``, ``default``), converted by ``cast``."""
+    t = c.x(op, slot, False)
+    return cast(_scalar(t) if t is not None else a.get(attr, default))
+
+
 # =============================================================================== op library
 OPS: dict = {}
 
@@ -401,8 +408,7 @@ def _assign(c, op, a):
 @_reg("scale")
 def _scale(c, op, a):
     x = c.x(op, "X")
-    st = c.x(op, "ScaleTensor", False)
-    s = float(_scalar(st)) if st is not None else float(a.get("scale", 1.0))
+    s = _input_or_attr(c, op, a, "ScaleTensor", "scale", 1.0, float)
     b = float(a.get("bias", 0.0))
     if s == 1.0 and b == 0.0:
         c.set(op, "Out", x)
@@ -605,16 +611,14 @@ def _prelu(c, op, a):
 
 @_reg("pow")
 def _pow(c, op, a):
-    ft = c.x(op, "FactorTensor", False)
-    f = float(_scalar(ft)) if ft is not None else float(a.get("factor", 1.0))
+    f = _input_or_attr(c, op, a, "FactorTensor", "factor", 1.0, float)
     c.set(op, "Out", T.pow(c.x(op, "X"), f))
 
 
 @_reg("clip")
 def _clip(c, op, a):
-    lo, hi = c.x(op, "Min", False), c.x(op, "Max", False)
-    lo = float(_scalar(lo)) if lo is not None else float(a.get("min", -math.inf))
-    hi = float(_scalar(hi)) if hi is not None else float(a.get("max", math.inf))
+    lo = _input_or_attr(c, op, a, "Min", "min", -math.inf, float)
+    hi = _input_or_attr(c, op, a, "Max", "max", math.inf, float)
     c.set(op, "Out", T.clip(c.x(op, "X"), lo, hi))
 
 
@@ -924,8 +928,7 @@ def _arg(c, op, a):
 
 @_reg("top_k_v2")
 def _top_k(c, op, a):
-    kt = c.x(op, "K", False)
-    k = int(_scalar(kt)) if kt is not None else int(a.get("k", 1))
+    k = _input_or_attr(c, op, a, "K", "k", 1, int)
     v, i = T.topk(c.x(op, "X"), k, int(a.get("axis", -1)), bool(a.get("largest", True)),
                   bool(a.get("sorted", True)))
     c.set(op, "Out", v)
@@ -989,16 +992,14 @@ def _unsqueeze(c, op, a):
 
 @_reg("concat")
 def _concat(c, op, a):
-    at = c.x(op, "AxisTensor", False)
-    axis = int(_scalar(at)) if at is not None else int(a.get("axis", 0))
+    axis = _input_or_attr(c, op, a, "AxisTensor", "axis", 0, int)
     c.set(op, "Out", T.concat(c.xs(op, "X"), axis))
 
 
 @_reg("split")
 def _split(c, op, a):
     x = c.x(op, "X")
-    at = c.x(op, "AxisTensor", False)
-    axis = int(_scalar(at)) if at is not None else int(a.get("axis", 0))
+    axis = _input_or_attr(c, op, a, "AxisTensor", "axis", 0, int)
     if op.inputs.get("SectionsTensorList"):
         sections = _ints(c.xs(op, "SectionsTensorList"))
     else:
@@ -1053,8 +1054,7 @@ def _slice(c, op, a):
 
 @_reg("gather")
 def _gather(c, op, a):
-    at = c.x(op, "Axis", False)
-    axis = int(_scalar(at)) if at is not None else int(a.get("axis", 0))
+    axis = _input_or_attr(c, op, a, "Axis", "axis", 0, int)
     c.set(op, "Out", T.gather(c.x(op, "X"), c.x(op, "Index"), axis))
 
 
@@ -1175,8 +1175,7 @@ def _flip(c, op, a):
 
 @_reg("one_hot_v2")
 def _one_hot(c, op, a):
-    dt = c.x(op, "depth_tensor", False)
-    depth = int(_scalar(dt)) if dt is not None else int(a.get("depth", -1))
+    depth = _input_or_attr(c, op, a, "depth_tensor", "depth", -1, int)
     c.set(op, "Out", F.one_hot(c.x(op, "X"), depth))
 
 
