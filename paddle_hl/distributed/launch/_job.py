@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 
-from ._worker import messages
+from ._protocol import error_path, messages, socket_name
 
 __all__ = []
 
@@ -78,10 +78,6 @@ def _address(run_dir):
     short = tempfile.mkdtemp(prefix="phl_", dir="/tmp" if os.path.isdir("/tmp") else None)
     return os.path.join(short, "m.sock"), short
 
-
-def socket_name(address):
-    """The name to bind or connect to for a monitor address (``@name``: abstract)."""
-    return "\0" + address[1:] if address.startswith("@") else address
 
 
 class _Monitor:
@@ -348,10 +344,6 @@ _HYDRA = ("[mpiexec@", "[proxy:")
 _RELAYED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
                  if hasattr(signal, n))
 
-
-def error_path(run_dir, rank):
-    """Where a rank that raised leaves its traceback for the launcher."""
-    return os.path.join(run_dir, f"rank{rank}.error")
 
 
 def _read_error(run_dir, rank):

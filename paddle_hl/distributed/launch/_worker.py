@@ -22,6 +22,8 @@ import sys
 import threading
 import traceback
 
+from ._protocol import error_path, messages, socket_name
+
 __all__ = []
 
 
@@ -151,7 +153,6 @@ def main(argv):
 def _connect(rank):
     """Report to the launcher's monitor; the connection stays open until this process ends, so
     the launcher learns at once if it is killed."""
-    from ._job import socket_name
 
     path = os.environ.get("PADDLE_HL_JOB_MONITOR")
     if not path:
@@ -198,23 +199,6 @@ def _die_with_parent():
         pass
 
 
-def messages(sock):
-    """``(word, rest)`` for each line of the launcher's monitor protocol read from ``sock``,
-    until the connection closes (both sides speak it: the ranks here, the monitor in
-    ``_job``)."""
-    buf = b""
-    while True:
-        try:
-            chunk = sock.recv(4096)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            return
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            word, _, rest = line.decode(errors="replace").partition(" ")
-            yield word, rest
 
 
 def _watch(monitor, rank, run_dir):
@@ -287,7 +271,6 @@ def remove_job_files(run_dir, maps="/proc/self/maps"):
 
 def _save_error(run_dir, rank):
     """Leave this rank's traceback in the job's folder, for the error the caller gets."""
-    from ._job import error_path
 
     path = error_path(run_dir, rank)
     try:
