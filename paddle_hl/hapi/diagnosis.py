@@ -338,13 +338,32 @@ def interpret(model, eval_data, batch_size: int = 64, num_workers: int = 0,
         >>> interp.confusion_matrix.shape  # doctest: +SKIP
         (10, 10)
     """
-    from .callbacks import config_callbacks
-
     if task not in (None, "classification", "regression"):
         raise ValueError(f"interpret: task must be 'classification', 'regression' or None, "
                          f"got {task!r}")
     if not isinstance(top_k, int) or top_k < 0:
         raise ValueError(f"interpret: top_k must be an int >= 0, got {top_k!r}")
+    chosen, outs, labels, top = _evaluate(model, eval_data, batch_size, num_workers, top_k,
+                                          task, verbose)
+    res = Interpretation()
+    res.task = chosen
+    res._dataset = _views.base_dataset(eval_data)
+    res.labels = np.concatenate(labels)
+    if chosen == "classification":
+        _classification_result(res, np.concatenate(outs), top, class_names, eval_data)
+    else:
+        _regression_result(res, np.concatenate(outs), top)
+    _views.present(res.view(), show)
+    return res
+
+
+def _evaluate(model, eval_data, batch_size, num_workers, top_k, task, verbose):
+    """Run ``model`` over ``eval_data`` in batches, with the predict callbacks (a progress
+    bar). Returns ``(task, outputs, labels, top)``: the task (``task`` or the detected one),
+    the per-batch outputs (class probabilities or float64 values) and labels, and the
+    ``(loss, index, input)`` of the ``top_k`` highest losses, highest first."""
+    from .callbacks import config_callbacks
+
     loader = model._loader(eval_data, batch_size, False, False, num_workers)
     steps = model._len(loader)
     if verbose is None:
@@ -367,25 +386,8 @@ def interpret(model, eval_data, batch_size: int = 64, num_workers: int = 0,
         n = out.shape[0] if out.ndim else 1
         if chosen is None:
             chosen = _detect_task(out, lab, model._loss)
-        if chosen == "classification":
-            if out.ndim != 2:
-                raise ValueError(f"interpret: a classifier's output must be [N, K] class "
-                                 f"scores, got shape {list(out.shape)}")
-            lab = lab.reshape(n, -1)[:, 0].astype(np.int64)
-            p = _probabilities(out)
-            if lab.min() < 0 or lab.max() >= p.shape[1]:
-                raise ValueError(f"interpret: labels must lie in [0, {p.shape[1]}) for "
-                                 f"{p.shape[1]} class scores, got {lab.min()}..{lab.max()}")
-            loss = -np.log(np.maximum(p[np.arange(n), lab], 1e-12))
-            outs.append(p)
-        else:
-            out = out.reshape(n, -1).astype(np.float64)
-            lab = lab.reshape(n, -1).astype(np.float64)
-            if out.shape != lab.shape:
-                raise ValueError(f"interpret: regression outputs {list(out.shape)} and labels "
-                                 f"{list(lab.shape)} differ in shape")
-            loss = ((out - lab) ** 2).mean(axis=1)
-            outs.append(out)
+        out, lab, loss = _batch_losses(chosen, out, lab, n)
+        outs.append(out)
         labels.append(lab)
         if top_k:
             x = _views.to_numpy(ins[0])
@@ -399,63 +401,85 @@ def interpret(model, eval_data, batch_size: int = 64, num_workers: int = 0,
     cbks.on_end("predict", logs)
     if not outs:
         raise ValueError("interpret: eval_data gave no samples")
+    return chosen, outs, labels, top
 
-    res = Interpretation()
-    res.task = chosen
-    res._dataset = _views.base_dataset(eval_data)
-    res.labels = np.concatenate(labels)
-    if chosen == "classification":
-        probs = np.concatenate(outs)
-        k = probs.shape[1]
-        res.probabilities = probs
-        res.predictions = probs.argmax(axis=1).astype(np.int64)
-        res.losses = -np.log(np.maximum(probs[np.arange(len(probs)), res.labels], 1e-12))
-        names = list(class_names) if class_names is not None else _views.class_names(
-            eval_data, k)
-        if names is not None and len(names) != k:
-            raise ValueError(f"interpret: class_names has {len(names)} names for {k} classes")
-        res.class_names = [str(n) for n in names] if names else [str(i) for i in range(k)]
-        cm = confusion_matrix(res.labels, res.predictions, k)
-        res.confusion_matrix = cm
-        rows = cm.sum(axis=1, keepdims=True).astype(np.float64)
-        res.normalized_confusion_matrix = np.divide(cm, rows, out=np.zeros(cm.shape),
-                                                    where=rows > 0)
-        pc = per_class_metrics(cm)
-        res.per_class = {"class": list(res.class_names), **pc}
-        res.accuracy = float(np.trace(cm) / max(cm.sum(), 1))
-        support = pc["support"]
-        res.summary = {"accuracy": res.accuracy, "macro_f1": float(pc["f1"].mean()),
-                       "weighted_f1": float((pc["f1"] * support).sum() / max(support.sum(), 1))}
-        off = [(int(cm[t, p]), t, p) for t in range(k) for p in range(k)
-               if t != p and cm[t, p] > 0]
-        off.sort(key=lambda v: (-v[0], v[1], v[2]))
-        res.most_confused = [(res.class_names[t], res.class_names[p], n) for n, t, p in off]
-        for loss, idx, x in top:
-            pr = probs[idx]
-            pred = int(res.predictions[idx])
-            res.top_losses.append({"index": idx, "loss": loss, "label": int(res.labels[idx]),
-                                   "prediction": pred, "probability": float(pr[pred]),
-                                   "true_probability": float(pr[res.labels[idx]])})
-            res._samples.append((idx, x))
-    else:
-        pred = np.concatenate(outs)
-        res.predictions = pred
-        res.residuals = pred - res.labels
-        res.losses = (res.residuals ** 2).mean(axis=1)
-        r = res.residuals.reshape(-1)
-        y = res.labels.reshape(-1)
-        ss_tot = float(((y - y.mean()) ** 2).sum())
-        res.summary = {"mae": float(np.abs(r).mean()), "rmse": float(np.sqrt((r ** 2).mean())),
-                       "r2": 1.0 - float((r ** 2).sum()) / ss_tot if ss_tot > 0 else 0.0,
-                       "bias": float(r.mean()), "max_error": float(np.abs(r).max())}
-        if res.predictions.shape[1] == 1:
-            res.predictions = res.predictions[:, 0]
-            res.labels = res.labels[:, 0]
-            res.residuals = res.residuals[:, 0]
-        for loss, idx, x in top:
-            res.top_losses.append({"index": idx, "loss": loss,
-                                   "label": float(np.ravel(res.labels[idx])[0]),
-                                   "prediction": float(np.ravel(res.predictions[idx])[0])})
-            res._samples.append((idx, x))
-    _views.present(res.view(), show)
-    return res
+
+def _batch_losses(task, out, lab, n):
+    """One batch's ``(outputs, labels, per-sample loss)``: for a classifier the class
+    probabilities, int64 labels and cross-entropy; for a regression model float64 [n, d]
+    values and labels and the mean squared error."""
+    if task == "classification":
+        if out.ndim != 2:
+            raise ValueError(f"interpret: a classifier's output must be [N, K] class "
+                             f"scores, got shape {list(out.shape)}")
+        lab = lab.reshape(n, -1)[:, 0].astype(np.int64)
+        p = _probabilities(out)
+        if lab.min() < 0 or lab.max() >= p.shape[1]:
+            raise ValueError(f"interpret: labels must lie in [0, {p.shape[1]}) for "
+                             f"{p.shape[1]} class scores, got {lab.min()}..{lab.max()}")
+        return p, lab, -np.log(np.maximum(p[np.arange(n), lab], 1e-12))
+    out = out.reshape(n, -1).astype(np.float64)
+    lab = lab.reshape(n, -1).astype(np.float64)
+    if out.shape != lab.shape:
+        raise ValueError(f"interpret: regression outputs {list(out.shape)} and labels "
+                         f"{list(lab.shape)} differ in shape")
+    return out, lab, ((out - lab) ** 2).mean(axis=1)
+
+
+def _classification_result(res, probs, top, class_names, eval_data):
+    """Fill ``res`` (its ``labels`` set) for a classifier from the class probabilities of
+    all samples and the highest losses."""
+    k = probs.shape[1]
+    res.probabilities = probs
+    res.predictions = probs.argmax(axis=1).astype(np.int64)
+    res.losses = -np.log(np.maximum(probs[np.arange(len(probs)), res.labels], 1e-12))
+    names = list(class_names) if class_names is not None else _views.class_names(
+        eval_data, k)
+    if names is not None and len(names) != k:
+        raise ValueError(f"interpret: class_names has {len(names)} names for {k} classes")
+    res.class_names = [str(n) for n in names] if names else [str(i) for i in range(k)]
+    cm = confusion_matrix(res.labels, res.predictions, k)
+    res.confusion_matrix = cm
+    rows = cm.sum(axis=1, keepdims=True).astype(np.float64)
+    res.normalized_confusion_matrix = np.divide(cm, rows, out=np.zeros(cm.shape),
+                                                where=rows > 0)
+    pc = per_class_metrics(cm)
+    res.per_class = {"class": list(res.class_names), **pc}
+    res.accuracy = float(np.trace(cm) / max(cm.sum(), 1))
+    support = pc["support"]
+    res.summary = {"accuracy": res.accuracy, "macro_f1": float(pc["f1"].mean()),
+                   "weighted_f1": float((pc["f1"] * support).sum() / max(support.sum(), 1))}
+    off = [(int(cm[t, p]), t, p) for t in range(k) for p in range(k)
+           if t != p and cm[t, p] > 0]
+    off.sort(key=lambda v: (-v[0], v[1], v[2]))
+    res.most_confused = [(res.class_names[t], res.class_names[p], n) for n, t, p in off]
+    for loss, idx, x in top:
+        pr = probs[idx]
+        pred = int(res.predictions[idx])
+        res.top_losses.append({"index": idx, "loss": loss, "label": int(res.labels[idx]),
+                               "prediction": pred, "probability": float(pr[pred]),
+                               "true_probability": float(pr[res.labels[idx]])})
+        res._samples.append((idx, x))
+
+
+def _regression_result(res, pred, top):
+    """Fill ``res`` (its ``labels`` set, [N, d]) for a regression model from the predictions
+    of all samples and the highest losses."""
+    res.predictions = pred
+    res.residuals = pred - res.labels
+    res.losses = (res.residuals ** 2).mean(axis=1)
+    r = res.residuals.reshape(-1)
+    y = res.labels.reshape(-1)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    res.summary = {"mae": float(np.abs(r).mean()), "rmse": float(np.sqrt((r ** 2).mean())),
+                   "r2": 1.0 - float((r ** 2).sum()) / ss_tot if ss_tot > 0 else 0.0,
+                   "bias": float(r.mean()), "max_error": float(np.abs(r).max())}
+    if res.predictions.shape[1] == 1:
+        res.predictions = res.predictions[:, 0]
+        res.labels = res.labels[:, 0]
+        res.residuals = res.residuals[:, 0]
+    for loss, idx, x in top:
+        res.top_losses.append({"index": idx, "loss": loss,
+                               "label": float(np.ravel(res.labels[idx])[0]),
+                               "prediction": float(np.ravel(res.predictions[idx])[0])})
+        res._samples.append((idx, x))

@@ -1,7 +1,7 @@
 """One door to the compiled kernels, the thread pool and OpenBLAS: only ``paddle_hl/backend/``
 names numba, ``backend._numba``, ``backend._threads`` and ``backend._openblas``; everything
 else asks the backend (``backend.kernel``, ``backend.split``, ``backend.parallel_map``, ...).
-And the backend's functions stay short enough to read."""
+And every function of the package and its domains stays short enough to read."""
 
 from __future__ import annotations
 
@@ -101,15 +101,32 @@ def test_the_check_sees_each_kind_of_import(tmp_path):
         assert bool(hits) is bad, src
 
 
-def test_backend_functions_stay_short():
-    long = []
-    for path in BACKEND.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                n = node.end_lineno - node.lineno + 1
-                if n > MAX_FUNCTION_LINES:
-                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
-    assert not long, f"backend functions over {MAX_FUNCTION_LINES} lines: {long}"
+def _long_functions(tree):
+    """``(line, name, lines)`` of every function of ``tree`` over the limit."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = node.end_lineno - node.lineno + 1
+            if n > MAX_FUNCTION_LINES:
+                yield node.lineno, node.name, n
+
+
+def test_functions_stay_short():
+    # every function of the package and of the domains, with no exception (none is generated)
+    long = [f"{path.relative_to(ROOT)}:{line} {name} ({n} lines)" for path in _sources()
+            for line, name, n in _long_functions(ast.parse(path.read_text(), str(path)))]
+    assert not long, (f"functions over {MAX_FUNCTION_LINES} lines (split them into named "
+                      f"steps): {long}")
+
+
+def test_the_length_check_counts_lines_of_nested_and_async_functions():
+    def source(kind, lines):  # a function of ``lines`` lines nested in a class
+        body = "".join(f"        x{i} = {i}\n" for i in range(lines - 1))
+        return f"class C:\n    {kind} f(self):\n{body}"
+
+    for kind in ("def", "async def"):
+        assert not list(_long_functions(ast.parse(source(kind, MAX_FUNCTION_LINES))))
+        assert list(_long_functions(ast.parse(source(kind, MAX_FUNCTION_LINES + 1)))) == [
+            (2, "f", MAX_FUNCTION_LINES + 1)]
 
 
 def test_only_the_numba_package_imports_numba():

@@ -360,73 +360,126 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
       first recomputes the activations.
     - The inputs, outputs and input gradient keep the layout of ``x``; a shard reads and
       writes its rows of them through time-major views.
+
+    The steps are the methods of :class:`_LstmRun`.
     """
-    lead = x.shape[:2]
-    steps = lead[0] if time_major else lead[1]
-    batch = h0.shape[0]
-    n = w_hh.shape[1]
-    isz = x.shape[2]
-    feat = isz + 1 + n
-    dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
-    order = _lstm_gate_order(xp, n)
-    w_ih_p = w_ih[order].astype(dt)
-    w_hh_p = w_hh[order].astype(dt)
-    # forward weights with the sigmoid rows halved (tanh form of the sigmoid); the bias
-    # column is matched by the ones column of the slots
-    w_fwd = xp.empty((4 * n, feat), dtype=dt)
-    w_fwd[:, :isz] = w_ih_p
-    w_fwd[:, isz] = (b_ih + b_hh)[order]
-    w_fwd[:, isz + 1:] = w_hh_p
-    w_fwd[:3 * n] *= 0.5
-    w_fwd_t = xp.ascontiguousarray(w_fwd.T)  # BLAS packs it faster than the transposed view
-    # the backward's gate buffer holds 4x the gradients of the sigmoid gates (see back):
-    # the weights that multiply it carry the 1/4 (exact in binary floating point)
-    w_hh_p[:3 * n] *= 0.25
-    w_ih_p[:3 * n] *= 0.25
+    run = _LstmRun(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major,
+                   zero_pad)
+    dt, isz = run.dt, run.isz
+    y = xp.empty(run.lead + (run.n,), dtype=dt)
+    h_last, c_last = run.forward(h0.astype(dt, copy=False), c0.astype(dt, copy=False),
+                                 run.tm(y))
 
-    def tm(a):  # time-major view of an array in x's layout
-        return a if time_major else xp.swapaxes(a, 0, 1)
+    def backward(g_y, g_h, g_c=None):
+        dx, dh, dc, dw = run.backward(g_y, g_h, g_c)
+        db = dw[:, isz]
+        return (dx.astype(x.dtype, copy=False), dh, dc,
+                dw[:, :isz].astype(w_ih.dtype), dw[:, isz + 1:].astype(w_hh.dtype),
+                db.astype(b_ih.dtype), db.astype(b_hh.dtype), None)
 
-    x_t = tm(x)
-    m_t = None if mask is None else mask.T[:, :, None]
-    seq = range(steps - 1, -1, -1) if reverse else range(steps)
-    off = 1 if reverse else 0  # step s reads the state in slot s + off, writes slot s + 1 - off
-    first, final = (steps, 0) if reverse else (0, steps)
-    shards = list(enumerate(_row_shards(xp, batch, n, steps)))
-    bufs = [None] * len(shards)  # per shard: (slots, tanh of gates, sigmoids, c, tanh(c))
-    # a shard of few rows projects its inputs of all steps with one GEMM first, and its steps
-    # multiply only h by W_hh: each step's GEMM is then bound by reading the weights, and
-    # W_hh is the smaller part of them
-    w_rec_t = (xp.ascontiguousarray(w_fwd_t[isz + 1:])
-               if any(r.stop - r.start < _FUSED_MIN_ROWS for _, r in shards) else None)
+    if xp is np:
+        # the buffers outlive the graph only on the free list (they are private: the outputs
+        # and gradients are separate arrays)
+        weakref.finalize(backward, _give_shards, run.bufs)
+    return (y, h_last, c_last), backward
 
-    def run(k, rows, h, c, y_t):
+
+class _LstmRun:
+    """One call of the fused LSTM kernel (see :func:`_lstm_seq`): its sizes, its prepared
+    weights, its row shards and their buffers, and the steps that run on them."""
+
+    def __init__(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major,
+                 zero_pad):
+        self.xp = xp
+        self.time_major = time_major
+        self.zero_pad = zero_pad
+        self.lead = lead = x.shape[:2]
+        self.steps = steps = lead[0] if time_major else lead[1]
+        self.batch = h0.shape[0]
+        self.n = n = w_hh.shape[1]
+        self.isz = isz = x.shape[2]
+        self.feat = isz + 1 + n
+        self.dt = xp.result_type(x.dtype, h0.dtype, c0.dtype)
+        self._prepare_weights(w_ih, w_hh, b_ih, b_hh)
+        self.x_t = self.tm(x)
+        self.m_t = None if mask is None else mask.T[:, :, None]
+        self.seq = range(steps - 1, -1, -1) if reverse else range(steps)
+        self.off = 1 if reverse else 0  # step s reads the state in slot s + off, writes s + 1 - off
+        self.first, self.final = (steps, 0) if reverse else (0, steps)
+        self.shards = list(enumerate(_row_shards(xp, self.batch, n, steps)))
+        self.bufs = [None] * len(self.shards)  # per shard: see _shard_buffers
+        # a shard of few rows projects its inputs of all steps with one GEMM first, and its
+        # steps multiply only h by W_hh: each step's GEMM is then bound by reading the
+        # weights, and W_hh is the smaller part of them
+        self.w_rec_t = (xp.ascontiguousarray(self.w_fwd_t[isz + 1:])
+                        if any(r.stop - r.start < _FUSED_MIN_ROWS for _, r in self.shards)
+                        else None)
+        self.spent = False  # a backward has overwritten the activations
+
+    def tm(self, a):
+        """Time-major view of an array in x's layout."""
+        return a if self.time_major else self.xp.swapaxes(a, 0, 1)
+
+    def _prepare_weights(self, w_ih, w_hh, b_ih, b_hh):
+        """The gate order (i, f, o, g), the forward weights ``[W_ih | b_ih + b_hh | W_hh]``
+        transposed with the sigmoid rows halved, and the backward's permuted ``W_ih`` and
+        ``W_hh`` with the sigmoid rows quartered."""
+        xp, n, isz, dt = self.xp, self.n, self.isz, self.dt
+        self.order = order = _lstm_gate_order(xp, n)
+        w_ih_p = w_ih[order].astype(dt)
+        w_hh_p = w_hh[order].astype(dt)
+        # forward weights with the sigmoid rows halved (tanh form of the sigmoid); the bias
+        # column is matched by the ones column of the slots
+        w_fwd = xp.empty((4 * n, self.feat), dtype=dt)
+        w_fwd[:, :isz] = w_ih_p
+        w_fwd[:, isz] = (b_ih + b_hh)[order]
+        w_fwd[:, isz + 1:] = w_hh_p
+        w_fwd[:3 * n] *= 0.5
+        # BLAS packs the contiguous transpose faster than the transposed view
+        self.w_fwd_t = xp.ascontiguousarray(w_fwd.T)
+        # the backward's gate buffer holds 4x the gradients of the sigmoid gates (see
+        # backward_shard): the weights that multiply it carry the 1/4 (exact in binary
+        # floating point)
+        w_hh_p[:3 * n] *= 0.25
+        w_ih_p[:3 * n] *= 0.25
+        self.w_ih_p, self.w_hh_p = w_ih_p, w_hh_p
+
+    def _shard_buffers(self, k, rows):
+        """Shard ``k``'s buffers, taken on its first run: the slots ``[x | 1 | h]``, the
+        activations (gate gradients after the backward), the sigmoids, c and tanh(c)."""
+        if self.bufs[k] is None:
+            xp, steps, n, isz, dt, off = (self.xp, self.steps, self.n, self.isz, self.dt,
+                                          self.off)
+            rn = rows.stop - rows.start
+            xh = _work_take(xp, (steps + 1, rn, self.feat), dt)
+            xh[off:off + steps, :, :isz] = self.x_t[:, rows]
+            xh[:, :, isz] = 1
+            self.bufs[k] = (xh, _work_take(xp, (steps, rn, 4 * n), dt),
+                            _work_take(xp, (steps, rn, 3 * n), dt),
+                            _work_take(xp, (steps + 1, rn, n), dt),
+                            _work_take(xp, (steps, rn, n), dt))
+        return self.bufs[k]
+
+    def forward_shard(self, k, rows, h, c, y_t):
         """The forward steps of batch rows ``rows`` (shard ``k``) from their ``(h, c)``: fills
         the activations and what the backward reads, writes the outputs into ``y_t`` (a
         time-major view, or None), returns the final ``(h, c)`` (views of the slots)."""
-        if bufs[k] is None:
-            rn = rows.stop - rows.start
-            xh = _work_take(xp, (steps + 1, rn, feat), dt)
-            xh[off:off + steps, :, :isz] = x_t[:, rows]
-            xh[:, :, isz] = 1
-            bufs[k] = (xh, _work_take(xp, (steps, rn, 4 * n), dt),
-                       _work_take(xp, (steps, rn, 3 * n), dt),
-                       _work_take(xp, (steps + 1, rn, n), dt),
-                       _work_take(xp, (steps, rn, n), dt))
-        xh, g, sg, cs, tcs = bufs[k]
+        xp, n, isz, dt, off, steps = self.xp, self.n, self.isz, self.dt, self.off, self.steps
+        w_fwd_t, w_rec_t, zero_pad = self.w_fwd_t, self.w_rec_t, self.zero_pad
+        xh, g, sg, cs, tcs = self._shard_buffers(k, rows)
         hs = xh[:, :, isz + 1:]
-        hs[first] = h
-        cs[first] = c
+        hs[self.first] = h
+        cs[self.first] = c
         rn = h.shape[0]
         ig = xp.empty((rn, n), dtype=dt)
-        m_r = None if m_t is None else m_t[:, rows]
+        m_r = None if self.m_t is None else self.m_t[:, rows]
         y_r = None if y_t is None else y_t[:, rows]
         fused = rn >= _FUSED_MIN_ROWS
         if not fused:
             xp.matmul(xh[off:off + steps, :, :isz + 1].reshape(-1, isz + 1),
                       w_fwd_t[:isz + 1], out=g.reshape(-1, 4 * n))
             rec = xp.empty((rn, 4 * n), dtype=dt)
-        for s in seq:
+        for s in self.seq:
             a = g[s]
             if fused:
                 xp.matmul(xh[s + off], w_fwd_t, out=a)
@@ -460,17 +513,24 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
                     out *= ms
             h_new[...] = xp.where(ms, h_new, hs[s + off])
             c_new[...] = xp.where(ms, c_new, c_prev)
-        return hs[final], cs[final]
+        return hs[self.final], cs[self.final]
 
-    def run_all(h, c, y_t):
-        res = _in_shards(lambda kr: run(kr[0], kr[1], h[kr[1]], c[kr[1]], y_t), shards)
+    def forward(self, h, c, y_t):
+        """The forward steps of all shards from ``(h, c)`` [batch, n]; returns the final
+        ``(h, c)``."""
+        res = _in_shards(lambda kr: self.forward_shard(kr[0], kr[1], h[kr[1]], c[kr[1]], y_t),
+                         self.shards)
+        xp = self.xp
         return (xp.concatenate([r[0] for r in res]), xp.concatenate([r[1] for r in res]))
 
-    y = xp.empty(lead + (n,), dtype=dt)
-    h_last, c_last = run_all(h0.astype(dt, copy=False), c0.astype(dt, copy=False), tm(y))
-    spent = [False]
+    def _recompute(self):
+        """Refill the activations a first backward overwrote, from each shard's initial
+        state kept in its buffers."""
+        first, isz, bufs = self.first, self.isz, self.bufs
+        _in_shards(lambda kr: self.forward_shard(kr[0], kr[1], bufs[kr[0]][0][first, :, isz + 1:],
+                                                 bufs[kr[0]][3][first], None), self.shards)
 
-    def back(k, rows, dh, dc, gy_t, dx_t):
+    def backward_shard(self, k, rows, dh, dc, gy_t, dx_t):
         """The backward steps of batch rows ``rows`` (shard ``k``): overwrites their
         activations with the gate gradients, writes their input gradient into ``dx_t``,
         returns the gradients of their initial ``(h, c)`` and their part of ``dW``.
@@ -479,15 +539,17 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
         ``tanh' = 1 - g²`` for g: one factor ``1 - a²`` over the whole row gives all four
         derivatives, the sigmoid gates' gradients times 4 (the weights that multiply them
         carry the 1/4)."""
-        xh, g, sg, cs, tcs = bufs[k]
-        m_r = None if m_t is None else m_t[:, rows]
+        xp, n, dt, off, steps = self.xp, self.n, self.dt, self.off, self.steps
+        w_hh_p, zero_pad = self.w_hh_p, self.zero_pad
+        xh, g, sg, cs, tcs = self.bufs[k]
+        m_r = None if self.m_t is None else self.m_t[:, rows]
         gy_r = None if gy_t is None else gy_t[:, rows]
         rn = dh.shape[0]
         der = xp.empty((rn, 4 * n), dtype=dt)
         tmp = xp.empty((rn, n), dtype=dt)
         dct = xp.empty((rn, n), dtype=dt)
         dh_prev = xp.empty((rn, n), dtype=dt)
-        for s in reversed(seq):
+        for s in reversed(self.seq):
             a = g[s]  # activations in, gate gradients out
             i, f, o, gg = a[:, :n], a[:, n:2 * n], a[:, 2 * n:3 * n], a[:, 3 * n:]
             sig = sg[s]
@@ -531,42 +593,36 @@ def _lstm_seq(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse, time_major, 
                 xp.matmul(a, w_hh_p, out=dh_prev)
                 dh += dh_prev
         d2 = g.reshape(-1, 4 * n)
-        dw = d2.T @ xh[off:off + steps].reshape(-1, feat)
-        dx_t[:, rows] = (d2 @ w_ih_p).reshape(steps, rn, isz)
+        dw = d2.T @ xh[off:off + steps].reshape(-1, self.feat)
+        dx_t[:, rows] = (d2 @ self.w_ih_p).reshape(steps, rn, self.isz)
         return dh, dc, dw
 
-    def backward(g_y, g_h, g_c=None):
-        if spent[0] and steps:
+    def backward(self, g_y, g_h, g_c):
+        """The backward of all shards from the gradients of the outputs and the final state:
+        returns ``(dx, dh0, dc0, dW)`` in the kernel's dtype, ``dW`` the gradient of
+        ``[W_ih | b | W_hh]`` with its rows in Paddle's gate order."""
+        xp, n, dt, batch = self.xp, self.n, self.dt, self.batch
+        if self.spent and self.steps:
             # a second backward: the first one overwrote the activations with gradients
-            _in_shards(lambda kr: run(kr[0], kr[1], bufs[kr[0]][0][first, :, isz + 1:],
-                                      bufs[kr[0]][3][first], None), shards)
-        spent[0] = True
+            self._recompute()
+        self.spent = True
         dh = xp.zeros((batch, n), dtype=dt) if g_h is None else g_h.astype(dt)
         dc = xp.zeros((batch, n), dtype=dt) if g_c is None else g_c.astype(dt)
-        gy_t = None if g_y is None else tm(g_y)
-        dx = xp.empty(lead + (isz,), dtype=dt)
-        dx_t = tm(dx)
-        res = _in_shards(lambda kr: back(kr[0], kr[1], dh[kr[1]], dc[kr[1]], gy_t, dx_t),
-                         shards)
+        gy_t = None if g_y is None else self.tm(g_y)
+        dx = xp.empty(self.lead + (self.isz,), dtype=dt)
+        dx_t = self.tm(dx)
+        res = _in_shards(lambda kr: self.backward_shard(kr[0], kr[1], dh[kr[1]], dc[kr[1]],
+                                                        gy_t, dx_t), self.shards)
         dh = xp.concatenate([r[0] for r in res])
         dc = xp.concatenate([r[1] for r in res])
         dw = res[0][2]
         for r in res[1:]:
             dw += r[2]
         dw[:3 * n] *= 0.25
+        order = self.order
         back_order = xp.empty_like(order)
         back_order[order] = xp.arange(order.shape[0])
-        dw = dw[back_order]
-        db = dw[:, isz]
-        return (dx.astype(x.dtype, copy=False), dh, dc,
-                dw[:, :isz].astype(w_ih.dtype), dw[:, isz + 1:].astype(w_hh.dtype),
-                db.astype(b_ih.dtype), db.astype(b_hh.dtype), None)
-
-    if xp is np:
-        # the buffers outlive the graph only on the free list (they are private: the outputs
-        # and gradients are separate arrays)
-        weakref.finalize(backward, _give_shards, bufs)
-    return (y, h_last, c_last), backward
+        return dx, dh, dc, dw[back_order]
 
 
 def _give_shards(bufs):
