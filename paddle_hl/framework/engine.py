@@ -2,7 +2,8 @@
 
 A Node is created by the op wrapper for every op that records the graph. It keeps the op's
 backward closure (raw arrays in, raw arrays out) — or :data:`GRAD` with the input arrays and
-the output, when the op's declared gradient rule computes the gradient — one *edge* per input
+the output (and the kernel's residuals, see :class:`Saved`), when the op's declared gradient
+rule computes the gradient — one *edge* per input
 (``(node, output_index)`` for an input made by another op, the leaf Tensor itself for a leaf
 that needs grad, or None) and version stamps of the inputs whose values backward reads.
 
@@ -48,6 +49,17 @@ class NoHigherOrderRuleError(RuntimeError):
     """``create_graph=True`` met an op that has no higher-order gradient rule."""
 
 
+class Saved(tuple):
+    """The residuals a kernel hands its gradient rule: ``return out, GRAD.save(a, b)``.
+
+    A tuple (arrays and plain Python values) that the graph node keeps as ``Node.saved`` and
+    passes to the rule ``grad(M, *inputs, out, saved, *grads, **attrs)`` of a kernel declared
+    with ``@op(..., residuals=True)`` (see ``paddle_hl.framework.op``).
+    """
+
+    __slots__ = ()
+
+
 class _GradRule:
     """The type of :data:`GRAD`."""
 
@@ -56,18 +68,30 @@ class _GradRule:
     def __repr__(self):
         return "GRAD"
 
+    @staticmethod
+    def save(*residuals):
+        """``GRAD`` with residuals: the kernel's gradient rule also receives ``residuals``."""
+        return Saved(residuals)
+
 
 GRAD = _GradRule()
 """A kernel's backward (and a node's ``bw``) that says: the op's declared gradient rule
 ``fn.grad(M, *inputs, out, *grads, **attrs)`` computes the gradient. A node with it keeps the
-input arrays in ``in_data`` and the output in ``out``."""
+input arrays in ``in_data``, the output in ``out`` and the residuals of ``GRAD.save(...)``, if
+any, in ``saved``."""
 
 
 def _bound(node):
     """``bw(*grads)`` of a :data:`GRAD` node (for the profiler, which times a callable)."""
     o = node.out
     ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
-    grad, data, attrs = node.fn.grad, node.in_data, node.attrs
+    grad, data, attrs, saved = node.fn.grad, node.in_data, node.attrs, node.saved
+
+    if saved is not None:
+        def saved_bw(*grads):
+            return grad(ns, *data, o, saved, *grads, **attrs)
+
+        return saved_bw
 
     def bw(*grads):
         return grad(ns, *data, o, *grads, **attrs)
@@ -79,9 +103,9 @@ class Node:
     """One recorded op in the autograd graph (Paddle's ``GradNode``)."""
 
     __slots__ = ("fn", "bw", "edges", "checks", "n_out", "hooks", "retained", "in_data",
-                 "attrs", "out_meta", "out", "__weakref__")
+                 "attrs", "out_meta", "out", "saved", "__weakref__")
 
-    def __init__(self, fn, bw, edges, checks, n_out, in_data, attrs, out_meta):
+    def __init__(self, fn, bw, edges, checks, n_out, in_data, attrs, out_meta, saved=None):
         self.fn = fn
         self.bw = bw
         self.edges = edges
@@ -92,6 +116,7 @@ class Node:
         self.in_data = in_data
         self.attrs = attrs
         self.out_meta = out_meta
+        self.saved = saved  # the kernel's residuals (GRAD.save), or None
 
     @property
     def name(self):
@@ -410,7 +435,9 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph, watch=None):
                             # one- and two-input rules skip the argument unpacking
                             o, d = node.out, node.in_data
                             ns = NUMPY_OPS if type(o) is np.ndarray else ArrayOps.of(o)
-                            if node.attrs:
+                            if node.saved is not None:  # a kernel with residuals
+                                in_grads = node.fn.grad(ns, *d, o, node.saved, g, **node.attrs)
+                            elif node.attrs:
                                 in_grads = node.fn.grad(ns, *d, o, g, **node.attrs)
                             elif len(d) == 1:
                                 in_grads = node.fn.grad(ns, d[0], o, g)
@@ -429,6 +456,7 @@ def _run_plain(ready, buffers, deps, leaf_grads, retain_graph, watch=None):
                 if not retain_graph:
                     node.bw = None
                     node.in_data = None
+                    node.saved = None
             nxt = None
             for e, gi in zip(node.edges, in_grads):
                 if e is None:
@@ -498,6 +526,7 @@ def _run_general(ready, buffers, deps, leaf_grads, retain_graph, create_graph, t
             if not retain_graph:
                 node.bw = None
                 node.in_data = None
+                node.saved = None
         elif grad_mode and g is not None:
             _node_outputs(node, g, targets, results, create_graph)
         if in_grads is None:
@@ -678,7 +707,13 @@ def _higher_order(node, grads):
             inputs.append(t)
         else:
             inputs.append(e)
-    out = rule(inputs, gts, **node.attrs) if node.attrs else rule(inputs, gts)
+    if node.saved is not None:
+        # residuals as constants: the rule recomputes those whose derivative it needs
+        saved = tuple(_wrap(v) if backend.is_array(v) else v
+                      for v in (v.get() if type(v) is Packed else v for v in node.saved))
+        out = rule(inputs, gts, saved, **node.attrs)
+    else:
+        out = rule(inputs, gts, **node.attrs) if node.attrs else rule(inputs, gts)
     unbroadcast_tensor = _unbroadcast_tensor
     fixed = []
     for x, g in zip(inputs, out):

@@ -4,6 +4,9 @@ A *kernel* is a function on raw backend arrays (and Python scalars) that returns
 ``(out, backward)``: ``out`` is an array or a tuple of arrays. ``backward`` is one of
 
 - :data:`GRAD`: the op's declared gradient rule (below) computes the gradient;
+- ``GRAD.save(*residuals)``: the same, and the rule also reads these *residuals*, values the
+  forward pass computed anyway (an argmax, batch statistics, a mask, a float32 output) that the
+  gradient would otherwise recompute (see "Residuals" below);
 - a function ``backward(*grads)`` taking one gradient array per output and returning one gradient
   (or None) per input: the hand-written backward of a fused kernel, paired with an explicit
   higher-order rule ``hi``;
@@ -27,10 +30,39 @@ Kernels are declared with the :func:`op` decorator, which sets their attributes:
   (``paddle_hl.tensor._tensor_ops``) and Tensors everywhere, so the gradient is itself
   differentiable; there ``out`` is recomputed from the inputs when the rule declares
   ``uses_out``, and is None otherwise. Names such as ``M.cos``, ``M.where`` or ``M.reshape``
-  exist in both namespaces; ``M.tensor`` tells them apart.
+  exist in both namespaces; ``M.tensor`` tells them apart. A rule calls another kernel with
+  ``M.op(kernel, *args, **attrs)``: the kernel's output on arrays, a recorded (differentiable)
+  op on Tensors. A fused kernel's adjoint (a convolution's data gradient, a resample's
+  transpose) is such a kernel, with its own rule, so the derivative is written once and is
+  differentiable to any order.
 - ``hi``: the higher-order rule, ``hi(inputs, grads, **attrs)`` written with public Tensor ops,
   used when ``create_graph=True``; derived from ``grad`` when there is one, hand-written only
-  for fused kernels. An op without one raises a clear error under create_graph.
+  for fused kernels that still pair it with a backward closure. An op without one raises a
+  clear error under create_graph.
+
+Residuals. A kernel declared with ``@op(name, grad=rule, residuals=True)`` returns
+``(out, GRAD.save(r0, r1, ...))`` and its rule takes the residuals as one tuple between the
+output and the gradients: ``grad(M, *inputs, out, saved, *grads, **attrs)``. This is the
+forward/backward split of a custom VJP: the forward hands the rule what it already computed,
+the rule reads it instead of recomputing it. The graph node keeps ``saved`` beside the input
+arrays (``Node.saved``), and saved-tensor hooks pack and unpack the arrays in it as they do the
+inputs (so ``saved`` is a flat tuple of arrays and plain Python values). Under
+``create_graph=True`` the rule receives the SAME residuals as constants: each array is a
+no-grad Tensor, Python values stay as they are. That is exact when a residual depends on the
+inputs only through a choice whose derivative is zero (an argmax, a sort order, an indicator
+mask, an integer count); a residual that is a differentiable function of the inputs (a batch
+mean, a normalised output) must be recomputed from the Tensor inputs when ``M.tensor`` is
+True, so that its derivative reaches the gradient, e.g.::
+
+    def _rule(M, x, out, saved, g):
+        mask, y = saved     # mask: a 0/1 choice, a constant under create_graph
+        if M.tensor:        # y = exp(x) is differentiable: recomputed from the Tensor x
+            y = M.exp(x)
+        return (g * mask * y,)
+
+Only the residual is recomputed there; the derivative itself is still one text. Residuals the
+rule does not read cost nothing but memory until backward (the node frees them with the
+inputs).
 
 :func:`apply` turns a kernel call into Tensor outputs and, when grad mode is on and an input needs
 grad, one graph node. AMP casting and profiler events cost one attribute check each when off.
@@ -45,7 +77,7 @@ from .. import backend
 from ..backend.arrays import NUMPY_OPS, ArrayOps
 from . import dtype as _dt
 from . import state
-from .engine import GRAD, Node, Packed
+from .engine import GRAD, Node, Packed, Saved
 from .tensor import Tensor, _wrap, attach_autograd, writable
 
 _tls = state.tls  # per-thread switches (grad mode)
@@ -78,7 +110,7 @@ def tensor_ops():
 
 
 def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
-       const_grad=None):
+       const_grad=None, residuals=False):
     """Declare a kernel (see the module doc): ``@op("sin", grad=rule)``.
 
     Args:
@@ -94,6 +126,9 @@ def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
         const_grad (callable, optional): for ops whose gradient reads neither the inputs nor
             the output (add, subtract): the backward ``bw(*grads)`` itself, written with
             operators only, so one function serves arrays and Tensors without a rule call.
+        residuals (bool, optional): the kernel returns ``(out, GRAD.save(...))`` and ``grad``
+            takes the residuals as one tuple after ``out``: ``grad(M, *inputs, out, saved,
+            *grads, **attrs)`` (see the module doc).
 
     Returns:
         The decorator, which returns the kernel itself (no wrapper: no call overhead).
@@ -103,6 +138,9 @@ def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
     if grad is not None and hi is not None:
         raise ValueError(f"op {name!r}: give the gradient rule once, as grad= (the kernel "
                          "returning GRAD) or as a fused backward with hi=, not both")
+    if residuals and (grad is None or const_grad is not None):
+        raise ValueError(f"op {name!r}: residuals=True needs the gradient rule that reads them, "
+                         "grad=rule(M, *inputs, out, saved, *grads, **attrs)")
 
     def declare(fn):
         fn.op_name = name
@@ -113,7 +151,8 @@ def op(name, *, saves=_ALL, broadcast=False, grad=None, uses_out=False, hi=None,
         if grad is not None:
             fn.grad = grad
             fn.grad_uses_out = uses_out
-            fn.hi = tensor_rule(fn, grad, uses_out)
+            fn.residuals = residuals
+            fn.hi = tensor_rule(fn, grad, uses_out, residuals)
         elif hi is not None:
             fn.hi = hi
         return fn
@@ -129,17 +168,24 @@ def _const_rule(bw):
     return grad
 
 
-def tensor_rule(fn, grad, uses_out=False):
-    """The create_graph form of gradient rule ``grad``: ``hi(inputs, grads, **attrs)``."""
+def tensor_rule(fn, grad, uses_out=False, residuals=False):
+    """The create_graph form of gradient rule ``grad``: ``hi(inputs, grads, **attrs)``, or
+    ``hi(inputs, grads, saved, **attrs)`` for a kernel with residuals (``saved`` the node's
+    residuals, arrays as constant Tensors)."""
     const = getattr(grad, "const", None)
-
-    def hi(inputs, grads, **attrs):
-        if const is not None:
-            return const(*grads)
-        out = apply(fn, *inputs, **attrs) if uses_out else None
-        return grad(_tensor_ops, *inputs, out, *grads, **attrs)
+    if residuals:
+        def hi(inputs, grads, saved, **attrs):
+            out = apply(fn, *inputs, **attrs) if uses_out else None
+            return grad(_tensor_ops, *inputs, out, saved, *grads, **attrs)
+    else:
+        def hi(inputs, grads, **attrs):
+            if const is not None:
+                return const(*grads)
+            out = apply(fn, *inputs, **attrs) if uses_out else None
+            return grad(_tensor_ops, *inputs, out, *grads, **attrs)
 
     hi.rule = grad
+    hi.residuals = residuals
     return hi
 
 
@@ -153,9 +199,10 @@ class _Held:
         self.v = v
 
 
-def array_rule(fn, arrays, out, attrs=None):
-    """The first-order backward ``bw(*grads)`` of a kernel that returned :data:`GRAD`: its
-    ``grad`` rule bound to the array namespace, the input arrays and the output.
+def array_rule(fn, arrays, out, attrs=None, saved=None):
+    """The first-order backward ``bw(*grads)`` of a kernel that returned :data:`GRAD` (or
+    ``GRAD.save(...)``): its ``grad`` rule bound to the array namespace, the input arrays, the
+    output and the residuals ``saved``.
 
     The hot path does not build it (backward calls the rule directly with what the node
     keeps); it serves the broadcasting wrapper, multi-output nodes and saved-tensor hooks. Only
@@ -171,6 +218,14 @@ def array_rule(fn, arrays, out, attrs=None):
     attrs = attrs or {}
     saves = _meta(fn)[0]
     uses_out = getattr(fn, "grad_uses_out", False)
+    if saved is not None:
+        # the residuals are held in a tuple cell of their own, which saved-tensor hooks pack
+        res = tuple(saved)
+        if saves is None and uses_out:
+            def saved_bw(*grads):
+                return grad(ns, *arrays, out, res, *grads, **attrs)
+
+            return saved_bw
     if saves is None and uses_out:
         def bw(*grads):
             return grad(ns, *arrays, out, *grads, **attrs)
@@ -181,6 +236,14 @@ def array_rule(fn, arrays, out, attrs=None):
     rest = _Held(([None if k is not None else a for k, a in zip(kept, arrays)],
                   None if uses_out else out))
     saved_out = out if uses_out else None
+
+    if saved is not None:
+        def bound_saved_bw(*grads):
+            others, o = rest.v
+            args = [a if k is None else k for k, a in zip(kept, others)]
+            return grad(ns, *args, o if saved_out is None else saved_out, res, *grads, **attrs)
+
+        return bound_saved_bw
 
     def bound_bw(*grads):
         others, o = rest.v
@@ -261,8 +324,13 @@ def apply(fn, *inputs, **attrs):
     # -- record one graph node (inlined: this is the hot path of every differentiable op)
     m = getattr(fn, "_hl_meta", None)
     saves, has_hi, bcast, _, const = m if m is not None else _meta(fn)
-    if bw is GRAD and const is not None:
-        bw = const
+    saved = None
+    if bw is GRAD:
+        if const is not None:
+            bw = const
+    elif type(bw) is Saved:
+        saved = _residuals(fn, bw)
+        bw = GRAD
     checks = ()
     if saves is None:
         checks = []
@@ -280,23 +348,23 @@ def apply(fn, *inputs, **attrs):
     in_data = arrays if has_hi else None
     if state.saved_hooks:
         if bw is GRAD:
-            bw = array_rule(fn, arrays, out, attrs)
-        bw, in_data = _pack_saved(fn, bw, inputs, arrays, in_data)
+            bw = array_rule(fn, arrays, out, attrs, saved)
+        bw, in_data, saved = _pack_saved(fn, bw, inputs, arrays, in_data, saved)
     if type(out) is tuple:
         if bw is GRAD:
-            bw = array_rule(fn, arrays, out, attrs)
-        return _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast)
+            bw = array_rule(fn, arrays, out, attrs, saved)
+        return _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast, saved)
     if bcast:
         oshape = out.shape
         for a, e in zip(arrays, edges):
             if e is not None and a.shape != oshape:
                 if bw is GRAD:
-                    bw = array_rule(fn, arrays, out, attrs)
+                    bw = array_rule(fn, arrays, out, attrs, saved)
                 bw = _broadcasting(bw, tuple(None if e is None else a.shape
                                              for a, e in zip(arrays, edges)))
                 break
     t = _wrap(out, False)
-    node = t._node = Node(fn, bw, edges, checks, 1, in_data, attrs, None)
+    node = t._node = Node(fn, bw, edges, checks, 1, in_data, attrs, None, saved)
     if bw is GRAD:
         # backward calls the rule with the kept input arrays and this output (engine)
         node.out = out
@@ -324,14 +392,23 @@ def _meta(fn):
     return m
 
 
-def _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast):
+def _residuals(fn, saved):
+    """The residuals a kernel returned with ``GRAD.save``, checked against its declaration."""
+    if not getattr(fn, "residuals", False):
+        name = getattr(fn, "op_name", None) or fn.__name__
+        raise TypeError(f"op {name!r}: the kernel returned GRAD.save(...) but was not declared "
+                        "with residuals=True, so its gradient rule cannot read them")
+    return saved
+
+
+def _record_multi(fn, bw, edges, checks, in_data, attrs, out, arrays, bcast, saved=None):
     if bcast:
         oshape = out[0].shape
         if any(e is not None and a.shape != oshape for a, e in zip(arrays, edges)):
             bw = _broadcasting(bw, tuple(None if e is None else a.shape
                                          for a, e in zip(arrays, edges)))
     meta = tuple((o.shape, o.dtype, backend.get_array_module(o)) for o in out)
-    node = Node(fn, bw, edges, checks, len(out), in_data, attrs, meta)
+    node = Node(fn, bw, edges, checks, len(out), in_data, attrs, meta, saved)
     res = []
     for i, o in enumerate(out):
         t = _wrap(o, not _dt.is_inexact_np(o.dtype))
@@ -345,14 +422,15 @@ def _is_array(v):
     return type(v) is np.ndarray or backend.is_gpu_array(v)
 
 
-def _pack_saved(fn, bw, inputs, arrays, in_data):
+def _pack_saved(fn, bw, inputs, arrays, in_data, saved=None):
     """saved_tensors_hooks: pack what backward keeps at forward time, unpack it at backward.
 
     A kernel's backward closure holds the arrays it saved in its closure cells (directly, or in
     a tuple/list). Each such array is passed through ``pack`` (as the input Tensor it came from,
     when it is one) and the cell is emptied, so the hook fully owns the saved value; at backward
     the cells are refilled from ``unpack`` for the duration of the call and emptied again. The
-    input values kept for higher-order rules are packed the same way.
+    input values and residuals kept for higher-order rules are packed the same way (one pack
+    per array: the closure's copy and the node's share it). Returns ``(bw, in_data, saved)``.
     """
     pack, unpack = state.saved_hooks[-1]
     by_id = {id(t._data): t for t in inputs if isinstance(t, Tensor)}
@@ -376,8 +454,10 @@ def _pack_saved(fn, bw, inputs, arrays, in_data):
         elif type(v) in (tuple, list) and any(_is_array(x) for x in v):
             cells.append((c, [packed(x) if _is_array(x) else x for x in v], type(v)))
     in_data = _pack_in_data(fn, in_data, packed)
+    if saved is not None:
+        saved = Saved(packed(v) if _is_array(v) else v for v in saved)
     if not cells:
-        return bw, in_data
+        return bw, in_data, saved
     for c, _, _ in cells:
         c.cell_contents = None
 
@@ -399,7 +479,7 @@ def _pack_saved(fn, bw, inputs, arrays, in_data):
             for c, _, _ in cells:
                 c.cell_contents = None
 
-    return unpacking_bw, in_data
+    return unpacking_bw, in_data, saved
 
 
 def _pack_in_data(fn, in_data, packed):
