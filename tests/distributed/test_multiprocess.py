@@ -223,3 +223,32 @@ def test_sweep_removes_only_unmapped_new_segments(tmp_path):
     assert paths["old"].exists() and paths["mapped"].exists() and other.exists()
     assert not paths["left"].exists()
     assert sweep_shm(since, folder=str(tmp_path / "missing")) == []
+
+
+def test_segment_name_is_removed_only_once_every_local_rank_maps_it(tmp_path):
+    from paddle_hl.distributed.launch._worker import unlink_segment_when_mapped
+
+    seg = tmp_path / "mpich_shm_job_0"
+    seg.write_bytes(b"\0" * 64)
+    proc = tmp_path / "proc"
+    ppid = os.getppid()
+    (proc / "self").mkdir(parents=True)
+    (proc / str(ppid) / "task" / str(ppid)).mkdir(parents=True)
+    (proc / str(ppid) / "task" / str(ppid) / "children").write_text("101 102 103")
+    line = f"7f00-7f01 rw-s 00000000 00:1a 42 {seg}\n"
+    other = "7f02-7f03 r-xp 00000000 08:01 7 /usr/lib/libc.so.6\n"
+    for pid, text in (("self", line + other), ("101", line), ("102", other), ("103", other)):
+        (proc / pid).mkdir(exist_ok=True)
+        (proc / pid / "maps").write_text(text)
+    # 2 ranks on this machine, only one maps the segment (the other has not attached yet)
+    assert unlink_segment_when_mapped(2, proc=str(proc), first=0.001, rounds=3) == []
+    assert seg.exists()
+    # an unlinked segment, or an unrelated process's file, is not counted
+    (proc / "102" / "maps").write_text(f"7f00-7f01 rw-s 00000000 00:1a 42 {seg} (deleted)\n")
+    assert unlink_segment_when_mapped(2, proc=str(proc), first=0.001, rounds=2) == []
+    assert seg.exists()
+    (proc / "102" / "maps").write_text(line)  # now both ranks map it: the name goes
+    assert unlink_segment_when_mapped(2, proc=str(proc), first=0.001, rounds=2) == [str(seg)]
+    assert not seg.exists()
+    # another rank of the machine removed it first: done all the same
+    assert unlink_segment_when_mapped(2, proc=str(proc), first=0.001, rounds=2) == [str(seg)]

@@ -242,9 +242,10 @@ def _start_loop(tmp_path):
     return proc, pids
 
 
-def _job_files(pid):
+def _job_files(pid, named=True):
     """The job's folder and the shared-memory files rank ``pid`` maps (this job's own names,
-    so that other jobs running beside this test do not matter)."""
+    so that other jobs running beside this test do not matter): those that still have their
+    name, or with ``named=False`` all of them (an unlinked one without its " (deleted)")."""
     with open(f"/proc/{pid}/cmdline") as f:
         argv = f.read().split("\0")
     run_dir = argv[argv.index("--run-dir") + 1]
@@ -252,9 +253,12 @@ def _job_files(pid):
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             path = line.split(None, 5)[-1].strip()
-            if os.path.basename(path).startswith(("mpich_shm_", "paddle_hl_dp_")) \
-                    and not path.endswith("(deleted)"):
+            if not os.path.basename(path).startswith(("mpich_shm_", "paddle_hl_dp_")):
+                continue
+            if not path.endswith("(deleted)"):
                 shm.add(path)
+            elif not named:
+                shm.add(path.removesuffix(" (deleted)"))
     return run_dir, shm
 
 
@@ -270,7 +274,7 @@ def _children(pid):
 def test_sigkilled_launcher_takes_ranks_mpiexec_folder_and_shm_along(tmp_path):
     proc, pids = _start_loop(tmp_path)
     try:
-        run_dir, shm = _job_files(pids[0])
+        run_dir, shm = _job_files(pids[0], named=False)
         assert os.path.isdir(run_dir) and any("mpich_shm_" in p for p in shm), (run_dir, shm)
         mpiexec = _children(proc.pid)
         assert mpiexec
@@ -288,6 +292,35 @@ def test_sigkilled_launcher_takes_ranks_mpiexec_folder_and_shm_along(tmp_path):
         assert not [p for p in shm if os.path.exists(p)]
         assert all(_gone(p) for p in mpiexec), mpiexec
     finally:
+        for pid in pids.values():
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_mpi_segment_loses_its_name_once_every_rank_maps_it(tmp_path):
+    """MPICH keeps its segment's name until MPI_Finalize; a rank killed outright (MPI's process
+    manager SIGKILLs the ranks when the launcher dies) would leave it in /dev/shm. The ranks
+    remove the name once all of them map it: the memory stays theirs, and nothing is left
+    however they end."""
+    proc, pids = _start_loop(tmp_path)
+    try:
+        segments = {}
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            segments = {r: {p for p in _job_files(pid, named=False)[1] if "mpich_shm_" in p}
+                        for r, pid in pids.items()}
+            named = {r: {p for p in _job_files(pid)[1] if "mpich_shm_" in p}
+                     for r, pid in pids.items()}
+            if all(segments.values()) and not any(named.values()):
+                break
+            time.sleep(0.05)
+        assert all(segments.values()), segments  # every rank maps MPI's segment ...
+        assert segments[0] == segments[1], segments  # ... the same one ...
+        assert not any(named.values()), named  # ... which no longer has a name
+        assert not [p for p in segments[0] if os.path.exists(p)]
+    finally:
+        proc.kill()
         for pid in pids.values():
             if not _gone(pid):
                 os.kill(pid, signal.SIGKILL)

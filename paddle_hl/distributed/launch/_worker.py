@@ -8,6 +8,14 @@ with an error saying so), and when it closes without the rank having ended, the 
 died (mpiexec runs in a session of its own, so nothing else would stop the ranks): the rank
 removes the job's folder and the shared-memory files it maps, and exits. The rank also asks
 the kernel to stop it when its parent (MPI's process manager) dies.
+
+MPICH keeps the name of its shared-memory segment (``/dev/shm/mpich_shm_*``, made in
+``MPI_Init``) until ``MPI_Finalize``, so a rank that is killed would leave it (and its memory)
+behind; and when a launcher dies, MPI's process manager on each machine kills its ranks with
+SIGKILL within milliseconds, often before the rank's own clean-up has run. So each rank removes
+the segment's name as soon as every rank of its machine maps it (see
+:func:`unlink_segment_when_mapped`): the memory stays for the ranks, and goes with the last of
+them however they end.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 
 from ._protocol import error_path, messages, socket_name
@@ -88,6 +97,10 @@ def main(argv):
     os.environ.update(env)
     rank = int(env["PADDLE_TRAINER_ID"])
     _die_with_parent()
+    if os.path.isdir("/proc"):
+        threading.Thread(target=unlink_segment_when_mapped,
+                         args=(int(env["PADDLE_LOCAL_SIZE"]),), daemon=True,
+                         name="paddle_hl shared-memory name").start()
     monitor = _connect(rank)
     if monitor is not None:
         threading.Thread(target=_watch, args=(monitor, rank, run_dir), daemon=True,
@@ -199,6 +212,82 @@ def _die_with_parent():
         pass
 
 
+_SEGMENT = "mpich_shm_"
+
+
+def _named_segments(maps):
+    """The MPI shared-memory files that the process of ``maps`` (a ``/proc/PID/maps`` path)
+    maps and that still have their name; None when it cannot be read."""
+    found = set()
+    try:
+        with open(maps, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if _SEGMENT not in line:
+                    continue
+                parts = line.split(None, 5)
+                path = parts[5].strip() if len(parts) == 6 else ""
+                if os.path.basename(path).startswith(_SEGMENT) and \
+                        not path.endswith(" (deleted)"):
+                    found.add(path)
+    except OSError:
+        return None
+    return found
+
+
+def _siblings(proc="/proc"):
+    """The pids of this process's parent's children (this machine's ranks, under MPI's process
+    manager), this process included; None when the kernel does not list them."""
+    ppid = os.getppid()
+    kids = set()
+    try:
+        for tid in os.listdir(f"{proc}/{ppid}/task"):
+            with open(f"{proc}/{ppid}/task/{tid}/children") as f:
+                kids.update(int(k) for k in f.read().split())
+    except (OSError, ValueError):
+        return None
+    return kids
+
+
+def unlink_segment_when_mapped(local_size, proc="/proc", first=0.02, longest=1.0, rounds=None):
+    """Remove the name of MPICH's shared-memory segment once all ``local_size`` ranks of this
+    machine map it; the ranks keep using the memory, which the kernel frees when the last of
+    them ends, however it ends (even killed by SIGKILL, which no clean-up of the rank's own
+    can outrun). MPICH's own removal at ``MPI_Finalize`` then finds nothing to remove, which it
+    accepts.
+
+    Polls this process's mappings (and, once a segment appears, its sibling ranks'), first
+    every ``first`` seconds, then less often up to every ``longest`` seconds (a rank may import
+    for a while before ``MPI_Init``); returns the paths removed once one was, or after
+    ``rounds`` polls (None: until then). A segment is only removed when exactly the ranks
+    of this machine map it: a rank that has not attached yet keeps the name."""
+    delay = first
+    n = 0
+    while rounds is None or n < rounds:
+        n += 1
+        mine = _named_segments(f"{proc}/self/maps")
+        peers = _siblings(proc) if mine else None
+        if mine and peers:
+            counts = dict.fromkeys(mine, 0)
+            for pid in peers:
+                theirs = _named_segments(f"{proc}/{pid}/maps") or ()
+                for path in theirs:
+                    if path in counts:
+                        counts[path] += 1
+            removed = []
+            for path, holders in counts.items():
+                if holders >= local_size:
+                    try:
+                        os.unlink(path)
+                        removed.append(path)
+                    except FileNotFoundError:
+                        removed.append(path)  # another rank of this machine was first
+                    except OSError:
+                        pass
+            if removed:
+                return removed
+        time.sleep(delay)
+        delay = min(delay * 1.5, longest)
+    return []
 
 
 def _watch(monitor, rank, run_dir):
