@@ -25,6 +25,8 @@ of a group must then pass tensors on its GPU, as every rank passes tensors of th
 from __future__ import annotations
 
 import datetime
+import functools
+import inspect
 import os
 
 import numpy as np
@@ -332,6 +334,51 @@ def _agree(g, fn, tensor, **more):
     _comm.agree_tensor(g, fn, tensor._data, **more)
 
 
+def _collective(*tensors, lists=(), reduces=False):
+    """The preamble every collective shares, as one decorator.
+
+    Before the body runs: each argument named in ``tensors`` must be a Tensor and each named
+    in ``lists`` a list, ``op`` (when ``reduces``) must be a ReduceOp, and ``group`` is
+    resolved (the global group when None). On a rank outside the group the call does nothing
+    (it returns None, or a finished Task when ``sync_op`` is False). The body gets the
+    resolved :class:`Group` as ``group`` and the checked ``op``.
+    """
+
+    def wrap(body):
+        fn = body.__name__
+        params = inspect.signature(body).parameters
+        names = tuple(params)
+        defaults = {k: v.default for k, v in params.items() if v.default is not v.empty}
+
+        @functools.wraps(body)
+        def collective(*args, **kwargs):
+            # the arguments by name, bound as Python binds them (inspect's bind costs about
+            # 15 us a call); a call Python refuses goes to the body, which raises Python's
+            # TypeError before it runs
+            a = dict(defaults)
+            a.update(zip(names, args))
+            if kwargs:
+                if any(k not in names or k in names[:len(args)] for k in kwargs):
+                    body(*args, **kwargs)
+                a.update(kwargs)
+            if len(args) > len(names) or len(a) < len(names):
+                body(*args, **kwargs)
+            for arg in tensors:
+                _check_tensor(a[arg], fn, arg)
+            for arg in lists:
+                _check_list(a[arg], fn, arg)
+            if reduces:
+                a["op"] = _comm.check_op(a["op"], fn)
+            g = a["group"] = _group(a["group"], fn)
+            if not g.is_member():
+                return _finished(a.get("sync_op", True), g, fn)
+            return body(**a)
+
+        return collective
+
+    return wrap
+
+
 def _fill_list(out_list, parts, fn, arg, like=None):
     """Put the received tensors into the caller's list: extend an empty list, else write into
     the tensors it holds."""
@@ -359,6 +406,7 @@ def _fill_list(out_list, parts, fn, arg, like=None):
 # ------------------------------------------------------------------ reductions
 
 
+@_collective("tensor", reduces=True)
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce ``tensor`` across the ranks of ``group``; every rank gets the result in place.
 
@@ -380,10 +428,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
         >>> x.numpy()   # with one process
         array([1., 2.], dtype=float32)
     """
-    _check_tensor(tensor, "all_reduce")
-    op = _comm.check_op(op, "all_reduce")
-    g = _group(group, "all_reduce")
-    if not g.is_member() or g.nranks == 1:
+    g = group
+    if g.nranks == 1:
         return _finished(sync_op, g, "all_reduce")
     _agree(g, "all_reduce", tensor, op=_comm.op_name(op))
     nc = _gpu(g, tensor)
@@ -407,6 +453,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     return _done(Task([req], "all_reduce", g, finish), sync_op)
 
 
+@_collective("tensor", reduces=True)
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce ``tensor`` across the ranks of ``group`` into rank ``dst``'s ``tensor``.
 
@@ -417,11 +464,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "reduce")
-    op = _comm.check_op(op, "reduce")
-    g = _group(group, "reduce")
-    if not g.is_member():
-        return _finished(sync_op, g, "reduce")
+    g = group
     root = _root(g, dst, "reduce", "dst")
     if g.nranks == 1:
         return _finished(sync_op, g, "reduce")
@@ -449,6 +492,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
     return _done(Task([req], "reduce", g, finish), sync_op)
 
 
+@_collective("tensor", reduces=True)
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce ``tensor_list`` element-wise across ranks; rank i gets the i-th reduced tensor.
 
@@ -459,11 +503,7 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "reduce_scatter")
-    op = _comm.check_op(op, "reduce_scatter")
-    g = _group(group, "reduce_scatter")
-    if not g.is_member():
-        return _finished(sync_op, g, "reduce_scatter")
+    g = group
     if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.nranks:
         raise ValueError(f"paddle_hl.distributed.reduce_scatter: tensor_list must hold one tensor "
                          f"per rank of the group ({g.nranks})")
@@ -501,6 +541,7 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
 # ------------------------------------------------------------------ data movement
 
 
+@_collective("tensor")
 def broadcast(tensor, src, group=None, sync_op=True):
     """Copy rank ``src``'s ``tensor`` into ``tensor`` on every rank of ``group``.
 
@@ -510,10 +551,7 @@ def broadcast(tensor, src, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "broadcast")
-    g = _group(group, "broadcast")
-    if not g.is_member():
-        return _finished(sync_op, g, "broadcast")
+    g = group
     root = _root(g, src, "broadcast", "src")
     if g.nranks == 1:
         return _finished(sync_op, g, "broadcast")
@@ -527,6 +565,7 @@ def broadcast(tensor, src, group=None, sync_op=True):
     return _done(Task([req], "broadcast", g, finish), sync_op)
 
 
+@_collective("tensor")
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
     """Gather every rank's ``tensor`` into ``tensor_list`` on every rank.
 
@@ -537,10 +576,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "all_gather")
-    g = _group(group, "all_gather")
-    if not g.is_member():
-        return _finished(sync_op, g, "all_gather")
+    g = group
     arr = tensor._data
     if g.nranks == 1:
         _fill_list(tensor_list, [arr.copy()], "all_gather", "tensor_list", tensor._data)
@@ -559,6 +595,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
     return _done(Task([req], "all_gather", g, finish), sync_op)
 
 
+@_collective("tensor")
 def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
     """Gather every rank's ``tensor`` into ``gather_list`` on rank ``dst``.
 
@@ -569,10 +606,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "gather")
-    g = _group(group, "gather")
-    if not g.is_member():
-        return _finished(sync_op, g, "gather")
+    g = group
     root = _root(g, dst, "gather", "dst")
     if g.rank == root and gather_list is None:
         raise ValueError("paddle_hl.distributed.gather: gather_list must be a list on the dst "
@@ -600,6 +634,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
     return _done(Task([req], "gather", g, finish), sync_op)
 
 
+@_collective("tensor")
 def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     """Send the i-th tensor of rank ``src``'s ``tensor_list`` to rank i's ``tensor``.
 
@@ -611,10 +646,7 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(tensor, "scatter")
-    g = _group(group, "scatter")
-    if not g.is_member():
-        return _finished(sync_op, g, "scatter")
+    g = group
     root = _root(g, src, "scatter", "src")
     arr = tensor._data
     send = None
@@ -650,6 +682,7 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     return _done(Task([req], "scatter", g, finish), sync_op)
 
 
+@_collective()
 def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
     """Rank i sends its j-th input tensor to rank j, which puts it at position i of its output.
 
@@ -659,9 +692,7 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    g = _group(group, "alltoall")
-    if not g.is_member():
-        return _finished(sync_op, g, "alltoall")
+    g = group
     if not isinstance(in_tensor_list, (list, tuple)) or len(in_tensor_list) != g.nranks:
         raise ValueError(f"paddle_hl.distributed.alltoall: in_tensor_list must hold one tensor "
                          f"per rank of the group ({g.nranks})")
@@ -691,6 +722,7 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
     return _done(Task([req], "alltoall", g, finish), sync_op)
 
 
+@_collective("in_tensor", "out_tensor")
 def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=None,
                     group=None, sync_op=True):
     """All-to-all on one tensor split along axis 0: rank i's j-th slice goes to rank j.
@@ -704,11 +736,7 @@ def alltoall_single(in_tensor, out_tensor, in_split_sizes=None, out_split_sizes=
         group (Group, optional): Default: the global group.
         sync_op (bool, optional): Default: True.
     """
-    _check_tensor(in_tensor, "alltoall_single", "in_tensor")
-    _check_tensor(out_tensor, "alltoall_single", "out_tensor")
-    g = _group(group, "alltoall_single")
-    if not g.is_member():
-        return _finished(sync_op, g, "alltoall_single")
+    g = group
     src, dst = in_tensor._data, out_tensor._data
     if src.dtype != dst.dtype or src.shape[1:] != dst.shape[1:]:
         raise ValueError(f"paddle_hl.distributed.alltoall_single: in_tensor {list(src.shape)} "
@@ -805,12 +833,10 @@ def _displacements(sizes):
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64).tolist()
 
 
+@_collective(lists=("object_list",))
 def all_gather_object(object_list, obj, group=None):
     """Gather a picklable object from every rank into ``object_list`` (one per rank)."""
-    _check_list(object_list, "all_gather_object", "object_list")
-    g = _group(group, "all_gather_object")
-    if not g.is_member():
-        return
+    g = group
     if g.nranks == 1:
         object_list[:] = [obj]
         return
@@ -826,12 +852,10 @@ def all_gather_object(object_list, obj, group=None):
     object_list[:] = [_unpickled(out[d:d + n]) for d, n in zip(displ, sizes.tolist())]
 
 
+@_collective(lists=("object_list",))
 def broadcast_object_list(object_list, src, group=None):
     """Replace ``object_list``'s contents on every rank with rank ``src``'s."""
-    _check_list(object_list, "broadcast_object_list", "object_list")
-    g = _group(group, "broadcast_object_list")
-    if not g.is_member():
-        return
+    g = group
     root = _root(g, src, "broadcast_object_list", "src")
     if g.nranks == 1:
         return
@@ -845,13 +869,11 @@ def broadcast_object_list(object_list, src, group=None):
         object_list[:] = _unpickled(data)
 
 
+@_collective(lists=("out_object_list",))
 def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None):
     """Send the i-th object of rank ``src``'s ``in_object_list`` to rank i's
     ``out_object_list`` (which then holds that one object)."""
-    _check_list(out_object_list, "scatter_object_list", "out_object_list")
-    g = _group(group, "scatter_object_list")
-    if not g.is_member():
-        return
+    g = group
     root = _root(g, src, "scatter_object_list", "src")
     if g.rank == root and (not isinstance(in_object_list, (list, tuple))
                            or len(in_object_list) != g.nranks):
