@@ -24,7 +24,7 @@ from ..framework.random import (
     uniform_array,
 )
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, shape_arg, tensor_arg
+from ._helpers import cast_to, float_arg, shape_arg, tensor_arg
 
 __all__ = []
 
@@ -48,14 +48,6 @@ def _float_dtype(dtype, op, default=None):
         raise TypeError(f"{op}: dtype must be a floating dtype (float16, bfloat16, float32 or "
                         f"float64), got {_dt.from_np(npd)}")
     return npd
-
-
-def _float_tensor(x, op, arg="x"):
-    x = tensor_arg(x, op, arg)
-    if not _dt.is_float_np(x._data.dtype):
-        raise TypeError(f"{op}: '{arg}' must be a floating tensor (float16, bfloat16, float32 "
-                        f"or float64), got {x.dtype}")
-    return x
 
 
 def _number(v, op, arg):
@@ -171,10 +163,10 @@ def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
         m, s = float(_number(mean, "normal", "mean")), float(_number(std, "normal", "std"))
         return _wrap(normal_array(_shape(shape, "normal"), _dt.default_np(), m, s))
     if tm:
-        mean = _float_tensor(mean, "normal", "mean")
+        mean = float_arg(mean, "normal", "mean")
         ref = mean
         if ts:
-            std = _float_tensor(std, "normal", "std")
+            std = float_arg(std, "normal", "std")
             if std.size != mean.size:
                 raise ValueError(f"normal: std (shape {std.shape}) must have as many elements "
                                  f"as mean (shape {mean.shape})")
@@ -182,7 +174,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
         else:
             std = float(_number(std, "normal", "std"))
     else:
-        std = _float_tensor(std, "normal", "std")
+        std = float_arg(std, "normal", "std")
         ref = std
         mean = float(_number(mean, "normal", "mean"))
     noise = _wrap(normal_array(ref._data.shape, ref._data.dtype, place=ref.place))
@@ -281,7 +273,7 @@ def bernoulli(x, name=None) -> Tensor:
     Raises:
         ValueError: a probability is outside [0, 1] or NaN (also an IndexError, as Paddle).
     """
-    x = _float_tensor(x, "bernoulli")
+    x = float_arg(x, "bernoulli")
     p = x._data
     xp = _xp(p)
     if p.size:
@@ -310,7 +302,7 @@ def poisson(x, name=None) -> Tensor:
     Returns:
         Tensor: x's shape and dtype.
     """
-    x = _float_tensor(x, "poisson")
+    x = float_arg(x, "poisson")
     lam = x._data
     xp = _xp(lam)
     if lam.size and (bool(xp.isnan(lam).any()) or float(lam.min()) < 0):
@@ -331,7 +323,7 @@ def multinomial(x, num_samples=1, replacement=False, name=None) -> Tensor:
     Returns:
         Tensor: int64, shape ``[num_samples]`` or ``[B, num_samples]``.
     """
-    x = _float_tensor(x, "multinomial")
+    x = float_arg(x, "multinomial")
     n = _int_number(num_samples, "multinomial", "num_samples")
     if x.ndim not in (1, 2):
         raise ValueError(f"multinomial: x must be 1-D or 2-D, got shape {x.shape}")

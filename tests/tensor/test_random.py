@@ -413,3 +413,15 @@ def test_large_index_code_paths_are_64bit():
     assert out.dtype == paddle.int64
     assert paddle.randperm(3)._data.dtype == np.int64
     assert frandom.randint_array(0, 2 ** 40, (4,), np.int64).max() >= 0
+
+
+def test_float_inputs_are_checked_with_the_shared_wording():
+    # bernoulli, poisson, multinomial and normal's tensor arguments use tensor._helpers.float_arg
+    x = paddle.to_tensor([1, 0])
+    for fn, arg, call in ((paddle.bernoulli, "x", lambda: paddle.bernoulli(x)),
+                          (paddle.poisson, "x", lambda: paddle.poisson(x)),
+                          (paddle.multinomial, "x", lambda: paddle.multinomial(x)),
+                          (paddle.normal, "mean", lambda: paddle.normal(mean=x))):
+        with pytest.raises(TypeError, match=rf"{fn.__name__}: argument '{arg}' has dtype int64, "
+                                            "expected a floating-point Tensor"):
+            call()
