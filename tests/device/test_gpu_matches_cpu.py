@@ -478,3 +478,21 @@ def test_vision_zoo_matches_cpu(gpu, name):
         paddle.set_device("cpu")
     for g, c in zip(outs[gpu], outs["cpu"]):
         np.testing.assert_allclose(g, c, rtol=2e-3, atol=2e-4)
+
+
+def test_jit_save_of_a_gpu_model_loads_and_matches_the_cpu(gpu, tmp_path):
+    """jit.save traces a model whose parameters live on the GPU (the free-dim check compares
+    traces of device arrays) and jit.load runs the file on either device."""
+    from paddle_hl.static import InputSpec
+
+    paddle.seed(3)
+    net = paddle.vision.models.LeNet()
+    x = _r(3, 1, 28, 28, seed=4)
+    want = net(paddle.to_tensor(x)).numpy()
+    paddle.set_device(gpu)
+    net.to(device=gpu)
+    paddle.jit.save(net, str(tmp_path / "lenet"), [InputSpec([None, 1, 28, 28], "float32", "x")])
+    loaded = paddle.jit.load(str(tmp_path / "lenet"))
+    got = loaded(paddle.to_tensor(x))
+    _on_device(got, gpu)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)

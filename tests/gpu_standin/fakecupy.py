@@ -202,6 +202,10 @@ def _guard(name, args, kwargs):
         stats.implicit[name] += 1
 
 
+# the device array wrapping each live NumPy array (``ndarray.base`` returns it, as CuPy does)
+_wrappers: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 class ndarray:
     """A device array: a NumPy array that NumPy may not see (see the module docstring)."""
 
@@ -213,6 +217,7 @@ class ndarray:
             raise TypeError("ndarray: build device arrays with cupy.asarray / empty / zeros")
         self._a = a
         self._dev = _current_device() if device is None else device
+        _wrappers[id(a)] = self
         if a.base is None and a.nbytes:  # an allocation of its own: the pool counts it
             _pool.allocate(a)
 
@@ -301,8 +306,20 @@ class ndarray:
 
     @property
     def base(self):
+        # CuPy hands back the base array object itself: code that walks ``.base`` to find an
+        # array it already knows (the jit tracer) relies on that identity
         b = self._a.base
-        return ndarray(b, self._dev) if isinstance(b, np.ndarray) else None
+        if not isinstance(b, np.ndarray):
+            return None
+        known = _wrappers.get(id(b))
+        return known if known is not None and known._a is b else ndarray(b, self._dev)
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self._a
+        return {"shape": a.shape, "typestr": a.dtype.str, "version": 3,
+                "data": (a.__array_interface__["data"][0], False),
+                "strides": None if a.flags.c_contiguous else a.strides}
 
     @property
     def real(self):
