@@ -214,7 +214,71 @@ class MultiHeadAttention(Layer):
         return out if len(outs) == 1 else tuple(outs)
 
 
-class TransformerEncoderLayer(Layer):
+class _TransformerLayer(Layer):
+    """What the encoder and decoder layers share: their sublayers (attention, feed-forward,
+    one LayerNorm and one Dropout per block, under Paddle's names) and the residual block
+    around each of them."""
+
+    def _build(self, where, attentions, d_model, nhead, dim_feedforward, dropout, activation,
+               attn_dropout, act_dropout, normalize_before, weight_attr, bias_attr):
+        """The sublayers, in Paddle's order (which fixes the parameter names and the order
+        of their initial values): the attentions named in ``attentions``, the feed-forward
+        network, then ``norm1``... and ``dropout1``..., one per block; ``weight_attr`` and
+        ``bias_attr`` give one entry per attention and one for the feed-forward network."""
+        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward,
+                            dropout=dropout, activation=activation, attn_dropout=attn_dropout,
+                            act_dropout=act_dropout, normalize_before=normalize_before,
+                            weight_attr=weight_attr, bias_attr=bias_attr)
+        _positive(where, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        blocks = len(attentions) + 1
+        w = _attr_list(weight_attr, blocks, where)
+        b = _attr_list(bias_attr, blocks, where)
+        for i, name in enumerate(attentions):
+            setattr(self, name, MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                                   weight_attr=w[i], bias_attr=b[i]))
+        self.linear1 = Linear(d_model, dim_feedforward, w[-1], bias_attr=b[-1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, w[-1], bias_attr=b[-1])
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
+        self.activation = _activation(activation, where)
+
+    def _block(self, x, k, sublayer):
+        """Block ``k``: ``x + dropout_k(sublayer(x))`` with LayerNorm ``norm_k`` before the
+        sublayer (``normalize_before``) or after the sum. ``sublayer`` returns its output and
+        a new cache (or None), which is returned with the block's output."""
+        norm, dropout = getattr(self, f"norm{k}"), getattr(self, f"dropout{k}")
+        residual = x
+        if self.normalize_before:
+            x = norm(x)
+        x, cache = sublayer(x)
+        x = residual + dropout(x)
+        if not self.normalize_before:
+            x = norm(x)
+        return x, cache
+
+    @staticmethod
+    def _attend(attn, kv, mask, cache):
+        """The attention sublayer ``attn`` over keys and values ``kv`` (the block's own input
+        when None), for :meth:`_block`."""
+        def sublayer(x):
+            src = x if kv is None else kv
+            if cache is None:
+                return attn(x, src, src, mask, None), None
+            return attn(x, src, src, mask, cache)
+        return sublayer
+
+    def _feed_forward(self, x):
+        """The feed-forward sublayer, for :meth:`_block`."""
+        return self.linear2(self.dropout(self.activation(self.linear1(x)))), None
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """One encoder layer: self-attention and a feed-forward network, each with a residual
     connection and LayerNorm (before the sublayer when ``normalize_before``, else after).
 
@@ -243,47 +307,14 @@ class TransformerEncoderLayer(Layer):
                  attn_dropout=None, act_dropout=None, normalize_before=False, weight_attr=None,
                  bias_attr=None):
         super().__init__()
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward,
-                            dropout=dropout, activation=activation, attn_dropout=attn_dropout,
-                            act_dropout=act_dropout, normalize_before=normalize_before,
-                            weight_attr=weight_attr, bias_attr=bias_attr)
-        where = "TransformerEncoderLayer"
-        _positive(where, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        w = _attr_list(weight_attr, 2, where)
-        b = _attr_list(bias_attr, 2, where)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                            weight_attr=w[0], bias_attr=b[0])
-        self.linear1 = Linear(d_model, dim_feedforward, w[1], bias_attr=b[1])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, w[1], bias_attr=b[1])
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = _activation(activation, where)
+        self._build("TransformerEncoderLayer", ("self_attn",), d_model, nhead, dim_feedforward,
+                    dropout, activation, attn_dropout, act_dropout, normalize_before,
+                    weight_attr, bias_attr)
 
     def forward(self, src, src_mask=None, cache=None):
         src_mask = _convert_mask(src_mask, src.dtype, "TransformerEncoderLayer")
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
-        if cache is None:
-            src = self.self_attn(src, src, src, src_mask)
-        else:
-            src, cache = self.self_attn(src, src, src, src_mask, cache)
-        src = residual + self.dropout1(src)
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
+        src, cache = self._block(src, 1, self._attend(self.self_attn, None, src_mask, cache))
+        src, _ = self._block(src, 2, self._feed_forward)
         return src if cache is None else (src, cache)
 
     def gen_cache(self, src):
@@ -340,7 +371,7 @@ class TransformerEncoder(Layer):
         return [layer.gen_cache(src) for layer in self.layers]
 
 
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_TransformerLayer):
     """One decoder layer: self-attention, cross-attention over the encoder memory and a
     feed-forward network, each with a residual connection and LayerNorm.
 
@@ -358,63 +389,20 @@ class TransformerDecoderLayer(Layer):
                  attn_dropout=None, act_dropout=None, normalize_before=False, weight_attr=None,
                  bias_attr=None):
         super().__init__()
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward,
-                            dropout=dropout, activation=activation, attn_dropout=attn_dropout,
-                            act_dropout=act_dropout, normalize_before=normalize_before,
-                            weight_attr=weight_attr, bias_attr=bias_attr)
-        where = "TransformerDecoderLayer"
-        _positive(where, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        w = _attr_list(weight_attr, 3, where)
-        b = _attr_list(bias_attr, 3, where)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                            weight_attr=w[0], bias_attr=b[0])
-        self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                             weight_attr=w[1], bias_attr=b[1])
-        self.linear1 = Linear(d_model, dim_feedforward, w[2], bias_attr=b[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, w[2], bias_attr=b[2])
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model)
-        self.norm3 = LayerNorm(d_model)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = _activation(activation, where)
+        self._build("TransformerDecoderLayer", ("self_attn", "cross_attn"), d_model, nhead,
+                    dim_feedforward, dropout, activation, attn_dropout, act_dropout,
+                    normalize_before, weight_attr, bias_attr)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
         where = "TransformerDecoderLayer"
         tgt_mask = _convert_mask(tgt_mask, tgt.dtype, where)
         memory_mask = _convert_mask(memory_mask, memory.dtype, where)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm1(tgt)
-        if cache is None:
-            tgt = self.self_attn(tgt, tgt, tgt, tgt_mask, None)
-        else:
-            tgt, incremental = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
-        tgt = residual + self.dropout1(tgt)
-        if not self.normalize_before:
-            tgt = self.norm1(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm2(tgt)
-        if cache is None:
-            tgt = self.cross_attn(tgt, memory, memory, memory_mask, None)
-        else:
-            tgt, static = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
-        tgt = residual + self.dropout2(tgt)
-        if not self.normalize_before:
-            tgt = self.norm2(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
-        tgt = residual + self.dropout3(tgt)
-        if not self.normalize_before:
-            tgt = self.norm3(tgt)
+        incremental, static = (None, None) if cache is None else cache
+        tgt, incremental = self._block(tgt, 1, self._attend(self.self_attn, None, tgt_mask,
+                                                            incremental))
+        tgt, static = self._block(tgt, 2, self._attend(self.cross_attn, memory, memory_mask,
+                                                       static))
+        tgt, _ = self._block(tgt, 3, self._feed_forward)
         return tgt if cache is None else (tgt, (incremental, static))
 
     def gen_cache(self, memory):
