@@ -9,6 +9,7 @@ import numpy as np
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework import state
+from ..framework.engine import GRAD
 from ..framework.op import apply, op
 from ..framework.tensor import Tensor, _wrap, to_array
 
@@ -170,25 +171,19 @@ def float_dtype_for(npd):
     return _dt.default_np()
 
 
+def _cast_grad(M, x, out, g, dtype):
+    # the cast back to the input's dtype (a cast's adjoint is a cast; itself differentiable)
+    src = M.value(x).dtype
+    if M.value(g).dtype == src:
+        return (g,)
+    return (M.op(_cast_kernel, g, dtype=src),)
+
+
+@op("cast", saves=(), grad=_cast_grad)
 def _cast_kernel(x, dtype):
-    src = x.dtype
-    out = x.astype(dtype)
-
-    def bw(g):
-        if g.dtype == src:
-            return (g,)
-        if g.dtype.kind == "c" and src.kind != "c":
-            g = g.real  # the gradient of a real input is the real part
-        return (g.astype(src),)
-
-    return out, bw
-
-
-def _cast_hi(inputs, grads, dtype):
-    return (grads[0].astype(inputs[0].dtype),)
-
-
-op("cast", saves=(), hi=_cast_hi)(_cast_kernel)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real  # complex to real keeps the real part (the gradient of a real input too)
+    return x.astype(dtype), GRAD
 
 
 def cast_to(x: Tensor, npd) -> Tensor:

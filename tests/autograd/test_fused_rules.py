@@ -19,10 +19,6 @@ import paddle_hl
 
 # "module.kernel name" -> why the array backward is hand-written and the create_graph rule apart
 FUSED = {
-    "paddle_hl.nn.functional.activation._softmax_k":
-        "backward reads the float32 output kept at forward, not the rounded low-precision one",
-    "paddle_hl.nn.functional.activation._log_softmax_k":
-        "backward reads the float32 log-probabilities kept at forward",
     "paddle_hl.nn.functional.common._linear_kernel":
         "one 2-D GEMM per gradient, float32 bias sum, input GEMM skipped when x needs no grad",
     "paddle_hl.nn.functional.common._bilinear_kernel":
@@ -71,16 +67,8 @@ FUSED = {
         "scatter of pooled values to their indices; backward is the gather kernel",
     "paddle_hl.nn.functional.pooling._unpool_gather_kernel":
         "adjoint of max_unpool: reads g at the indices",
-    "paddle_hl.nn.functional.vision._resample_kernel":
-        "interpolation by per-axis weighted gathers; backward is the transposed resample kernel",
-    "paddle_hl.nn.functional.vision._resample_t_kernel":
-        "transposed resample (interpolate's gradient) whose adjoint is the resample kernel",
-    "paddle_hl.nn.functional.vision._shuffle_kernel":
-        "pixel/channel shuffle as one reshape-transpose; its adjoint is the inverse shuffle",
     "paddle_hl.nn.layer.norm._spectral_k":
         "power iteration in the forward; backward through the top singular vectors",
-    "paddle_hl.tensor._helpers._cast_kernel":
-        "the gradient is cast back to the input's dtype (real part for complex to real)",
     "paddle_hl.tensor.math._logcumsumexp_k":
         "backward sums the gradient in log space (no overflow); that form has no derivative at 0",
     "paddle_hl.tensor.stat._order_kernel":

@@ -731,17 +731,24 @@ def _softmax_arr(xc, axis, xp):
     return e
 
 
-def _softmax_hi(i, g, axis):
-    if i[0].ndim == 0:
-        return (g[0] * 0.0,)
-    y = softmax(i[0], axis=axis)
-    gy = g[0] * y
-    return (gy - y * gy.sum(axis=axis, keepdim=True),)
+def _softmax_grad(M, x, out, saved, g, axis):
+    """``y * (g - sum(g * y))``. The residual is the output kept in float32 (float16/bfloat16
+    gradients do not pass through the rounded output); under create_graph it is recomputed
+    from x, being differentiable."""
+    xv = M.value(x)
+    if xv.ndim == 0:  # softmax of a scalar is the constant 1
+        return (M.zeros_like(g),)
+    if M.tensor:
+        y = M.op(_softmax_k, x, axis=axis)
+    else:
+        (y,) = saved
+        g = _up(g)
+    gy = g * y
+    r = gy - y * M.sum(gy, axis=axis, keepdim=True)
+    return (r if M.tensor else _down(r, xv.dtype),)
 
 
-# fused: backward reads the output kept in float32, so float16/bfloat16 gradients do not pass
-# through the rounded output
-@op("softmax", saves=(), hi=_softmax_hi)
+@op("softmax", saves=(), grad=_softmax_grad, residuals=True)
 def _softmax_k(x, axis):
     dt, shape = x.dtype, x.shape
     xp = backend.get_array_module(x)
@@ -750,25 +757,26 @@ def _softmax_k(x, axis):
         oc = xc.copy()
     else:
         oc = _softmax_arr(xc, axis, xp)
-
-    def backward(g):
-        gc = _axis_view(_up(g), axis)
-        r = gc * oc
-        r -= oc * r.sum(axis=axis, keepdims=True)
-        return (_down(r.reshape(shape), dt),)
-
-    return _down(oc.reshape(shape), dt), backward
+    oc = oc.reshape(shape)
+    return _down(oc, dt), GRAD.save(oc)
 
 
-def _log_softmax_hi(i, g, axis):
-    if i[0].ndim == 0:
-        return (g[0] * 0.0,)
-    y = softmax(i[0], axis=axis)
-    return (g[0] - y * g[0].sum(axis=axis, keepdim=True),)
+def _log_softmax_grad(M, x, out, saved, g, axis):
+    """``g - softmax(x) * sum(g)``; the residual is the float32 log-probabilities (the
+    probabilities are recomputed from x under create_graph)."""
+    xv = M.value(x)
+    if xv.ndim == 0:
+        return (M.zeros_like(g),)
+    if M.tensor:
+        p = M.op(_softmax_k, x, axis=axis)
+    else:
+        p = M.exp(saved[0])
+        g = _up(g)
+    r = g - p * M.sum(g, axis=axis, keepdim=True)
+    return (r if M.tensor else _down(r, xv.dtype),)
 
 
-# fused: as softmax, backward reads the float32 log-probabilities kept at forward
-@op("log_softmax", saves=(), hi=_log_softmax_hi)
+@op("log_softmax", saves=(), grad=_log_softmax_grad, residuals=True)
 def _log_softmax_k(x, axis):
     dt, shape = x.dtype, x.shape
     xp = backend.get_array_module(x)
@@ -778,13 +786,8 @@ def _log_softmax_k(x, axis):
     else:
         oc = xc - xc.max(axis=axis, keepdims=True)
         oc -= xp.log(xp.exp(oc).sum(axis=axis, keepdims=True))
-
-    def backward(g):
-        gc = _axis_view(_up(g), axis)
-        r = gc - xp.exp(oc) * gc.sum(axis=axis, keepdims=True)
-        return (_down(r.reshape(shape), dt),)
-
-    return _down(oc.reshape(shape), dt), backward
+    oc = oc.reshape(shape)
+    return _down(oc, dt), GRAD.save(oc)
 
 
 def _softmax_prep(x, axis, dtype, op):

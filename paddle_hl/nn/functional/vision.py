@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...framework.engine import GRAD
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
@@ -207,6 +208,9 @@ def _resample_bwd(g, plan, xp):
     return g
 
 
+# both are linear maps, each the other's transpose: that is their gradient rule
+@op("interpolate", saves=(), grad=lambda M, x, out, g, plan: (
+    M.op(_resample_t_kernel, g, plan=plan),))
 def _resample_kernel(x, plan):
     dt = x.dtype
     xp = backend.get_array_module(x)
@@ -216,36 +220,17 @@ def _resample_kernel(x, plan):
         out = _resample_fwd(x.astype(_F32) if weighted else x, plan, xp)
         return (out.astype(dt) if out.dtype != dt else out), None
     out = _resample_fwd(_compute(x), plan, xp)
-    out = out.astype(dt) if out.dtype != dt else out
-
-    def backward(g):
-        r = _resample_bwd(_compute(g), plan, xp)
-        return (r.astype(dt) if r.dtype != dt else r,)
-
-    return out, backward
+    return (out.astype(dt) if out.dtype != dt else out), GRAD
 
 
+@op("interpolate_grad", saves=(), grad=lambda M, g, out, gg, plan: (
+    M.op(_resample_kernel, gg, plan=plan),))
 def _resample_t_kernel(g, plan):
-    """The transposed resampling (the backward of :func:`_resample_kernel` as an op)."""
+    """The transposed resampling (the gradient of :func:`_resample_kernel` as an op)."""
     dt = g.dtype
     xp = backend.get_array_module(g)
     out = _resample_bwd(_compute(g), plan, xp)
-    out = out.astype(dt) if out.dtype != dt else out
-
-    def backward(gg):
-        r = _resample_fwd(_compute(gg), plan, xp)
-        return (r.astype(dt) if r.dtype != dt else r,)
-
-    return out, backward
-
-
-# both are linear maps, each the other's transpose: that is their higher-order rule
-op("interpolate",
-   saves=(),
-   hi=lambda i, g, plan: (apply(_resample_t_kernel, g[0], plan=plan),))(_resample_kernel)
-op("interpolate_grad",
-   saves=(),
-   hi=lambda i, g, plan: (apply(_resample_kernel, g[0], plan=plan),))(_resample_t_kernel)
+    return (out.astype(dt) if out.dtype != dt else out), GRAD
 
 
 def _interp_size(size, nd: int, op: str) -> list:
@@ -715,26 +700,17 @@ def affine_grid(theta, out_shape, align_corners=True, name=None):
 
 # ================================================================ pixel / channel shuffles
 
-def _shuffle_kernel(x, pre, perm, post):
-    """reshape(pre) -> transpose(perm) -> reshape(post); the backward is the inverse."""
-    shape = x.shape
-    out = x.reshape(pre).transpose(perm).reshape(post)
-
-    def backward(g):
-        mid = tuple(pre[p] for p in perm)
-        inv = tuple(int(i) for i in np.argsort(perm))
-        return (g.reshape(mid).transpose(inv).reshape(shape),)
-
-    return out, backward
-
-
-def _shuffle_hi(inputs, grads, pre, perm, post):
+def _shuffle_grad(M, x, out, g, pre, perm, post):
+    # the adjoint of a shuffle is the inverse shuffle
     mid = tuple(pre[p] for p in perm)
     inv = tuple(int(i) for i in np.argsort(perm))
-    return (apply(_shuffle_kernel, grads[0], pre=mid, perm=inv, post=tuple(inputs[0].shape)),)
+    return (M.op(_shuffle_kernel, g, pre=mid, perm=inv, post=tuple(M.value(x).shape)),)
 
 
-op("shuffle", saves=(), hi=_shuffle_hi)(_shuffle_kernel)
+@op("shuffle", saves=(), grad=_shuffle_grad)
+def _shuffle_kernel(x, pre, perm, post):
+    """reshape(pre) -> transpose(perm) -> reshape(post); the gradient is the inverse."""
+    return x.reshape(pre).transpose(perm).reshape(post), GRAD
 
 
 def _nchw_arg(x, data_format, op):

@@ -1,0 +1,64 @@
+"""One derivative per fused op: the kernels that used to pair a hand-written array backward with
+a separate create_graph rule now have one rule (reading the kernel's residuals where it has
+them). For each: the first-order gradient (array path) equals the create_graph one (Tensor
+path), and the derivative of that gradient matches central finite differences of the
+first-order gradient (float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import paddle_hl as paddle
+import paddle_hl.nn.functional as F
+
+from .test_grad_rules import _x, check_paths_agree, check_second_derivative
+
+CASES = {
+    "softmax (float32 output as residual)": (
+        lambda a: F.softmax(a * a, axis=1) * a, [_x()]),
+    "log_softmax (log-probabilities as residual)": (
+        lambda a: F.log_softmax(a * a, axis=0) * a, [_x()]),
+    "cast (adjoint is a cast; complex to real)": (
+        lambda a: paddle.cast(paddle.cast(a * a, "complex128") * paddle.to_tensor(
+            np.complex128(1.5 + 2j)), "float64") * a, [_x()]),
+    "interpolate bilinear (transpose kernel)": (
+        lambda a: F.interpolate((a * a).reshape([1, 1, 3, 4]), size=[5, 6], mode="bilinear")
+        * 1.5, [_x()]),
+    "pixel_shuffle (inverse shuffle)": (
+        lambda a: F.pixel_shuffle((a * a).reshape([1, 4, 1, 3]), 2) * paddle.to_tensor(
+            np.linspace(0.5, 2, 12).reshape(1, 1, 2, 6)), [_x()]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_array_and_tensor_paths_agree(case):
+    check_paths_agree(*CASES[case], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_second_derivative_matches_finite_differences(case):
+    check_second_derivative(*CASES[case])
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32"])
+def test_softmax_low_precision_gradient_reads_the_float32_output(dt):
+    xv = np.array([[0.1, 2.0, -1.0, 0.7]])
+    x = paddle.to_tensor(xv.astype(dt), stop_gradient=False)
+    g = np.array([[1.0, -2.0, 0.5, 3.0]])
+    y = F.softmax(x, axis=1)
+    y.backward(paddle.to_tensor(g.astype(dt)))
+    p = np.exp(xv - xv.max()) / np.exp(xv - xv.max()).sum()
+    want = p * (g - (g * p).sum())
+    assert x.grad.dtype == x.dtype
+    np.testing.assert_allclose(x.grad.numpy().astype(np.float64), want,
+                               rtol=2e-3 if dt == "float16" else 1e-6, atol=1e-3)
+
+
+def test_cast_complex_to_real_gradient_is_the_real_part():
+    z = paddle.to_tensor(np.array([1 + 2j, 3 - 1j]), stop_gradient=False)
+    y = paddle.cast(z, "float64")
+    np.testing.assert_allclose(y.numpy(), [1.0, 3.0])
+    (y * paddle.to_tensor([2.0, 5.0])).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [2.0, 5.0])
