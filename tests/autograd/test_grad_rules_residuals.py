@@ -29,6 +29,11 @@ CASES = {
     "pixel_shuffle (inverse shuffle)": (
         lambda a: F.pixel_shuffle((a * a).reshape([1, 4, 1, 3]), 2) * paddle.to_tensor(
             np.linspace(0.5, 2, 12).reshape(1, 1, 2, 6)), [_x()]),
+    "linear (GEMMs through the linear kernel, bias column sum)": (
+        lambda a, w, b: F.linear((a * a).reshape([2, 3, 2]), w * w, b * a[0, :3]).tanh(),
+        [_x(), _x((2, 3)), _x((3,))]),
+    "linear without bias": (lambda a, w: F.linear(a * a, w * a[0, :2]).sin(),
+                            [_x(), _x((4, 2))]),
 }
 
 

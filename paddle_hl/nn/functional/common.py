@@ -52,21 +52,35 @@ def _mm(a, b):
 
 
 # ------------------------------------------------------------------------------------ linear
-def _linear_hi(i, g, **_):
-    x, w, b = i
-    g = g[0]
-    k, n = w.shape
-    gx = _linalg.matmul(g, w, transpose_y=True)
-    gw = _linalg.matmul(reshape(x, [-1, k]), reshape(g, [-1, n]), transpose_x=True)
-    gb = None
-    if isinstance(b, Tensor):
-        gb = _stat.sum(reshape(g, [-1, n]), axis=0)
+def _linear_grad(M, x, w, b, out, g, need_x=True):
+    """Both GEMMs are the linear kernel itself on the flattened leading dims (``g @ w.T`` and
+    ``x2.T @ g2``), the bias gradient a column sum; the input GEMM is skipped when x needs no
+    gradient (``need_x``)."""
+    k, n = M.value(w).shape
+    g2 = M.reshape(g, (-1, n))
+    gx = None
+    if need_x:
+        gx = M.reshape(M.op(_linear_kernel, g2, M.transpose(w, (1, 0)), None),
+                       M.value(x).shape)
+    gw = M.op(_linear_kernel, M.transpose(M.reshape(x, (-1, k)), (1, 0)), g2, None)
+    gb = None if b is None else M.op(_colsum_kernel, g2)
     return gx, gw, gb
 
 
-# fused: one 2-D GEMM per gradient over the flattened leading dims, a float32 bias sum for
-# low-precision gradients, and the input GEMM skipped when x needs no gradient
-@op("linear", saves=(0, 1), hi=_linear_hi)
+def _colsum_grad(M, g, out, gg):
+    return (M.expand(M.reshape(gg, (1, -1)), M.value(g).shape),)
+
+
+@op("linear_bias_grad", saves=(), grad=_colsum_grad)
+def _colsum_kernel(g):
+    """Column sums of a 2-D array (linear's bias gradient), accumulated in float32 for
+    float16/bfloat16."""
+    low = g.dtype in _dt.LOW_FLOATS
+    return g.sum(axis=0, dtype=np.float32 if low else None).astype(g.dtype, copy=False), GRAD
+
+
+# one 2-D GEMM per gradient over the flattened leading dims (see _linear_grad)
+@op("linear", saves=(0, 1), grad=_linear_grad)
 def _linear_kernel(x, w, b, need_x=True):
     """``x @ w + b`` for x ``[..., in]``, w ``[in, out]``, b ``[out]`` or None.
 
@@ -75,22 +89,13 @@ def _linear_kernel(x, w, b, need_x=True):
     """
     k, n = w.shape
     lead = x.shape[:-1]
-    # one 2-D GEMM instead of a batched matmul over the leading dims
-    x2 = x.reshape(-1, k)
+    # one 2-D GEMM instead of a batched matmul over the leading dims (sizes given: k may be 0
+    # in the weight-gradient GEMM of an empty batch)
+    x2 = x.reshape(math.prod(lead), k)
     out = _mm(x2, w)
     if b is not None:
         out += b
-    out = out.reshape(lead + (n,))
-
-    def bw(g):
-        g2 = g.reshape(-1, n)
-        gx = _mm(g2, w.T).reshape(x.shape) if need_x else None
-        gw = _mm(x2.T, g2)
-        gb = None if b is None else g2.sum(axis=0, dtype=np.float32 if g.dtype in
-                                           _dt.LOW_FLOATS else None).astype(g.dtype)
-        return gx, gw, gb
-
-    return out, bw
+    return out.reshape(lead + (n,)), GRAD
 
 
 def linear(x, weight, bias=None, name=None):
