@@ -1,0 +1,214 @@
+"""Winograd F(2x2, 3x3) (backend/winograd.py): against a float64 reference and the im2col
+path, in the NumPy and numba forms, with the non-finite fallback and the argument checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paddle_hl.backend import settings, winograd, windows
+
+# (batch, C, K, H, W, pads): odd sizes, every padding 0..2 (also uneven), C and K not
+# multiples of anything, batch 1, a 1x1 output, planes of one row or column
+GEOMETRIES = [
+    (2, 3, 5, 7, 9, ((1, 1), (1, 1))),
+    (1, 4, 3, 5, 6, ((0, 2), (2, 0))),
+    (3, 7, 6, 8, 8, ((0, 0), (0, 0))),
+    (2, 5, 4, 3, 4, ((2, 2), (1, 2))),
+    (1, 5, 4, 1, 1, ((1, 1), (2, 0))),
+    (1, 13, 11, 1, 9, ((2, 0), (0, 1))),
+    (2, 9, 7, 11, 2, ((1, 2), (2, 1))),
+    (2, 37, 29, 15, 13, ((1, 1), (1, 1))),
+]
+
+
+@pytest.fixture(params=[False, True], ids=["numpy", "numba"])
+def compiled(request, monkeypatch):
+    if request.param:
+        pytest.importorskip("numba")
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, request.param)
+    from paddle_hl import backend
+
+    assert backend.compiled_kernels_in_use() is request.param
+    return request.param
+
+
+def _data(n, c, k, h, w, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = (rng.standard_normal((k, c, 3, 3)) / np.sqrt(9 * c)).astype(dtype)
+    b = rng.standard_normal(k).astype(dtype)
+    return x, wt, b
+
+
+def _reference(x, w, pads, bias=None):
+    """The convolution in float64 as a sum over the 9 taps (independent of the library)."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    xp = np.pad(x, ((0, 0), (0, 0), *pads))
+    oh, ow = xp.shape[2] - 2, xp.shape[3] - 2
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    if bias is not None:
+        y += bias.reshape(1, -1, 1, 1)
+    return y
+
+
+def _im2col(x, w, pads, bias=None):
+    """The im2col path's forward (windows.im2col + one GEMM), as the convolution op runs it."""
+    n, k = x.shape[0], w.shape[0]
+    osz = (x.shape[2] + sum(pads[0]) - 2, x.shape[3] + sum(pads[1]) - 2)
+    cols = windows.im2col(windows.pad(x, pads), (3, 3), (1, 1), (1, 1), osz)
+    y = np.matmul(w.reshape(1, k, -1), cols).reshape(k, n, *osz).swapaxes(0, 1)
+    return y if bias is None else y + bias.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("geo", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:5])))
+def test_float32_error_is_that_of_im2col(geo, compiled):
+    n, c, k, h, w, pads = geo
+    x, wt, b = _data(n, c, k, h, w)
+    for bias in (b, None):
+        ref = _reference(x, wt, pads, bias)
+        got = winograd.conv3x3_forward(x, winograd.weight_transform(wt), pads, bias)
+        assert got.shape == ref.shape and got.dtype == np.float32
+        assert got.flags.c_contiguous
+        err = np.abs(got - ref).max()
+        err_im2col = np.abs(_im2col(x, wt, pads, bias) - ref).max()
+        # no worse than twice im2col's own float32 error (floor: a few ulps of the result,
+        # for the tiny cases where the GEMM is nearly exact)
+        floor = 4 * np.finfo(np.float32).eps * np.abs(ref).max()
+        assert err <= 2 * max(err_im2col, floor), (err, err_im2col, floor)
+
+
+def test_numba_and_numpy_forms_agree(monkeypatch):
+    pytest.importorskip("numba")
+    x, wt, b = _data(3, 21, 10, 13, 10, seed=1)
+    pads = ((1, 2), (0, 1))
+    u = winograd.weight_transform(wt)
+    got = {}
+    for flag in (False, True):
+        monkeypatch.setitem(settings._values, settings.NUMBA_ENV, flag)
+        got[flag] = winograd.conv3x3_forward(x, u, pads, b)
+    # the same sums but the bias, added to M by one form and to the output by the other
+    np.testing.assert_allclose(got[True], got[False], rtol=0, atol=2e-6)
+
+
+def test_float64(compiled):
+    x, wt, b = _data(2, 6, 5, 9, 7, seed=2, dtype=np.float64)
+    pads = ((2, 1), (1, 0))
+    u = winograd.weight_transform(wt)
+    assert u.dtype == np.float64
+    got = winograd.conv3x3_forward(x, u, pads, b)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, _reference(x, wt, pads, b), rtol=0, atol=1e-13)
+
+
+def test_weight_transform_is_g_w_gt():
+    _, wt, _ = _data(1, 7, 5, 1, 1, seed=3, dtype=np.float64)
+    g = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+    ref = np.einsum("ai,kcij,bj->abkc", g, wt, g).reshape(16, 5, 7)
+    u = winograd.weight_transform(wt)
+    assert u.shape == (16, 5, 7) and u.flags.c_contiguous
+    np.testing.assert_allclose(u, ref, rtol=0, atol=1e-15)
+
+
+def test_any_input_layout(compiled):
+    # a channels-last tensor reaches the kernels as the transposed view of its array
+    x, wt, b = _data(2, 6, 4, 7, 8, seed=4)
+    x_cl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    pads = ((1, 1), (1, 1))
+    u = winograd.weight_transform(wt)
+    np.testing.assert_array_equal(winograd.conv3x3_forward(x_cl, u, pads, b),
+                                  winograd.conv3x3_forward(x, u, pads, b))
+
+
+def test_thread_count_does_not_change_the_result(compiled, monkeypatch):
+    # large enough to be split over the thread pool
+    x, wt, b = _data(4, 64, 32, 30, 30, seed=5)
+    u = winograd.weight_transform(wt)
+    pads = ((1, 1), (1, 1))
+    got = []
+    for threads in (1, 2):
+        monkeypatch.setitem(settings._values, settings.NUM_THREADS_ENV, threads)
+        got.append(winograd.conv3x3_forward(x, u, pads, b))
+    np.testing.assert_array_equal(got[0], got[1])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_falls_back_to_im2col(bad, compiled):
+    x, wt, b = _data(2, 5, 4, 9, 9, seed=6)
+    x[1, 2, 4, 4] = bad
+    x[0, 0, 0, 8] = -bad if bad == bad else bad
+    pads = ((1, 1), (1, 1))
+    u = winograd.weight_transform(wt)
+    assert winograd.conv3x3_forward(x, u, pads, b) is None
+    got = winograd.conv3x3(x, wt, pads, b, u=u)
+    ref = _im2col(x, wt, pads, b)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(ref))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
+    fin = np.isfinite(ref)
+    assert not fin.all()
+    np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_non_finite_weight_falls_back_to_im2col(compiled):
+    x, wt, b = _data(1, 4, 3, 6, 5, seed=7)
+    wt[1, 2, 0, 1] = np.inf
+    assert winograd.weight_transform(wt) is None
+    got = winograd.conv3x3(x, wt, ((0, 1), (2, 0)), b)
+    ref = _im2col(x, wt, ((0, 1), (2, 0)), b)
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
+    np.testing.assert_array_equal(got[~np.isfinite(got)], ref[~np.isfinite(ref)])
+    np.testing.assert_allclose(got[np.isfinite(ref)], ref[np.isfinite(ref)], atol=1e-5)
+
+
+def test_finite_values_take_winograd(compiled):
+    x, wt, b = _data(1, 3, 2, 5, 5, seed=8)
+    y = winograd.conv3x3(x, wt, ((1, 1), (1, 1)), b)
+    np.testing.assert_array_equal(
+        y, winograd.conv3x3_forward(x, winograd.weight_transform(wt), ((1, 1), (1, 1)), b))
+
+
+def test_whole_array_form_for_other_backends():
+    # the form CuPy arrays run (whole-array passes of the array module), here on NumPy
+    x, wt, b = _data(2, 5, 3, 7, 6, seed=9)
+    pads = ((2, 0), (1, 2))
+    geo = winograd._Geometry(x.shape, pads)
+    got = winograd._forward_generic(np, x, winograd.weight_transform(wt), geo, b)
+    np.testing.assert_allclose(got, _reference(x, wt, pads, b), rtol=0, atol=2e-5)
+    x[0, 0, 0, 0] = np.nan
+    assert winograd._forward_generic(np, x, winograd.weight_transform(wt), geo, b) is None
+
+
+def test_applies():
+    ok = ((8, 64, 56, 56), (64, 64, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert winograd.applies(*ok)
+    for i, bad in [(1, (64, 64, 5, 5)), (2, (2, 2)), (3, ((3, 3), (1, 1))), (4, (2, 2)),
+                   (5, 2), (0, (8, 64, 56))]:
+        args = list(ok)
+        args[i] = bad
+        assert not winograd.applies(*args), args
+    # an unpadded plane under 3 pixels has no output; one padded to 3 has one
+    assert not winograd.applies((1, 2, 2, 9), (2, 2, 3, 3), (1, 1), ((0, 0), (1, 1)), (1, 1), 1)
+    assert winograd.applies((1, 2, 1, 9), (2, 2, 3, 3), (1, 1), ((2, 0), (1, 1)), (1, 1), 1)
+
+
+def test_argument_errors():
+    x, wt, b = _data(1, 4, 3, 6, 6)
+    u = winograd.weight_transform(wt)
+    pads = ((1, 1), (1, 1))
+    with pytest.raises(ValueError, match=r"conv3x3_forward.*same C"):
+        winograd.conv3x3_forward(x[:, :3], u, pads)
+    with pytest.raises(ValueError, match=r"conv3x3_forward.*float32 or both float64"):
+        winograd.conv3x3_forward(x.astype(np.float64), u, pads)
+    with pytest.raises(ValueError, match=r"conv3x3_forward.*pads"):
+        winograd.conv3x3_forward(x, u, ((3, 1), (1, 1)))
+    with pytest.raises(ValueError, match=r"conv3x3_forward.*bias must be \[K\] = \[3\]"):
+        winograd.conv3x3_forward(x, u, pads, b[:2])
+    with pytest.raises(ValueError, match=r"weight_transform.*\[K, C, 3, 3\]"):
+        winograd.weight_transform(np.zeros((3, 4, 5, 5), np.float32))
