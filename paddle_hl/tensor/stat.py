@@ -23,7 +23,7 @@ from ..backend import get_array_module as _xp
 from ..framework import dtype as _dt
 from ..framework.op import GRAD, apply, op
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import as_float, cast_to, norm_axes, tensor_arg
+from ._helpers import _cast_kernel, as_float, cast_to, norm_axes, tensor_arg
 
 __all__ = []
 
@@ -486,49 +486,54 @@ def _var_div(n, unbiased):
     return _b.max(n - 1, 1) if unbiased else n
 
 
-def _grow_t(g, axis, keepdim, shape):
-    """A reduction's output gradient Tensor with the reduced axes re-inserted (length 1)."""
-    from .manipulation import reshape
-
-    return reshape(g, _kept_shape(shape, axis)) if not keepdim and axis else g
+def _as_dtype(M, t, dt):
+    """``t`` in dtype ``dt`` (a recorded cast on Tensors), in either rule namespace."""
+    return t if M.value(t).dtype == dt else M.op(_cast_kernel, t, dtype=dt)
 
 
-def _var_hi(i, g, axis, unbiased, keepdim):
-    x = i[0]
-    div = _var_div(_count(x.shape, axis), unbiased)
-    d = x - mean(x, list(axis), keepdim=True)
-    return (_grow_t(g[0], axis, keepdim, x.shape) * d * (2.0 / div),)
+def _centred(M, x, saved, axis):
+    """The centred values ``x - mean(x)``: the forward's residual on arrays, recomputed from the
+    Tensor x under create_graph (they are differentiable in x)."""
+    if M.tensor:
+        return x - mean(x, list(axis), keepdim=True)
+    return saved[0]
 
 
-# fused: the backward reuses the forward's centred values (a rule would centre x again)
-@op("var", hi=_var_hi)
+def _var_grad(M, x, out, saved, g, axis, unbiased, keepdim):
+    shape = M.value(x).shape
+    div = _var_div(_count(shape, axis), unbiased)
+    d = _centred(M, x, saved, axis)
+    with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
+        r = _regrow(M, g, shape, axis, keepdim) * (2.0 / div) * d
+    return (_as_dtype(M, r, M.value(x).dtype),)
+
+
+# the kernel hands its centred values to the rule (recentring x was 40% slower)
+@op("var", grad=_var_grad, residuals=True)
 def _var_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
     a = _acc(x)
     div = _var_div(_count(x.shape, axis), unbiased)
     d = a - xp.mean(a, axis=axis, keepdims=True)
-    out = _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype)
-    kept = _kept_shape(x.shape, axis)
-
-    def bw(g):
-        if not keepdim and axis:
-            g = g.reshape(kept)
-        with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
-            return ((g * (2.0 / div) * d).astype(x.dtype, copy=False),)
-
-    return out, bw
+    return _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype), GRAD.save(d)
 
 
-def _std_hi(i, g, axis, unbiased, keepdim):
-    x = i[0]
-    div = _var_div(_count(x.shape, axis), unbiased)
-    d = x - mean(x, list(axis), keepdim=True)
-    s = std(x, list(axis), unbiased=unbiased, keepdim=True)
-    return (_grow_t(g[0], axis, keepdim, x.shape) * d / (s * div),)
+def _std_grad(M, x, out, saved, g, axis, unbiased, keepdim):
+    shape = M.value(x).shape
+    div = _var_div(_count(shape, axis), unbiased)
+    d = _centred(M, x, saved, axis)
+    # the std with the reduced axes kept: a residual, recomputed (differentiably) on Tensors
+    full = M.op(_std_kernel, x, axis=axis, unbiased=unbiased, keepdim=True) if M.tensor \
+        else saved[1]
+    # a constant group has std 0: 0 / 0 = NaN, as in Paddle
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = _regrow(M, g, shape, axis, keepdim) * d / (full * div)
+    return (_as_dtype(M, r, M.value(x).dtype),)
 
 
-# fused: the backward reuses the forward's centred values (a rule would centre x again)
-@op("std", hi=_std_hi)
+# the kernel hands its centred values and the std to the rule (one rule recomputing them was
+# slower)
+@op("std", grad=_std_grad, residuals=True)
 def _std_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
     a = _acc(x)
@@ -536,16 +541,7 @@ def _std_kernel(x, axis, unbiased, keepdim):
     d = a - xp.mean(a, axis=axis, keepdims=True)
     full = xp.sqrt(xp.sum(d * d, axis=axis, keepdims=True) / div)
     out = _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype)
-    kept = _kept_shape(x.shape, axis)
-
-    def bw(g):
-        if not keepdim and axis:
-            g = g.reshape(kept)
-        # a constant group has std 0: 0 / 0 = NaN, as in Paddle
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return ((g * d / (div * full)).astype(x.dtype, copy=False),)
-
-    return out, bw
+    return out, GRAD.save(d, full)
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
@@ -644,32 +640,25 @@ def _order_weights(x, axes, qs, kind, ignore_nan):
     return vals, xp.transpose(w, (0,) + inv)
 
 
-def _order_hi(i, g, axes, keepdim, qs, kind, ignore_nan, scalar_q):
-    from .manipulation import reshape
+def _order_grad(M, x, out, saved, g, axes, keepdim, qs, kind, ignore_nan, scalar_q):
+    # the pick weights depend on x only through the sort order (a piecewise-constant choice):
+    # a constant under create_graph, so the residual serves both paths
+    (w,) = saved
+    xv = M.value(x)
+    gk = M.reshape(g, [M.value(w).shape[0]] + _kept_shape(xv.shape, axes))
+    return (_as_dtype(M, M.sum(gk * w, axis=0), xv.dtype),)
 
-    x = i[0]
-    _, w = _order_weights(x._data, axes, qs, kind, ignore_nan)
-    gk = reshape(g[0], [w.shape[0]] + _kept_shape(x.shape, axes))
-    return (cast_to(sum(gk * _wrap(w.astype(gk._data.dtype)), axis=0), x._data.dtype),)
 
-
-# fused: the backward reuses the pick weights of the forward's sort (a rule would sort again)
-@op("median", hi=_order_hi)
+# the kernel hands the pick weights of its sort to the rule (a rule would sort again)
+@op("median", grad=_order_grad, residuals=True)
 def _order_kernel(x, axes, keepdim, qs, kind, ignore_nan, scalar_q):
-    xp = _xp(x)
     vals, w = _order_weights(x, axes, qs, kind, ignore_nan)
     nq = vals.shape[0]
     kept = _kept_shape(x.shape, axes)
     shape = kept if keepdim else [s for a, s in enumerate(x.shape) if a not in axes]
     shape = shape if scalar_q else [nq] + shape
     odt = x.dtype if kind == "median" else _F64
-    out = _out(vals.reshape(shape), odt)
-
-    def bw(g):
-        gk = g.reshape([nq] + kept)
-        return (xp.sum(gk * w, axis=0).astype(x.dtype, copy=False),)
-
-    return out, bw
+    return _out(vals.reshape(shape), odt), GRAD.save(w)
 
 
 def _median_common(x, axis, keepdim, op, ignore_nan):

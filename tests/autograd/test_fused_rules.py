@@ -69,12 +69,6 @@ FUSED = {
         "power iteration in the forward; backward through the top singular vectors",
     "paddle_hl.tensor.math._logcumsumexp_k":
         "backward sums the gradient in log space (no overflow); that form has no derivative at 0",
-    "paddle_hl.tensor.stat._order_kernel":
-        "median/quantile backward reuses the interpolation weights of the forward's sort",
-    "paddle_hl.tensor.stat._var_kernel":
-        "backward reuses the forward's centred values (the one-rule form was 40% slower)",
-    "paddle_hl.tensor.stat._std_kernel":
-        "backward reuses the forward's centred values and the output (one rule was slower)",
 }
 
 def _import_all():

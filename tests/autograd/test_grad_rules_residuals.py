@@ -34,6 +34,16 @@ CASES = {
         [_x(), _x((2, 3)), _x((3,))]),
     "linear without bias": (lambda a, w: F.linear(a * a, w * a[0, :2]).sin(),
                             [_x(), _x((4, 2))]),
+    "var (centred values as residual)": (lambda a: paddle.var(a * a, axis=1) * a[:, 0], [_x()]),
+    "var keepdim, biased": (lambda a: paddle.var(a * a, axis=[0, 1], unbiased=False,
+                                                 keepdim=True) * a, [_x()]),
+    "std (centred values and std as residuals)": (
+        lambda a: paddle.std(a * a, axis=0) * a[0], [_x()]),
+    "median (pick weights: a constant choice)": (
+        lambda a: paddle.median(a * a, axis=1) * a[:, 1], [_x((3, 5))]),
+    "median, even count": (lambda a: paddle.median(a * a * a) * a, [_x((3, 4))]),
+    "quantile (interpolation weights)": (
+        lambda a: paddle.quantile(a * a, [0.3, 0.8], axis=0) * a[0], [_x((5, 4))]),
 }
 
 

@@ -26,7 +26,7 @@ from ...tensor import linalg as _linalg
 from ...tensor import math as _math
 from ...tensor import stat as _stat
 from ...tensor._helpers import norm_axis, tensor_arg
-from ...tensor.manipulation import broadcast_to, reshape
+from ...tensor.manipulation import broadcast_to
 
 __all__ = []
 
