@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from paddle_hl.framework.engine import GRAD
 from paddle_hl.framework.op import apply, op
 
 from . import _checks as ck
@@ -23,32 +24,32 @@ def _flat(a):
     return a.reshape(a.shape[0], math.prod(a.shape[1:]))
 
 
+def _segment_linear_grad(M, data, out, saved, g, ids, n, pool):
+    # the adjoint of a segment sum gathers each row's segment gradient; a mean scales it by
+    # the inverse counts first (a residual that depends on the ids only: a constant)
+    (inv,) = saved
+    if inv is not None:
+        g = g * inv
+    return (M.op(_take_rows, g, ids=ids, n=n),)
+
+
+@op("segment_pool", saves=(), grad=_segment_linear_grad, residuals=True)
 def _segment_linear(data, ids, n, pool):
     seg = K.Segments(ids, n, is_sorted=True)
     out = K.segment_sum(_flat(data), seg)
+    inv = None
     if pool == "mean":
         out = K.divide_by_count(out, seg.count)
-    tail = data.shape[1:]
-
-    def bw(g):
-        if pool == "mean":
-            g = g * K.inverse_count(seg.count, g.dtype, g.ndim)
-        return (g[ids],)
-
-    return out.reshape((n,) + tail), bw
+        inv = K.inverse_count(seg.count, out.dtype, data.ndim)
+    return out.reshape((n,) + data.shape[1:]), GRAD.save(inv)
 
 
-def _segment_linear_hi(inputs, grads, ids, n, pool):
-    import paddle_hl  # noqa: PLC0415
-
-    g = grads[0]
-    if pool == "mean":
-        seg = K.Segments(ids, n, is_sorted=True)
-        g = g * paddle_hl.to_tensor(K.inverse_count(seg.count, g._data.dtype, g.ndim))
-    return (paddle_hl.gather(g, paddle_hl.to_tensor(ids)),)
-
-
-op("segment_pool", saves=(), hi=_segment_linear_hi)(_segment_linear)
+@op("segment_pool_grad", saves=(), grad=lambda M, g, out, gg, ids, n: (
+    M.op(_segment_linear, gg, ids=ids, n=n, pool="sum"),))
+def _take_rows(g, ids, n):
+    """Row ``ids[e]`` of ``g`` for every e: the adjoint of the segment sum by sorted ``ids``
+    (whose adjoint it is in turn)."""
+    return g[ids], GRAD
 
 
 # backward compares against data itself

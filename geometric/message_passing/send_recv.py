@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 import paddle_hl
+from paddle_hl.framework.engine import GRAD
 from paddle_hl.framework.op import apply, op
 
 from .. import _checks as ck
@@ -42,35 +43,34 @@ def _unbroadcast_feat(g, shape):
 
 # ----------------------------------------------------------------------------- send_u_recv
 
+def _u_recv_linear_grad(M, x, out, saved, g, src, dst, reduce_op, n_out):
+    # residuals: the destination grouping (reused by the adjoint, which then builds nothing)
+    # and, for a mean, the inverse counts; both depend on the indices only (constants)
+    seg, inv = saved
+    if inv is not None:
+        g = g * inv
+    return (M.op(_u_recv_adjoint, g, src=src, dst=dst, seg=seg, n_in=M.value(x).shape[0]),)
+
+
+@op("send_u_recv", saves=(), grad=_u_recv_linear_grad, residuals=True)
 def _u_recv_linear(x, src, dst, reduce_op, n_out):
     """sum / mean of ``x[src]`` into ``dst``; the gradient is the transposed scatter."""
     seg = K.Segments(dst, n_out)
     out = K.gather_sum(_flat(x), src, seg)
+    inv = None
     if reduce_op == "mean":
         out = K.divide_by_count(out, seg.count)
-    n_in, tail = x.shape[0], x.shape[1:]
-
-    def bw(g):
-        g = _flat(g)
-        if reduce_op == "mean":
-            g = g * K.inverse_count(seg.count, g.dtype, 2)
-        # the adjoint sends each destination's gradient back along the edges to the sources
-        return (K.gather_sum_adjoint(g, src, seg, n_in).reshape((n_in,) + tail),)
-
-    return out.reshape((n_out,) + tail), bw
+        inv = K.inverse_count(seg.count, out.dtype, x.ndim)
+    return out.reshape((n_out,) + x.shape[1:]), GRAD.save(seg, inv)
 
 
-def _u_recv_linear_hi(inputs, grads, src, dst, reduce_op, n_out):
-    g = grads[0]
-    if reduce_op == "mean":
-        seg = K.Segments(dst, n_out)
-        inv = K.inverse_count(seg.count, g._data.dtype, g.ndim)
-        g = g * paddle_hl.to_tensor(inv)
-    return (apply(_u_recv_linear, g, src=dst, dst=src, reduce_op="sum",
-                  n_out=inputs[0].shape[0]),)
-
-
-op("send_u_recv", saves=(), hi=_u_recv_linear_hi)(_u_recv_linear)
+@op("send_u_recv_grad", saves=(), grad=lambda M, g, out, gg, src, dst, seg, n_in: (
+    M.op(_u_recv_linear, gg, src=src, dst=dst, reduce_op="sum", n_out=M.value(g).shape[0]),))
+def _u_recv_adjoint(g, src, dst, seg, n_in):
+    """The adjoint of the sum of ``x[src]`` into ``dst`` (grouped by ``seg``): each
+    destination's gradient sent back along the edges to the sources."""
+    r = K.gather_sum_adjoint(_flat(g), src, seg, n_in)
+    return r.reshape((n_in,) + g.shape[1:]), GRAD
 
 
 @op("send_u_recv", saves=())

@@ -17,16 +17,16 @@ __all__ = []
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _normal_log_prob_hi(i, g):
-    v, loc, scale = i
-    z = (v - loc) / scale
-    gz = g[0] * z / scale
-    return -gz, gz, g[0] * (z * z - 1) / scale
+def _normal_log_prob_grad(M, v, loc, scale, out, saved, g):
+    # z = (v - loc) / scale is the forward's residual (recomputing it made backward a quarter
+    # slower); it is differentiable, so create_graph recomputes it from the Tensors
+    z = (v - loc) / scale if M.tensor else saved[0]
+    gz = g * z / scale
+    return -gz, gz, g * (z * z - 1) / scale
 
 
-# fused: one pass for the common 1-D case instead of five separate ops, and the backward reuses
-# the standardized residual z of the forward (recomputing it makes backward a quarter slower)
-@op("normal_log_prob", saves=(), broadcast=True, hi=_normal_log_prob_hi)
+# one pass for the common 1-D case instead of five separate ops
+@op("normal_log_prob", saves=(), broadcast=True, grad=_normal_log_prob_grad, residuals=True)
 def _normal_log_prob(v, loc, scale):
     xp = backend.get_array_module(v)
     # asarray: 0-D operands give NumPy scalars, which cannot take in-place updates
@@ -37,17 +37,7 @@ def _normal_log_prob(v, loc, scale):
     out *= -0.5
     out -= xp.log(scale)
     out -= out.dtype.type(_HALF_LOG_2PI)
-
-    def backward(g):
-        gz = xp.asarray(g * z)
-        gz /= scale
-        gscale = xp.asarray(z * z)
-        gscale -= 1
-        gscale *= g
-        gscale /= scale
-        return -gz, gz, gscale
-
-    return out, backward
+    return out, GRAD.save(z)
 
 
 def _normal_rsample_grad(M, loc, scale, eps, out, g):

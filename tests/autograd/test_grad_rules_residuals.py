@@ -10,10 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import geometric
 import paddle_hl as paddle
 import paddle_hl.nn.functional as F
 
 from .test_grad_rules import _x, check_paths_agree, check_second_derivative
+
+_IDS = paddle.to_tensor(np.array([0, 0, 1, 2, 2]))
+_SRC = paddle.to_tensor(np.array([0, 1, 2, 3, 0, 2]))
+_DST = paddle.to_tensor(np.array([1, 2, 0, 1, 3, 1]))
 
 CASES = {
     "softmax (float32 output as residual)": (
@@ -44,6 +49,18 @@ CASES = {
     "median, even count": (lambda a: paddle.median(a * a * a) * a, [_x((3, 4))]),
     "quantile (interpolation weights)": (
         lambda a: paddle.quantile(a * a, [0.3, 0.8], axis=0) * a[0], [_x((5, 4))]),
+    "normal log_prob (standardized residual)": (
+        lambda v, m, s: paddle.distribution.Normal(m * v[0], s).log_prob(v * v),
+        [_x((3, 4)), _x((4,), lo=-0.5, hi=0.5), _x((4,), lo=0.5, hi=1.5)]),
+    "segment_mean (inverse counts as residual)": (
+        lambda a: geometric.segment_mean(a * a, _IDS) * a[:3], [_x((5, 4))]),
+    "segment_sum (adjoint: row gather)": (
+        lambda a: geometric.segment_sum(a * a, _IDS) * a[1:4], [_x((5, 4))]),
+    "send_u_recv mean (grouping as residual)": (
+        lambda a: geometric.send_u_recv(a * a, _SRC, _DST, "mean") * a, [_x((4, 3))]),
+    "send_u_recv sum": (
+        lambda a: geometric.send_u_recv(a * a, _SRC, _DST, "sum", out_size=5)[1:] * a,
+        [_x((4, 3))]),
 }
 
 
