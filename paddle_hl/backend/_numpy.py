@@ -19,7 +19,7 @@ import time
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
-from . import _numba, _threads, settings
+from . import _numba, _threads, settings, tuning
 
 __all__ = []
 
@@ -33,8 +33,8 @@ has_fused_updates = False
 # glibc mallopt parameters
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD = 32 << 20
-_TRIM_THRESHOLD = 1 << 30
+_MMAP_THRESHOLD = tuning.value("malloc.mmap_threshold")
+_TRIM_THRESHOLD = tuning.value("malloc.trim_threshold")
 _malloc_tuned = None
 
 
@@ -108,7 +108,7 @@ def scatter_add(size, index, values):
 
 
 # rows repeated more often than this many times are added by np.add.at (see index_add)
-_RANK_LOOPS = 8
+_RANK_LOOPS = tuning.value("index_add.rank_loops")
 
 
 def _rows_add(out, ids, rows):
@@ -261,12 +261,12 @@ def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
 
 # scratch bytes of the input planes of one block; the run accumulators are about as large
 # (measured on MobileNetV2's layers, batch 8: 1 MiB beat 256 KiB and 4 MiB)
-_DW_BLOCK_BYTES = 1 << 20
+_DW_BLOCK_BYTES = tuning.value("depthwise.block_bytes")
 # NumPy >= 2.3 copies the operands of a strided 2-D ufunc call into its buffers when their rows
 # are shorter than the ufunc buffer (8192 elements): 3-4x slower on the runs here, which are a
 # few hundred to a few thousand long. The kernels run with a buffer this small (see
 # :func:`small_ufunc_buffer`): none of their calls casts, so none needs a buffer
-_DW_BUFSIZE = 16
+_DW_BUFSIZE = tuning.value("depthwise.bufsize")
 
 
 @contextlib.contextmanager
@@ -386,7 +386,7 @@ class _DwPlan:
             dxb[(slice(None),) * 2 + src] = pl[(slice(None), slice(None), k) + dst]
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=tuning.value("depthwise.plan_cache"))
 def _cached_plan(*args):
     return _DwPlan(*args)
 
@@ -452,14 +452,14 @@ def _unpadded(padded_shape, pads):
 # Measured on MobileNetV2's layers (one thread): 1.3-5x faster on output planes up to 8x8 from
 # input planes up to 14x14 (the smaller, the more); on larger planes the two transposing copies
 # (x in, the result out) cost more than the phase planes' waste and the blocked form is faster.
-_DW_CL_MAX_OUT = 64
-_DW_CL_MAX_PLANE = 200
-_DW_CL_MAX_PLANE_JIT = 1024
-_DW_PLANES_MIN_ROW = 16
+_DW_CL_MAX_OUT = tuning.value("depthwise.cl_max_out")
+_DW_CL_MAX_PLANE = tuning.value("depthwise.cl_max_plane")
+_DW_CL_MAX_PLANE_JIT = tuning.value("depthwise.cl_max_plane_jit")
+_DW_PLANES_MIN_ROW = tuning.value("depthwise.planes_min_row")
 # ... and their taps run with NumPy's small ufunc buffer (see small_ufunc_buffer) on output
 # planes up to this many pixels: faster there (runs of a few hundred values), slower on larger
 # ones
-_DW_CL_SMALLBUF_MAX = 32
+_DW_CL_SMALLBUF_MAX = tuning.value("depthwise.cl_smallbuf_max")
 
 
 def _use_cl(size, out_size, m, jit=False):
@@ -475,6 +475,22 @@ def _use_planes(out_size, m, jit):
     phase-plane kernels: rows of at least 16 outputs (on shorter ones the per-row work of the
     compiled loops costs more than NumPy's blocked passes)."""
     return jit and m == 1 and out_size[-1] >= _DW_PLANES_MIN_ROW
+
+
+def _dw_method(a, w, stride, size, out_size, m):
+    """How a depthwise layer runs here: "channels-last" (:func:`_use_cl`), "phase-planes" (the
+    compiled phase-plane kernels, :func:`_use_planes`) or "blocked" (NumPy's blocked passes on
+    phase planes, :class:`_DwPlan`); ``a`` and ``w`` give the dtypes (see :func:`_jit_dw`)."""
+    jit = _jit_dw(a, w, stride)
+    if _use_cl(size, out_size, m, jit):
+        return "channels-last"
+    return "phase-planes" if _use_planes(out_size, m, jit) else "blocked"
+
+
+def depthwise_method(x, w, stride, out_size):
+    """The form :func:`depthwise_forward` takes for ``x`` (``[N, C, *S]``) and ``w``
+    (``[C*m, 1, *k]``): "channels-last", "phase-planes" or "blocked" (the plan's label)."""
+    return _dw_method(x, w, stride, x.shape[2:], out_size, w.shape[0] // x.shape[1])
 
 
 def _cl_scope(out_size):
@@ -619,11 +635,11 @@ def depthwise_forward(x, w, stride, dilation, out_size, pads, out_cl):
     size = x.shape[2:]
     pads = ((0, 0),) * len(size) if pads is None else pads
     m = w.shape[0] // c
-    jit = _jit_dw(x, w, stride)
-    if _use_cl(size, out_size, m, jit):
+    method = _dw_method(x, w, stride, size, out_size, m)
+    if method == "channels-last":
         return _cl_forward(x, w, stride, dilation, out_size, pads, out_cl)
     dt = x.dtype
-    if _use_planes(out_size, m, jit):
+    if method == "phase-planes":
         out = np.empty((n, c, *out_size), dt)
         dw = _numba.depthwise
         dw.run(dw.dwp_forward, np.ascontiguousarray(x), w.reshape(c, -1).astype(dt),
@@ -667,10 +683,10 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     pads = ((0, 0),) * (len(padded_shape) - 2) if pads is None else pads
     size = _unpadded(padded_shape, pads)
     m = w.shape[0] // c
-    jit = _jit_dw(g, w, stride)
-    if _use_cl(size, g.shape[2:], m, jit):
+    method = _dw_method(g, w, stride, size, g.shape[2:], m)
+    if method == "channels-last":
         return _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl)
-    if _use_planes(g.shape[2:], m, jit):
+    if method == "phase-planes":
         dx = np.empty((n, c, *size), g.dtype)
         dw = _numba.depthwise
         dw.run(dw.dwp_input_grad, np.ascontiguousarray(g), w.reshape(c, -1).astype(g.dtype),
@@ -713,12 +729,12 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
     size = x.shape[2:]
     pads0 = ((0, 0),) * len(size) if pads is None else pads
     m = g.shape[1] // c
-    jit = _jit_dw(g, x, stride)
-    if _use_cl(size, g.shape[2:], m, jit):
+    method = _dw_method(g, x, stride, size, g.shape[2:], m)
+    if method == "channels-last":
         return _cl_weight_grad(x, g, ksize, stride, dilation, pads0)
     out_size = g.shape[2:]
     dt = g.dtype
-    if _use_planes(out_size, m, jit):
+    if method == "phase-planes":
         dw = _numba.depthwise
         gw = dw.run(dw.dwp_weight_grad, np.ascontiguousarray(x), np.ascontiguousarray(g),
                     ksize, stride, dilation, pads0, np.empty((c, math.prod(ksize))), c)

@@ -31,14 +31,14 @@ import os
 import queue
 import threading
 
-from . import settings
+from . import settings, tuning
 
 __all__ = []
 
 # total bytes an op must touch before it is split over threads
-MIN_BYTES = 4 << 20
+MIN_BYTES = tuning.value("threads.min_bytes")
 # pieces per thread (see the module docstring: the caller takes over pieces not yet started)
-PIECES_PER_THREAD = 2
+PIECES_PER_THREAD = tuning.value("threads.pieces_per_thread")
 
 _lock = threading.Lock()
 _workers = None  # list of (thread, task queue) once made

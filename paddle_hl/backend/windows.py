@@ -13,9 +13,13 @@ change layout). The heavy lifting is either one strided-view copy (``as_strided`
 offsets* (``prod(ksize)`` iterations, each one vectorised over batch, channels and output
 pixels) where windows overlap and values must be accumulated.
 
-Convolution as im2col + GEMM. Three array kernels carry every convolution: ``conv_forward``
-(C), its adjoint in the input ``conv_data_grad`` (T, the transposed convolution) and its adjoint
-in the weight ``conv_filter_grad`` (W).
+Convolution as im2col + GEMM. Three array kernels carry every convolution: the convolution (C),
+its adjoint in the input (T, the transposed convolution) and its adjoint in the weight (W). Each
+form below has its three (``pointwise_*``, ``im2col_*``, ``depthwise_*``, the direct and the
+batch-innermost ones); which form a layer runs is chosen once per geometry by
+``backend/plans.py`` (``plan_conv``), from the predicates here (``use_direct``, ``use_nin``,
+``is_pointwise``, ``is_depthwise``, ``flat_ratio``, ``trim_taps``) and the thresholds of
+``backend/tuning.py``.
 
 Layout (measured on ResNet shapes, see the report in benchmarks): the input is unfolded with one
 strided-view copy into ``cols = [groups, C/groups*prod(k), N*prod(out)]`` so that the whole batch
@@ -53,24 +57,18 @@ import math
 
 import numpy as np
 
-from . import ascontiguous, compiled_kernels, for_array, get_array_module, kernel, split
+from . import ascontiguous, compiled_kernels, for_array, get_array_module, kernel, split, tuning
 
 __all__ = []
 
-# im2col columns up to this size are kept from the forward pass for the weight gradient
-_KEEP_COLS = 64 << 20
-# a 1x1 convolution is a per-sample GEMM on x itself only on planes at least this large;
-# on smaller planes one GEMM over the whole batch (im2col with k=1) is faster
-_POINTWISE_MIN = 64
-# the flat-plane col2im is used while padded/output plane width stays below this ratio
-_WIDE_MAX = 2.0
-# the batch-innermost im2col layout is considered from this batch size on (see use_nin)
-_NIN_MIN_BATCH = 8
-# ... and, when no gradient is wanted, only for output planes up to this many pixels
-_NIN_FWD_MAX_PLANE = 256
-# convolutions with at most this many input channels times kernel taps run as direct
-# compiled kernels (see use_direct)
-_DIRECT_MAX_TAPS = 32
+# the thresholds of the convolution's choices (backend/tuning.py says what each decides and
+# the measurement behind it); read once, module globals for the hot paths
+_KEEP_COLS = tuning.value("conv.keep_cols")
+_POINTWISE_MIN = tuning.value("conv.pointwise_min")
+_WIDE_MAX = tuning.value("conv.wide_max")
+_NIN_MIN_BATCH = tuning.value("conv.nin_min_batch")
+_NIN_FWD_MAX_PLANE = tuning.value("conv.nin_fwd_max_plane")
+_DIRECT_MAX_TAPS = tuning.value("conv.direct_max_taps")
 
 
 # On NumPy the large copies and accumulations below are split over the channel (or batch) axis
@@ -431,7 +429,7 @@ def _arg_dtype(ksize):
     return np.int8 if n <= 127 else (np.int16 if n <= 32767 else np.int32)
 
 
-def max_pool(xpad, ksize, stride, out_size, want_arg=True):
+def max_pool(xpad, ksize, stride, out_size, want_arg=True, compiled=None):
     """Max over windows (no dilation) of a padded ``[N, C, *Sp]`` array.
 
     A running maximum over the kernel offsets (prod(k) vectorised passes over the output) beats
@@ -440,11 +438,17 @@ def max_pool(xpad, ksize, stride, out_size, want_arg=True):
     The offset is updated with integer arithmetic, ``arg += (v > out) * (j - arg)``, on
     preallocated buffers: three passes over one-byte data are several times cheaper than a
     masked ``copyto``.
+
+    ``compiled``: whether to try the backend's compiled kernel (``max_pool2d``) first; None
+    tries it wherever the backend has one (``backend.plans.plan_pool`` decides it once per
+    geometry).
     """
     mod = get_array_module(xpad)
     one = (1,) * len(ksize)
     adt = _arg_dtype(ksize)
-    res = _compiled("max_pool2d", xpad, ksize, stride, out_size, want_arg, adt)
+    res = None
+    if compiled is not False:
+        res = _compiled("max_pool2d", xpad, ksize, stride, out_size, want_arg, adt)
     if res is not None:
         # compiled: ResNet-50's stem pool at batch 8, 224x224: 38 -> 4 ms; ResNet-18 CIFAR's
         # pool 1.3 -> 0.9 ms; LeNet's 2x2 pools 0.24 -> 0.08 and 0.12 -> 0.04 ms
@@ -468,11 +472,13 @@ def max_pool(xpad, ksize, stride, out_size, want_arg=True):
     return out, arg
 
 
-def max_pool_grad(g, arg, padded_shape, ksize, stride):
-    """Route each output gradient to the input pixel its window's maximum came from."""
-    acc = _compiled("max_pool2d_grad", g, arg, padded_shape, ksize, stride)
-    if acc is not None:
-        return acc
+def max_pool_grad(g, arg, padded_shape, ksize, stride, compiled=None):
+    """Route each output gradient to the input pixel its window's maximum came from
+    (``compiled``: as in :func:`max_pool`)."""
+    if compiled is not False:
+        acc = _compiled("max_pool2d_grad", g, arg, padded_shape, ksize, stride)
+        if acc is not None:
+            return acc
     mod = get_array_module(g)
     out_size = g.shape[2:]
     one = (1,) * len(ksize)
@@ -757,58 +763,72 @@ def _strided(xl, stride):
     return xl[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
 
 
-def conv_forward(xl, w, stride, pads, dil, groups, keep=False, cl=False):
-    """C: logical ``[N, O, *out]`` (any memory layout) of the convolution of ``xl``.
-
-    With ``keep``, returns ``(y, cols)``: the im2col columns when the GEMM used them and they
-    are at most ``_KEEP_COLS`` bytes (for :func:`conv_filter_grad`), else None. ``cl``: the result
-    will be wanted channels last (a depthwise kernel writes it so directly).
-    """
+# The convolution's GEMM forms, one function per form and direction. Which form runs for a
+# layer is chosen once per geometry by ``backend.plans.plan_conv`` (with the depthwise kernels
+# above and the direct and batch-innermost forms below); nothing here re-tests the geometry.
+def pointwise_forward(xl, w, stride, osz):
+    """C for a 1x1 convolution without padding or groups (:func:`is_pointwise`): a batched GEMM
+    on x itself, already in ``[N, O, L]`` order (no im2col, no transpose)."""
     mod = get_array_module(xl)
     n, c = xl.shape[:2]
     o = w.shape[0]
-    ksize = w.shape[2:]
-    osz = conv_out_size(xl.shape[2:], ksize, stride, pads, dil)
-    cols = None
-    if is_pointwise(ksize, pads, groups, osz):
-        # 1x1: a batched GEMM on x itself, already in [N, O, L] order: no im2col, no transpose
-        x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
-        y = mod.matmul(w.reshape(o, c), x3).reshape(n, o, *osz)
-    elif is_depthwise(c, groups):
-        # the kernel pads as it goes (NumPy: block by block, in cache)
-        y = depthwise_forward(xl, w, stride, dil, osz, pads, out_cl=cl)
+    x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
+    return mod.matmul(w.reshape(o, c), x3).reshape(n, o, *osz)
+
+
+def pointwise_data_grad(gl, w, size, stride):
+    """T of :func:`pointwise_forward`: logical ``[N, C, *size]``."""
+    mod = get_array_module(gl)
+    n, o = gl.shape[:2]
+    c = w.shape[1]
+    osz = gl.shape[2:]
+    g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
+    dx = mod.matmul(w.reshape(o, c).T, g3).reshape(n, c, *osz)
+    if tuple(osz) == tuple(size):
+        return dx
+    full = mod.zeros((n, c, *size), dtype=dx.dtype)
+    full[(slice(None), slice(None)) + tuple(
+        slice(0, s * (m - 1) + 1, s) for s, m in zip(stride, osz))] = dx
+    return full
+
+
+def pointwise_filter_grad(xl, gl, ksize, stride):
+    """W of :func:`pointwise_forward`: ``[O, C, *k]``."""
+    mod = get_array_module(xl)
+    n, c = xl.shape[:2]
+    o = gl.shape[1]
+    x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
+    g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
+    if o * c <= x3.shape[2] * (o + c):
+        # per-sample GEMMs then a sum: no transposing copy of the activations
+        gw = mod.matmul(g3, x3.transpose(0, 2, 1)).sum(axis=0)
     else:
-        cols = im2col(pad(xl, pads), ksize, stride, dil, osz, groups)
-        y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
-        y = y.reshape(o, n, *osz).swapaxes(0, 1)
-    if not keep:
-        return y
-    return y, (cols if cols is not None and cols.nbytes <= _KEEP_COLS else None)
+        gw = mod.tensordot(g3, x3, axes=([0, 2], [0, 2]))
+    return gw.reshape(o, c, *ksize)
 
 
-def conv_data_grad(gl, w, size, stride, pads, dil, groups, gcols=None, cl=False):
-    """T: logical ``[N, C, *size]``, the adjoint of :func:`conv_forward` in its input (``cl``: as
-    in :func:`conv_forward`)."""
+def im2col_forward(xl, w, stride, pads, dil, groups, osz):
+    """C as im2col + one GEMM per group over the whole batch: ``(y, cols)``, ``y`` a logical
+    ``[N, O, *out]`` view, ``cols`` the columns (for :func:`im2col_filter_grad`)."""
+    mod = get_array_module(xl)
+    n = xl.shape[0]
+    o = w.shape[0]
+    cols = im2col(pad(xl, pads), w.shape[2:], stride, dil, osz, groups)
+    y = mod.matmul(w.reshape(groups, o // groups, -1), cols)
+    return y.reshape(o, n, *osz).swapaxes(0, 1), cols
+
+
+def im2col_data_grad(gl, w, size, stride, pads, dil, groups, flat, gcols=None):
+    """T of :func:`im2col_forward`: ``w.T @ g`` then col2im, on flattened padded planes with
+    ``flat`` (stride 1, see :func:`flat_ratio`); logical ``[N, C, *size]``."""
     mod = get_array_module(gl)
     n, o = gl.shape[:2]
     c = w.shape[1] * groups
     ksize = w.shape[2:]
     osz = gl.shape[2:]
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-    if is_pointwise(ksize, pads, groups, osz):
-        g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
-        dx = mod.matmul(w.reshape(o, c).T, g3).reshape(n, c, *osz)
-        if tuple(osz) == tuple(size):
-            return dx
-        full = mod.zeros((n, c, *size), dtype=dx.dtype)
-        full[(slice(None), slice(None)) + tuple(
-            slice(0, s * (m - 1) + 1, s) for s, m in zip(stride, osz))] = dx
-        return full
-    if is_depthwise(c, groups):
-        return depthwise_input_grad(gl, w, (n, c, *psz), stride, dil, pads, out_cl=cl)
     wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    ratio = flat_ratio(osz, psz, stride)
-    if ratio is not None and ratio < _WIDE_MAX:
+    if flat:
         dcols = mod.matmul(wt, g_cols_flat(gl, groups, psz))
         acc = col2im_flat(dcols, (n, c, *psz), ksize, dil, osz)
         return crop(acc, pads, size)
@@ -818,26 +838,14 @@ def conv_data_grad(gl, w, size, stride, pads, dil, groups, gcols=None, cl=False)
     return crop(acc, pads, size)
 
 
-def conv_filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=None):
-    """W: ``[O, C/groups, *k]``, the adjoint of :func:`conv_forward` in its weight (``cols``: the
-    im2col columns of the forward pass, when kept)."""
+def im2col_filter_grad(xl, gl, ksize, stride, pads, dil, groups, gcols=None, cols=None):
+    """W of :func:`im2col_forward`: ``g @ cols.T`` (``cols``: the forward's columns, when
+    kept), ``[O, C/groups, *k]``."""
     mod = get_array_module(xl)
-    n, c = xl.shape[:2]
+    c = xl.shape[1]
     o = gl.shape[1]
-    osz = gl.shape[2:]
-    if is_pointwise(ksize, pads, groups, osz):
-        x3 = mod.ascontiguousarray(_strided(xl, stride)).reshape(n, c, -1)
-        g3 = mod.ascontiguousarray(gl).reshape(n, o, -1)
-        if o * c <= x3.shape[2] * (o + c):
-            # per-sample GEMMs then a sum: no transposing copy of the activations
-            gw = mod.matmul(g3, x3.transpose(0, 2, 1)).sum(axis=0)
-        else:
-            gw = mod.tensordot(g3, x3, axes=([0, 2], [0, 2]))
-        return gw.reshape(o, c, *ksize)
-    if is_depthwise(c, groups):
-        return depthwise_weight_grad(xl, gl, ksize, stride, dil, pads)
     if cols is None:
-        cols = im2col(pad(xl, pads), ksize, stride, dil, osz, groups)
+        cols = im2col(pad(xl, pads), ksize, stride, dil, gl.shape[2:], groups)
     if gcols is None:
         gcols = g_cols(gl, groups)
     gw = mod.matmul(gcols, cols.transpose(0, 2, 1))
@@ -871,7 +879,7 @@ def conv_forward_direct(xl, w, pads, osz, bias=None):
 
 
 def conv_data_grad_direct(gl, w, size, pads):
-    """:func:`conv_data_grad` through the direct kernels, or None where they do not apply
+    """The input gradient through the direct kernels, or None where they do not apply
     (weights that are not all finite)."""
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
     dxpad = _compiled("conv2d_direct_input_grad", gl, w, (gl.shape[0], w.shape[1], *psz))
@@ -879,7 +887,7 @@ def conv_data_grad_direct(gl, w, size, pads):
 
 
 def conv_filter_grad_direct(xl, gl, ksize, pads):
-    """:func:`conv_filter_grad` through the direct kernels, or None where they do not apply
+    """The weight gradient through the direct kernels, or None where they do not apply
     (an input that is not all finite)."""
     return _compiled("conv2d_direct_weight_grad", pad(xl, pads), gl, ksize)
 
@@ -909,7 +917,7 @@ def use_nin(xshape, wshape, pads, groups, osz, stride=None, train=True):
 
 
 def conv_forward_nin(xl, w, stride, pads, dil, groups, osz):
-    """:func:`conv_forward` through the batch-innermost columns; returns ``(y, kept cols or
+    """The convolution through the batch-innermost columns; returns ``(y, kept cols or
     None)``."""
     mod = get_array_module(xl)
     n = xl.shape[0]

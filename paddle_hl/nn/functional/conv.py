@@ -10,9 +10,11 @@ Three array kernels carry everything, and they are closed under differentiation,
                                            grads: dx = T(g, h),  dg = C(x, h)
 
 The array algorithms behind them (im2col + one GEMM per layer, col2im, the depthwise
-taps, the measured layout choices) are shared by every backend and live in
-``paddle_hl/backend/windows.py``; this module wraps them into differentiable ops with their
-backward and higher-order rules, and parses the Paddle arguments.
+taps, the direct and batch-innermost forms) are shared by every backend and live in
+``paddle_hl/backend/windows.py``; which of them a layer runs is its plan
+(``backend/plans.py``: chosen once per geometry, readable as ``plan.label``). This module wraps
+the plans into differentiable ops with their backward and higher-order rules, and parses the
+Paddle arguments.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numbers
 import numpy as np
 
 from ...backend import get_array_module
+from ...backend import plans as _plans
 from ...backend import windows as _win
 from ...framework import dtype as _dt
 from ...framework import state
@@ -74,77 +77,41 @@ def _bias_grad(g, cl):
 def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     (x, w, b), low = _up(x, w, b)
     xl = _win.to_cf(x, cl)
-    size = xl.shape[2:]
-    ksize = w.shape[2:]
-    osz = _win.conv_out_size(size, ksize, stride, pads, dil)
-    trim = _win.trim_taps(ksize, size, osz, stride, pads, dil)
-    wk, kpads = w, pads
-    if trim is not None:
-        # taps that only read padding are dropped: the same output from a smaller GEMM
-        wk = _win.take_taps(w, trim[0])
-        kpads = trim[1]
-    direct = _win.use_direct(xl, wk, stride, dil, groups, osz)
-    nin = not direct and _win.use_nin(xl.shape, wk.shape, kpads, groups, osz, stride,
-                                      train=any(need))
-    if direct:  # the kernel adds the bias
-        y, cols = _win.conv_forward_direct(xl, wk, kpads, osz, b), None
-    elif nin:
-        y, cols = _win.conv_forward_nin(xl, wk, stride, kpads, dil, groups, osz)
-    else:
-        y, cols = _win.conv_forward(xl, wk, stride, kpads, dil, groups, keep=True, cl=cl)
-    out = _win.from_cf(y, cl, None if direct else b)
-    del y
-    if not need[1]:
-        cols = None  # only the weight gradient reads them
+    plan = _plans.plan_conv(xl, w, stride, pads, dil, groups, cl, train=any(need))
+    # the columns are kept only for the weight gradient
+    out, wk, cols = plan.forward(xl, w, b, keep=need[1])
 
     def bw(g):
         g = _dense(g, low)
-        gl = _win.to_cf(g, cl)
-        gx = gw = gb = None
-        kk = wk.shape[2:]
-        if nin:
-            gx, gw = _win.conv_backward_nin(xl, gl, wk, stride, kpads, dil, groups, osz, cols, need)
-            if gx is not None:
-                gx = _win.from_cf(gx, cl)
-        else:
-            if direct:
-                # None where the direct kernels do not apply (non-finite values): the GEMMs
-                if need[0]:
-                    gx = _win.conv_data_grad_direct(gl, wk, size, kpads)
-                if need[1]:
-                    gw = _win.conv_filter_grad_direct(xl, gl, kk, kpads)
-            gcols = None
-            if need[1] and gw is None and not (_win.is_pointwise(kk, kpads, groups, osz)
-                                               or _win.is_depthwise(xl.shape[1], groups)):
-                gcols = _win.g_cols(gl, groups)
-            if need[0]:
-                if gx is None:
-                    gx = _win.conv_data_grad(gl, wk, size, stride, kpads, dil, groups, gcols, cl)
-                gx = _win.from_cf(gx, cl)
-            if need[1] and gw is None:
-                gw = _win.conv_filter_grad(xl, gl, kk, stride, kpads, dil, groups, gcols, cols)
-        if need[1] and trim is not None:
-            gw = _win.put_taps(gw, w.shape, trim[0])
-        if need[2] and b is not None:
-            gb = _bias_grad(g, cl)
+        gx, gw = plan.backward(xl, _win.to_cf(g, cl), w, wk, cols, need)
+        gb = _bias_grad(g, cl) if need[2] and b is not None else None
         return _down(gx, low), _down(gw, low), _down(gb, low)
 
     return _down(out, low), bw
 
 
+def _base_plan(xl, w, stride, pads, dil, groups, cl, op):
+    return _plans.plan_conv(xl, w, stride, pads, dil, groups, cl, fused=False,
+                            op=f"conv{xl.ndim - 2}d{op}")
+
+
 def _convt_kernel(x, w, b, stride, pads, dil, groups, cl, size, need):
     (x, w, b), low = _up(x, w, b)
     xl = _win.to_cf(x, cl)
-    out = _win.from_cf(_win.conv_data_grad(xl, w, size, stride, pads, dil, groups, cl=cl), cl, b)
+    # the plan of the convolution this one is the adjoint of (its input has the output's size)
+    n = xl.shape[0]
+    plan = _base_plan(_shape_only(xl, (n, w.shape[1] * groups, *size)), w, stride, pads, dil,
+                      groups, cl, "_transpose")
+    out = _win.from_cf(plan.data_grad(xl, w), cl, b)
 
     def bw(g):
         g = _dense(g, low)
         gl = _win.to_cf(g, cl)
         gx = gw = gb = None
         if need[0]:
-            gx = _win.from_cf(_win.conv_forward(gl, w, stride, pads, dil, groups, cl=cl), cl)
+            gx = _win.from_cf(plan.base_forward(gl, w)[0], cl)
         if need[1]:
-            gw = _win.conv_filter_grad(gl, xl, w.shape[2:], stride, pads, dil, groups)
+            gw = plan.filter_grad(gl, xl)
         if need[2] and b is not None:
             gb = _bias_grad(g, cl)
         return _down(gx, low), _down(gw, low), _down(gb, low)
@@ -155,19 +122,30 @@ def _convt_kernel(x, w, b, stride, pads, dil, groups, cl, size, need):
 def _convw_kernel(x, g, stride, pads, dil, groups, cl, ksize, need):
     (x, g), low = _up(x, g)
     xl, gl = _win.to_cf(x, cl), _win.to_cf(g, cl)
-    out = _win.conv_filter_grad(xl, gl, ksize, stride, pads, dil, groups)
+    plan = _base_plan(xl, _shape_only(gl, (gl.shape[1], xl.shape[1] // groups, *ksize)), stride,
+                      pads, dil, groups, cl, "_filter_grad")
+    out = plan.filter_grad(xl, gl)
 
     def bw(h):
         h = _dense(h, low)
         gx = gg = None
         if need[0]:
-            gx = _win.conv_data_grad(gl, h, xl.shape[2:], stride, pads, dil, groups, cl=cl)
-            gx = _win.from_cf(gx, cl)
+            gx = _win.from_cf(plan.data_grad(gl, h), cl)
         if need[1]:
-            gg = _win.from_cf(_win.conv_forward(xl, h, stride, pads, dil, groups, cl=cl), cl)
+            gg = _win.from_cf(plan.base_forward(xl, h)[0], cl)
         return _down(gx, low), _down(gg, low)
 
     return _down(out, low), bw
+
+
+def _shape_only(a, shape):
+    """A stand-in of ``a``'s dtype and backend with ``shape``, for a plan's geometry (its
+    values are never read)."""
+    mod = get_array_module(a)
+    return mod.broadcast_to(mod.zeros((), dtype=a.dtype), shape)
+
+
+_plans.LABELLED.update((_conv_kernel, _convt_kernel, _convw_kernel))
 
 
 def _need(*ts):

@@ -18,7 +18,9 @@ import numbers
 import numpy as np
 
 from ... import backend
+from ...backend import tuning
 from ...backend.arrays import up as _up
+from ...framework.engine import GRAD
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor, _wrap
 from ...tensor import manipulation as _manip
@@ -69,7 +71,7 @@ def _rsum(a, raxes):
 # rows at least this long take np.vecdot for a per-channel sum of products: one read pass of
 # both arrays and no product temporary, about 3x faster at 256 elements per row; shorter rows
 # are faster as a product and two sums
-_VECDOT_MIN = 64
+_VECDOT_MIN = tuning.value("norm.vecdot_min")
 
 
 def _rdot(a, b, raxes, xp):
@@ -302,7 +304,7 @@ def _normalize(x, w, b, view, raxes, pshape, eps):
 # small_ufunc_buffer); shorter ones (a CNN's 7x7 and 14x14 planes) take scale and shift
 # expanded to one [C*S] row each, so the batch is N long contiguous rows (1.3x-2.5x faster
 # from N = 2)
-_UNBUFFERED_ROW = 512
+_UNBUFFERED_ROW = tuning.value("norm.unbuffered_row")
 
 
 def _affine_apply(xp, xv, scale, shift):
@@ -344,56 +346,48 @@ def _affine_k(x, w, b, mean, var, view, pshape, eps):
     # results than (x - mean) * scale + b (measured: half as many last-bit differences)
     shift = -(m * scale) if b is None else _up(b).reshape(pshape) - m * scale
     out = _affine_apply(xp, xv, scale, shift)
+    # the running statistics are constants (no gradient reaches them): so are these residuals
+    return _cast(out.reshape(shape), dt), GRAD.save(invstd, m)
+
+
+def _affine_grad(M, x, w, b, mean, var, out, saved, g, view, pshape, eps):
+    """``dx = g * invstd * w``, ``dw = sum(g * (x - mean)) * invstd``, ``db = sum(g)``;
+    float16/bfloat16 are computed in float32 on arrays."""
+    invstd, m = saved
     paxes = tuple(k for k in range(len(view)) if pshape[k] == 1)
-
-    def backward(g):
-        gv = _up(g.reshape(view))
-        gx = _cast((gv * scale).reshape(shape), dt)
-        gw = None
-        if w is not None:
-            gw = _cast(((gv * (xv - m)).sum(axis=paxes) * invstd.reshape(-1)).reshape(w.shape),
-                       w.dtype)
-        gb = None if b is None else _cast(gv.sum(axis=paxes).reshape(b.shape), b.dtype)
-        return gx, gw, gb, None, None
-
-    return _cast(out.reshape(shape), dt), backward
-
-
-def _affine_hi(i, g, view, pshape, eps):
-    x, w, b, mean, var = i
-    paxes = [k for k in range(len(view)) if pshape[k] == 1]
-    invstd = _math.rsqrt(_manip.reshape(var, list(pshape)) + eps).detach()
-    m = _manip.reshape(mean, list(pshape)).detach()
-    gv = _manip.reshape(g[0], list(view))
-    scale = invstd if not isinstance(w, Tensor) else invstd * _manip.reshape(w, list(pshape))
-    gx = _manip.reshape(gv * scale, list(x.shape))
-    gw = None
-    if isinstance(w, Tensor):
-        xv = _manip.reshape(x, list(view))
-        gw = _manip.reshape((gv * (xv - m) * invstd).sum(axis=paxes), list(w.shape))
-    gb = _manip.reshape(gv.sum(axis=paxes), list(b.shape)) if isinstance(b, Tensor) else None
+    low = not M.tensor
+    gv = M.reshape(g, view)
+    if low:
+        gv = _up(gv)
+    scale = invstd
+    if w is not None:
+        scale = invstd * M.reshape(_up(w) if low else w, pshape)
+    gx = M.reshape(gv * scale, M.value(x).shape)
+    gw = gb = None
+    if w is not None:
+        xv = M.reshape(x, view)
+        gw = M.reshape(M.sum(gv * ((_up(xv) if low else xv) - m) * invstd, axis=paxes),
+                       M.value(w).shape)
+    if b is not None:
+        gb = M.reshape(M.sum(gv, axis=paxes), M.value(b).shape)
+    if low:
+        gx = _cast(gx, x.dtype)
+        gw = None if gw is None else _cast(gw, w.dtype)
+        gb = None if gb is None else _cast(gb, b.dtype)
     return gx, gw, gb, None, None
 
 
-op("batch_norm", hi=_affine_hi)(_affine_k)
+op("batch_norm", grad=_affine_grad, residuals=True)(_affine_k)
 
 
+def _identity_grad(M, x, w, b, out, g):
+    return (g, None if w is None else M.zeros_like(w), None if b is None else M.zeros_like(b))
+
+
+@op("batch_norm", saves=(), grad=_identity_grad)
 def _identity_k(x, w, b):
     """Paddle's batch_norm with one value per channel returns x unchanged (and zero grads)."""
-    xp = backend.get_array_module(x)
-
-    def backward(g):
-        return (g, None if w is None else xp.zeros_like(w),
-                None if b is None else xp.zeros_like(b))
-
-    return x.copy(), backward
-
-
-def _identity_hi(i, g):
-    return (g[0], None if i[1] is None else i[1] * 0.0, None if i[2] is None else i[2] * 0.0)
-
-
-op("batch_norm", saves=(), hi=_identity_hi)(_identity_k)
+    return x.copy(), GRAD
 
 
 # ---------------------------------------------------------------- batch_norm

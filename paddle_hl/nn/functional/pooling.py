@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ...backend import get_array_module
+from ...backend import plans as _plans
 from ...backend import windows as _win
 from ...backend.arrays import up as _up
 from ...framework.op import apply, op
@@ -91,15 +92,15 @@ def _maxpool_kernel(x, ksize, stride, ext, cl, mask, need):
     # Paddle fills a window that only covers padding with -FLT_MAX, in every dtype
     lowest = float(np.finfo(np.float32).min)
     xpad = _win.pad(xl, ext, lowest)
-    osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
-    out, arg = _win.max_pool(xpad, ksize, stride, osz, want_arg=need or mask)
+    plan = _plans.plan_pool("max", xpad, ksize, stride, ext, cl)
+    out, arg = plan.max(xpad, want_arg=need or mask)
     res = _win.from_cf(out, cl).astype(dt, copy=False)
     pshape = xpad.shape
     del xpad
 
     def bw(g, *_):
         g = _win.to_cf(_up(g), cl)
-        acc = _win.max_pool_grad(g, arg, pshape, ksize, stride)
+        acc = plan.max_grad(g, arg, pshape)
         return (_win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False),)
 
     if mask:
@@ -110,12 +111,12 @@ def _maxpool_kernel(x, ksize, stride, ext, cl, mask, need):
 def _max_arg(x, ksize, stride, ext, cl):
     """Recompute the winning offsets of a max pool (for the higher-order rules)."""
     xpad = _win.pad(_win.to_cf(_up(x), cl), ext, float(np.finfo(np.float32).min))
-    osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
-    return _win.max_pool(xpad, ksize, stride, osz)[1], xpad.shape
+    plan = _plans.plan_pool("max", xpad, ksize, stride, ext, cl)
+    return plan.max(xpad)[1], xpad.shape, plan
 
 
-def _route(g, arg, pshape, ksize, stride, ext, cl, dt):
-    acc = _win.max_pool_grad(_win.to_cf(_up(g), cl), arg, pshape, ksize, stride)
+def _route(g, arg, pshape, ksize, stride, ext, cl, dt, plan):
+    acc = plan.max_grad(_win.to_cf(_up(g), cl), arg, pshape)
     size = tuple(n - lo - hi for n, (lo, hi) in zip(pshape[2:], ext))
     return _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False)
 
@@ -128,8 +129,8 @@ def _gather(h, arg, ksize, stride, ext, cl, dt):
 
 def _maxpool_route_kernel(x, g, ksize, stride, ext, cl):
     """The max-pool gradient as an op of (x, g): g sent to each window's maximum."""
-    arg, pshape = _max_arg(x, ksize, stride, ext, cl)
-    out = _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype)
+    arg, pshape, plan = _max_arg(x, ksize, stride, ext, cl)
+    out = _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype, plan)
 
     def bw(h):
         return None, _gather(h, arg, ksize, stride, ext, cl, h.dtype)
@@ -139,11 +140,11 @@ def _maxpool_route_kernel(x, g, ksize, stride, ext, cl):
 
 def _maxpool_gather_kernel(x, h, ksize, stride, ext, cl):
     """The adjoint of the route: each window reads h at its maximum's position."""
-    arg, pshape = _max_arg(x, ksize, stride, ext, cl)
+    arg, pshape, plan = _max_arg(x, ksize, stride, ext, cl)
     out = _gather(h, arg, ksize, stride, ext, cl, h.dtype)
 
     def bw(g):
-        return None, _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype)
+        return None, _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype, plan)
 
     return out, bw
 
@@ -166,6 +167,7 @@ def _maxpool_hi(inputs, grads, ksize, stride, ext, cl, mask, need):
 
 
 op("max_pool", saves=(), hi=_maxpool_hi)(_maxpool_kernel)
+_plans.LABELLED.add(_maxpool_kernel)
 
 
 def _max_pool(op, nd, x, kernel_size, stride, padding, return_mask, ceil_mode, data_format):
@@ -275,7 +277,8 @@ def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
     xl = _win.to_cf(x, cl)
     size = xl.shape[2:]
     xpad = _win.pad(xl, ext)
-    osz = tuple((n - k) // s + 1 for n, k, s in zip(xpad.shape[2:], ksize, stride))
+    plan = _plans.plan_pool("avg", xpad, ksize, stride, ext, cl)
+    osz = plan.osz
     with np.errstate(divide="ignore", invalid="ignore"):
         # a window with no valid pixel divides by 0 and gives nan, as in Paddle
         div = _divisor(size, ksize, stride, pads, ext, osz, exclusive, np).astype(np.float64)
@@ -283,7 +286,7 @@ def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
             # Paddle rescales the ordinary average: avg * prod(kernel_size) / divisor_override
             div = div * (divisor / math.prod(ksize))
         scale = xp.asarray(1.0 / div, dtype=x.dtype)
-        summed = _win.sum_pool(xpad, ksize, stride, osz)
+        summed = plan.sum(xpad)
         summed *= scale
     res = _win.from_cf(summed, cl).astype(dt, copy=False)
     pshape = xpad.shape
@@ -332,6 +335,7 @@ def _avgpool_adj_hi(inputs, grads, size, **a):
 
 
 op("avg_pool", saves=(), hi=_avgpool_hi)(_avgpool_kernel)
+_plans.LABELLED.add(_avgpool_kernel)
 op("avg_pool_grad", saves=(), hi=_avgpool_adj_hi)(_avgpool_adj_kernel)
 
 

@@ -1,0 +1,254 @@
+"""Every performance threshold of paddle_hl, in one table.
+
+A threshold here chooses an algorithm (which convolution form runs, when the depthwise taps go
+channels last), a block size, a thread split or a cache limit. Each entry says what it decides,
+the measurement behind its value and the machine it was measured on, so the set can be
+re-measured together on another machine.
+
+Readers take a value once, at import, into a module global (``_KEEP_COLS =
+tuning.value("conv.keep_cols")``): a hot path then reads a global, as before, and a test may
+still patch that global. No module keeps a numeric threshold of its own
+(``tests/backend/test_tuning.py`` checks it).
+
+``PENDING`` lists the entries whose reader still holds its own copy of the value (modules that
+were being changed elsewhere when the table was made); the test checks that each copy equals
+the table, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = []
+
+#: the machine most figures come from
+VM = "2-core AMD EPYC VM"
+
+
+class Entry(NamedTuple):
+    """One threshold: its dotted name, value, what it decides, the measurement behind the value
+    and the machine it was measured on."""
+
+    name: str
+    value: int | float
+    decides: str
+    measured: str
+    machine: str = VM
+
+
+TABLE = (
+    # ------------------------------------------------------------ convolution (backend/windows)
+    Entry("conv.keep_cols", 64 << 20,
+          "bytes of im2col columns the forward pass keeps for the weight gradient; larger "
+          "columns are recomputed from x in the backward pass",
+          "no figure recorded: a memory bound (larger columns are recomputed from x rather "
+          "than holding prod(k) copies of every activation through the backward pass)"),
+    Entry("conv.pointwise_min", 64,
+          "output pixels from which a 1x1 convolution is a per-sample GEMM on x itself; "
+          "smaller planes run one batched im2col GEMM with k=1; also the smallest output "
+          "plane of the direct kernels",
+          "no figure recorded; measured as: on smaller planes one GEMM over the whole batch "
+          "(im2col with k=1) is faster"),
+    Entry("conv.wide_max", 2.0,
+          "padded/output plane width ratio below which a stride-1 input gradient runs col2im "
+          "on flattened padded planes",
+          "no figure recorded: the GEMM grows by the ratio while the col2im adds become one "
+          "contiguous run per channel and sample instead of one per output row"),
+    Entry("conv.nin_min_batch", 8,
+          "batch size from which the batch-innermost im2col layout (im2col_nin) is considered",
+          "no figure recorded; measured on ResNet's 3x3 layers and LeNet's second layer: the "
+          "layout wins when the batch is not tiny and the columns are large next to the "
+          "output"),
+    Entry("conv.nin_fwd_max_plane", 256,
+          "without a gradient (inference), the largest output plane (pixels) of a stride-1 "
+          "layer that still uses the batch-innermost layout",
+          "ResNet-50 at batch 8, the layers the rule moves back to plain im2col: 144 -> "
+          "118 ms"),
+    Entry("conv.direct_max_taps", 32,
+          "input channels x kernel taps up to which a thin 2-D convolution runs as the direct "
+          "compiled kernels instead of im2col + GEMM",
+          "LeNet's first layer at batch 64: forward 0.31 -> 0.1 ms; 3 -> 32 channels, 3x3, "
+          "64x64 at batch 16: forward and backward 6.8 -> 4.7 ms"),
+    Entry("conv.plan_cache", 4096,
+          "convolution and pooling plans kept per process (one per layer geometry); the cache "
+          "is emptied when it is full",
+          "not measured: a memory bound (a network runs a few dozen geometries per step; a "
+          "plan holds a few hundred bytes)"),
+    Entry("winograd.block_bytes", 512 << 10,
+          "bytes of scratch (phase planes and row-transformed rows, or output rows) per "
+          "channel block of the Winograd 3x3 convolution", "no figure recorded"),
+    # ------------------------------------------------------------ depthwise (backend/_numpy)
+    Entry("depthwise.block_bytes", 1 << 20,
+          "scratch bytes of the input planes of one block of the blocked depthwise kernels",
+          "MobileNetV2's layers at batch 8: 1 MiB beat 256 KiB and 4 MiB"),
+    Entry("depthwise.bufsize", 16,
+          "NumPy ufunc buffer (elements) the depthwise taps run with",
+          "NumPy >= 2.3 copies strided operands through its 8192-element buffer on rows "
+          "shorter than it: 3-4x slower on the runs of a few hundred to a few thousand values "
+          "here; none of the calls casts, so none needs a buffer"),
+    Entry("depthwise.cl_max_out", 64,
+          "largest output plane (pixels) of a depthwise layer that runs channels last",
+          "MobileNetV2's layers, one thread: channels last 1.3-5x faster on output planes up "
+          "to 8x8; on larger ones the two transposing copies cost more than the phase planes' "
+          "padding"),
+    Entry("depthwise.cl_max_plane", 200,
+          "largest input plane (pixels) of a depthwise layer that runs channels last (NumPy)",
+          "MobileNetV2's layers, one thread: faster on input planes up to 14x14"),
+    Entry("depthwise.cl_max_plane_jit", 1024,
+          "largest input plane (pixels) of a depthwise layer that runs channels last as the "
+          "compiled kernels",
+          "the compiled channels-last kernels stay ahead up to 32x32 (a 16x16 plane at stride "
+          "2: 1.3x faster backward)"),
+    Entry("depthwise.planes_min_row", 16,
+          "shortest output row from which a depthwise layer runs as the compiled phase-plane "
+          "kernels (shorter rows run NumPy's blocked passes)",
+          "MobileNetV2's layers: the compiled loops' per-row work costs more than NumPy's "
+          "blocked passes on rows under 16 outputs"),
+    Entry("depthwise.cl_smallbuf_max", 32,
+          "largest output plane (pixels) whose channels-last taps run with the small ufunc "
+          "buffer",
+          "MobileNetV2's late layers: faster with the small buffer on runs of a few hundred "
+          "values, slower on larger planes"),
+    Entry("depthwise.plan_cache", 512,
+          "depthwise phase-plane plans kept (least recently used dropped)",
+          "not measured: a memory bound (one plan per depthwise layer geometry)"),
+    # ------------------------------------------------------------ process (backend/_numpy)
+    Entry("malloc.mmap_threshold", 32 << 20,
+          "glibc mmap threshold: blocks up to this size come from the heap",
+          "without it every array above glibc's threshold is a fresh mapping and the next "
+          "step pays a page fault per 4 KiB page: a third of LeNet's step; 32 MiB is the most "
+          "glibc's own adaptive threshold reaches"),
+    Entry("malloc.trim_threshold", 1 << 30,
+          "glibc trim threshold: free heap kept in the process between steps",
+          "freed memory above the trim threshold went back to the OS at the end of a step and "
+          "was faulted in again by the next (with the mmap threshold: a third of LeNet's "
+          "step); peak memory is unchanged"),
+    Entry("index_add.rank_loops", 8,
+          "occurrence ranks of repeated ids added by fancy-indexed adds before the rest goes "
+          "through np.add.at (embedding gradients)",
+          "no figure recorded: np.add.at handles one row at a time, a ranked add one rank of "
+          "distinct ids; the rare heavy repeats go to np.add.at"),
+    # ------------------------------------------------------------ thread pool (backend/_threads)
+    Entry("threads.min_bytes", 4 << 20,
+          "bytes an op must touch before it is split over the CPU thread pool",
+          "waking a thread costs tens of microseconds, more than an op below 4 MiB takes"),
+    Entry("threads.pieces_per_thread", 2,
+          "pieces per thread a split cuts its work into (the caller takes over pieces no "
+          "worker started)",
+          "on shared cores a slow-to-wake worker then costs nothing: the call degrades to the "
+          "one-thread time"),
+    # ------------------------------------------------------------ nn/functional
+    Entry("norm.vecdot_min", 64,
+          "row length from which a per-channel sum of products uses np.vecdot",
+          "one read pass and no product temporary: about 3x faster at 256 elements per row; "
+          "shorter rows are faster as a product and two sums"),
+    Entry("norm.unbuffered_row", 512,
+          "row length from which batch norm's per-channel scale and shift run with the small "
+          "ufunc buffer; shorter rows use scale and shift expanded to one [C*S] row",
+          "NumPy >= 2.3 buffers strided rows shorter than 8192: 1.5x slower on 28x28 and "
+          "56x56 planes; the expanded rows are 1.3-2.5x faster on 7x7 and 14x14 from N = 2"),
+    Entry("activation.relu_row", 8192,
+          "row length of the shared zero row that large contiguous ReLU inputs are compared "
+          "against",
+          "fmax/maximum against an array uses NumPy's vector loop: 2.7x faster in cache, 1.5x "
+          "on activations larger than the cache"),
+    Entry("rnn.shard_min_rows", 8,
+          "rows per shard of the sharded RNN step loop below which a shard's GEMM loses its "
+          "efficiency", "no figure recorded"),
+    Entry("rnn.shard_min_work", 1 << 24,
+          "batch * hidden^2 * steps below which the RNN step loop runs on one thread",
+          "no figure recorded: one thread is as fast below this much work"),
+    Entry("rnn.shard_min_step", 1 << 17,
+          "rows * hidden^2 of one shard's step below which the shards' threads contend",
+          "no figure recorded: NumPy must drop the GIL in each shard's step"),
+    Entry("rnn.fused_min_rows", 16,
+          "rows of an LSTM shard from which one GEMM per step of [x|1|h] beats projecting the "
+          "inputs of all steps first", "no figure recorded (see rnn.py's _lstm_seq)"),
+    Entry("rnn.work_max_bytes", 1 << 29,
+          "bytes of fused-LSTM work buffers kept on the free list between steps",
+          "mapping and zeroing fresh buffers each step cost about as much as the elementwise "
+          "work of a whole step loop"),
+    # ------------------------------------------------------------ optimizer, sparse, distributed
+    Entry("optimizer.block", 65536,
+          "elements per cache block of the NumPy in-place optimizer updates",
+          "ResNet-18's parameters, Adam: 18.6 ms whole-array, 16.1 ms at 32K, 15.7 ms at 64K "
+          "elements"),
+    Entry("sparse.chunk", 1 << 22,
+          "elements per gathered block in sddmm",
+          "no figure recorded: a memory bound (16 MiB of float32 per block)"),
+    Entry("sparse.parallel_min", 1 << 23,
+          "multiply-adds below which a sparse product runs on one thread",
+          "no figure recorded: one thread is faster than several below this"),
+    Entry("sparse.dense_lookup_max", 1 << 25,
+          "grid positions up to which the sparse convolution's rulebook uses a dense lookup "
+          "table", "not measured: a memory bound (the table is int32: 128 MiB at most)"),
+    Entry("sparse.pairs_below", 0.3,
+          "share of filled (output, offset) slots below which the sparse convolution uses "
+          "per-offset pair lists instead of the dense patch matrix",
+          "no figure recorded: most rows of the dense matrix would be the zero padding row"),
+    Entry("dp.shm_chunk_bytes", 1 << 18,
+          "bytes of one rank's buffer averaged per step by DataParallel's shared-memory "
+          "all-reduce", "no figure recorded: a few such chunks fit in L2"),
+    Entry("io.inline_bytes", 1 << 16,
+          "bytes below which a DataLoader worker sends an array inside the pickle instead of "
+          "a shared-memory segment",
+          "no figure recorded: smaller arrays are cheaper in the pickle than in a segment"),
+    Entry("io.pool_slots", 32,
+          "pooled shared-memory segments per DataLoader worker (beyond them, one-shot "
+          "segments)", "no figure recorded: steady-state batches reuse mapped pages"),
+    # ------------------------------------------------------------ domains
+    Entry("vision.chunk_elems", 1 << 24,
+          "elements one gathered block of the detection ops may hold before the work is split",
+          "not measured: a memory bound on one gathered block"),
+    Entry("vision.nms_block", 256,
+          "boxes resolved together by the blocked greedy NMS",
+          "no figure recorded"),
+    Entry("geometric.dense_limit", 1 << 22,
+          "largest node id (or four times the ids' count, whichever is larger) below which "
+          "reindexing uses a dense lookup array instead of sorting",
+          "not measured: a memory bound"),
+)
+
+_VALUES = {e.name: e.value for e in TABLE}
+assert len(_VALUES) == len(TABLE), "tuning: duplicate entry names"
+
+#: entries whose reader still keeps its own copy: name -> (file, constant)
+PENDING = {
+    "rnn.shard_min_rows": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_ROWS"),
+    "rnn.shard_min_work": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_WORK"),
+    "rnn.shard_min_step": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_STEP"),
+    "rnn.fused_min_rows": ("paddle_hl/nn/functional/rnn.py", "_FUSED_MIN_ROWS"),
+    "rnn.work_max_bytes": ("paddle_hl/nn/functional/rnn.py", "_WORK_MAX_BYTES"),
+    "optimizer.block": ("paddle_hl/optimizer/optimizer.py", "_BLOCK"),
+    "sparse.chunk": ("paddle_hl/sparse/_kernels.py", "_CHUNK"),
+    "sparse.parallel_min": ("paddle_hl/sparse/_kernels.py", "_PARALLEL_MIN"),
+    "sparse.dense_lookup_max": ("paddle_hl/sparse/nn/functional/_rulebook.py",
+                                "_DENSE_LOOKUP_MAX"),
+    "sparse.pairs_below": ("paddle_hl/sparse/nn/functional/conv.py", "_PAIRS_BELOW"),
+    "dp.shm_chunk_bytes": ("paddle_hl/distributed/_shm.py", "_CHUNK_BYTES"),
+    "winograd.block_bytes": ("paddle_hl/backend/winograd.py", "_BLOCK_BYTES"),
+    "io.inline_bytes": ("paddle_hl/io/_worker.py", "INLINE_BYTES"),
+    "io.pool_slots": ("paddle_hl/io/_worker.py", "POOL_SLOTS"),
+    "vision.chunk_elems": ("vision/ops.py", "_CHUNK_ELEMS"),
+    "vision.nms_block": ("vision/ops.py", "_NMS_BLOCK"),
+    "geometric.dense_limit": ("geometric/reindex.py", "_DENSE_LIMIT"),
+}
+
+
+def value(name):
+    """The value of the threshold ``name`` (a dotted name of :data:`TABLE`).
+
+    Raises:
+        KeyError: naming the unknown threshold and the known ones.
+    """
+    try:
+        return _VALUES[name]
+    except KeyError:
+        raise KeyError(f"tuning.value: no threshold named {name!r}; the table has "
+                       f"{sorted(_VALUES)}") from None
+
+
+def entry(name):
+    """The :class:`Entry` of threshold ``name``."""
+    value(name)
+    return next(e for e in TABLE if e.name == name)
