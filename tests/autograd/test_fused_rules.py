@@ -19,8 +19,6 @@ import paddle_hl
 
 # "module.kernel name" -> why the array backward is hand-written and the create_graph rule apart
 FUSED = {
-    "paddle_hl.nn.functional.common._bilinear_kernel":
-        "backward reuses the forward's x1 @ w product and lays w out for one GEMM per gradient",
     "paddle_hl.nn.functional.conv._conv_kernel":
         "im2col/GEMM convolution whose backward calls the data- and filter-gradient kernels",
     "paddle_hl.nn.functional.conv._convt_kernel":
@@ -35,10 +33,6 @@ FUSED = {
         "one-pass statistics and normalization with the closed-form batch/layer-norm backward",
     "paddle_hl.nn.functional.norm._norm_act_k":
         "batch norm and ReLU/ReLU6 in the compiled kernels' two passes each way",
-    "paddle_hl.nn.functional.norm._affine_k":
-        "normalization with given running statistics, scale and shift in one pass",
-    "paddle_hl.nn.functional.norm._identity_k":
-        "Paddle's one-value-per-channel batch_norm: x passes through with zero parameter grads",
     "paddle_hl.nn.functional.pooling._maxpool_kernel":
         "window maximum whose backward routes g to the argmax positions found at forward",
     "paddle_hl.nn.functional.pooling._maxpool_route_kernel":
@@ -63,8 +57,6 @@ FUSED = {
         "scatter of pooled values to their indices; backward is the gather kernel",
     "paddle_hl.nn.functional.pooling._unpool_gather_kernel":
         "adjoint of max_unpool: reads g at the indices",
-    "paddle_hl.nn.layer.norm._spectral_k":
-        "power iteration in the forward; backward through the top singular vectors",
     "paddle_hl.tensor.math._logcumsumexp_k":
         "backward sums the gradient in log space (no overflow); that form has no derivative at 0",
 }

@@ -20,6 +20,9 @@ _IDS = paddle.to_tensor(np.array([0, 0, 1, 2, 2]))
 _SRC = paddle.to_tensor(np.array([0, 1, 2, 3, 0, 2]))
 _DST = paddle.to_tensor(np.array([1, 2, 0, 1, 3, 1]))
 
+_RMEAN = paddle.to_tensor(np.array([0.3, -0.2]))
+_RVAR = paddle.to_tensor(np.array([1.5, 0.7]))
+
 CASES = {
     "softmax (float32 output as residual)": (
         lambda a: F.softmax(a * a, axis=1) * a, [_x()]),
@@ -61,7 +64,32 @@ CASES = {
     "send_u_recv sum": (
         lambda a: geometric.send_u_recv(a * a, _SRC, _DST, "sum", out_size=5)[1:] * a,
         [_x((4, 3))]),
+    "bilinear (the input gradients are bilinear forms)": (
+        lambda a, b, w, c: F.bilinear(a * a, b * a[:, :2], w, c * a[0, :2]).sin(),
+        [_x((3, 4)), _x((3, 2)), _x((2, 4, 2)), _x((1, 2))]),
+    "batch_norm eval (running statistics: constant residuals)": (
+        lambda a, w, b: F.batch_norm((a * a).reshape([3, 2, 2]), _RMEAN, _RVAR, w * w, b * a[0, :2],
+                                     training=False).sin(),
+        [_x(), _x((2,)), _x((2,))]),
+    "batch_norm, one value per channel (identity)": (
+        lambda a, w, b: F.batch_norm((a * a).reshape([1, 12]), paddle.zeros([12]),
+                                     paddle.ones([12]), w, b, training=True) * w * b,
+        [_x(), _x((12,)), _x((12,))]),
+    "spectral_norm (u v^T constant, sigma recomputed)": (
+        lambda a: _spectral(a * a) * a, [_x((3, 4))]),
 }
+
+
+def _spectral(w):
+    from paddle_hl.nn.layer import norm
+
+    # no power iteration: u and v are the given constants, so finite differences see the
+    # derivative the rule defines (it treats the iterated vectors as constants)
+    sn = paddle.nn.SpectralNorm([3, 4], dim=0, power_iters=0)
+    sn.weight_u.set_value(np.linspace(0.5, 1.0, 3))
+    sn.weight_v.set_value(np.linspace(1.0, 0.2, 4))
+    assert norm._spectral_k.residuals
+    return sn(w)
 
 
 @pytest.mark.parametrize("case", list(CASES))
