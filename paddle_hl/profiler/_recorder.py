@@ -23,6 +23,7 @@ import time
 import weakref
 
 from .. import backend
+from ..backend import plans as _plans
 from ..framework import state
 from ._result import Event, MemEvent, ProfilerResult
 
@@ -65,7 +66,9 @@ class Recorder:
     """Collects the raw events of one RECORD window."""
 
     def __init__(self, record_shapes=False, profile_memory=False, gpu=False, with_flops=False):
-        self.ops = []     # (kernel or node fn, t0, t1, tid, phase 0 fwd/1 bwd, info or None)
+        # (kernel or node fn, t0, t1, tid, phase 0 fwd/1 bwd, info or None); info: (input
+        # shapes, dtypes, output shapes) with record_shapes, then the plan label (or None)
+        self.ops = []
         self.spans = []   # (name, type name, t0, t1, tid, args or None)
         self.kernels = []  # (index into ops, start event, end event, device id)
         self.mem = []     # (t, tid, 'Allocate'|'Free', nbytes, place, addr, allocated, peak)
@@ -96,12 +99,17 @@ class Recorder:
     # ---------------------------------------------------------------- the op wrapper hook
     def _make_op_hook(self):
         ops_append = self.ops.append
+        # kernels that run a convolution or pooling plan: their event carries the plan's label
+        labelled = _plans.LABELLED
+        take_label = _plans.take_label
         if not (self.record_shapes or self.profile_memory or self.gpu):
             # the common case, kept as small as possible (the overhead budget is per op)
             def hook(fn, arrays, attrs):
                 t0 = perf()
                 out, bw = fn(*arrays, **attrs)
-                ops_append((fn, t0, perf(), _thread(), 0, None))
+                t1 = perf()
+                info = (None, None, None, take_label()) if fn in labelled else None
+                ops_append((fn, t0, t1, _thread(), 0, info))
                 return out, bw
 
             return hook
@@ -124,6 +132,8 @@ class Recorder:
             if shapes:
                 ins, dts = _describe(arrays)
                 info = (ins, dts, _out_shapes(out))
+            if fn in labelled:
+                info = (*(info or (None, None, None)), take_label())
             idx = len(self.ops)
             ops_append((fn, t0, t1, _thread(), 0, info))
             if on_gpu:
@@ -374,9 +384,12 @@ def from_recorder(rec):
             nm = names[fn] = _op_name(fn)
         args = {"id": i, "phase": "backward" if phase else "forward"}
         if info is not None:
-            args["input_shapes"] = info[0]
-            args["input_dtypes"] = info[1]
-            args["output_shapes"] = info[2]
+            if info[0] is not None:
+                args["input_shapes"] = info[0]
+                args["input_dtypes"] = info[1]
+                args["output_shapes"] = info[2]
+            if len(info) > 3 and info[3] is not None:
+                args["plan"] = info[3]  # which algorithm ran (backend/plans.py)
         events.append(Event(nm + "_grad" if phase else nm, "Operator", ns(t0), ns(t1), tid,
                             args))
     for name, typ, t0, t1, tid, args in rec.spans:
