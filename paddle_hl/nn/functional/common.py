@@ -146,19 +146,22 @@ def linear(x, weight, bias=None, name=None):
 
 
 # ---------------------------------------------------------------------------------- bilinear
-def _bilinear_hi(i, g, **_):
-    x1, x2, w, b = i
-    g = g[0]
-    gx1 = _linalg.einsum("no,oij,nj->ni", g, w, x2)
-    gx2 = _linalg.einsum("no,oij,ni->nj", g, w, x1)
-    gw = _linalg.einsum("no,ni,nj->oij", g, x1, x2)
-    gb = _stat.sum(g, axis=0, keepdim=True) if isinstance(b, Tensor) else None
+def _bilinear_grad(M, x1, x2, w, b, out, g):
+    """The input gradients are bilinear forms themselves, with w's axes permuted:
+    ``gx1[n, i] = g[n] @ w[:, i, :] @ x2[n]`` and ``gx2[n, j] = g[n] @ w[:, :, j] @ x1[n]``;
+    the weight gradient is one GEMM over the batch."""
+    n, o = M.value(g).shape
+    i1, i2 = M.value(w).shape[1:]
+    gx1 = M.op(_bilinear_kernel, g, x2, M.transpose(w, (1, 0, 2)), None)
+    gx2 = M.op(_bilinear_kernel, g, x1, M.transpose(w, (2, 0, 1)), None)
+    rows = M.reshape(M.reshape(g, (n, o, 1)) * M.reshape(x1, (n, 1, i1)), (n, o * i1))
+    gw = M.reshape(M.op(_linear_kernel, M.transpose(rows, (1, 0)), x2, None), (o, i1, i2))
+    gb = None if b is None else M.reshape(M.sum(g, axis=0, keepdim=True), M.value(b).shape)
     return gx1, gx2, gw, gb
 
 
-# fused: the backward reuses the forward's x1 @ w product and lays w out for one GEMM per
-# gradient instead of three einsum contractions
-@op("bilinear", saves=(0, 1, 2), hi=_bilinear_hi)
+# one GEMM with w laid out as [i, o*j], then a batched product with x2 (see _bilinear_grad)
+@op("bilinear", saves=(0, 1, 2), grad=_bilinear_grad)
 def _bilinear_kernel(x1, x2, w, b):
     """``out[n, o] = x1[n] @ w[o] @ x2[n] + b[0, o]``."""
     n = x1.shape[0]
@@ -170,18 +173,7 @@ def _bilinear_kernel(x1, x2, w, b):
     out = _mm(a, x2[:, :, None])[:, :, 0]
     if b is not None:
         out = out + b
-
-    def bw(g):
-        gx2 = _mm(g[:, None, :], a)[:, 0, :]
-        w_j = xp.ascontiguousarray(w.transpose(2, 0, 1)).reshape(i2, o * i1)
-        c = _mm(x2, w_j).reshape(n, o, i1)
-        gx1 = _mm(g[:, None, :], c)[:, 0, :]
-        gx1_rows = (g[:, :, None] * x1[:, None, :]).reshape(n, o * i1)
-        gw = _mm(gx1_rows.T, x2).reshape(o, i1, i2)
-        gb = None if b is None else g.sum(axis=0, keepdims=True).reshape(b.shape)
-        return gx1, gx2, gw, gb
-
-    return out, bw
+    return out, GRAD
 
 
 def bilinear(x1, x2, weight, bias=None, name=None):

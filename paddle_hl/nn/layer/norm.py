@@ -13,8 +13,9 @@ import numpy as np
 
 from ... import backend
 from ...framework import dtype as _dt
+from ...framework.engine import GRAD
 from ...framework.op import apply, op
-from ...framework.tensor import Tensor, _wrap
+from ...framework.tensor import Tensor
 from ...tensor import manipulation as _manip
 from ...tensor._helpers import name_suffix as _name_suffix
 from ...tensor._helpers import positive_int as _positive_int
@@ -566,33 +567,26 @@ def _spectral_k(w, u, v, dim, power_iters, eps):
     mat = wm.reshape(wm.shape[0], -1)
     uu, vv = _spectral_uv(mat, u, v, power_iters, eps, xp)
     sigma = uu @ mat @ vv
-    inv = list(np.argsort(perm))
-
-    def backward(g):
-        gm = g.transpose(perm).reshape(mat.shape)
-        gmat = gm / sigma - xp.outer(uu, vv) * ((gm * mat).sum() / (sigma * sigma))
-        return gmat.reshape(wm.shape).transpose(inv), None, None
-
-    return w / sigma, backward
+    return w / sigma, GRAD.save(xp.outer(uu, vv), sigma)
 
 
-def _spectral_hi(i, g, dim, power_iters, eps):
-    w = i[0]
-    xp = backend.get_array_module(w._data)
-    perm = _spectral_perm(w.ndim, dim)
-    wm = _manip.transpose(w, perm)
-    h = wm.shape[0]
-    mat = _manip.reshape(wm, [h, -1])
-    uu, vv = _spectral_uv(mat._data, i[1]._data, i[2]._data, power_iters, eps, xp)
-    uv = _wrap(xp.outer(uu, vv))
-    sigma = (mat * uv).sum()
-    gm = _manip.reshape(_manip.transpose(g[0], perm), [h, -1])
-    gmat = gm / sigma - uv * ((gm * mat).sum() / (sigma * sigma))
-    inv = [int(k) for k in np.argsort(perm)]
-    return _manip.transpose(_manip.reshape(gmat, list(wm.shape)), inv), None, None
+def _spectral_grad(M, w, u, v, out, saved, g, dim, power_iters, eps):
+    """With sigma = sum(W * u v^T) (u, v the power iteration's vectors, constants):
+    ``dW = G / sigma - u v^T * sum(G * W) / sigma^2`` on W seen as a matrix."""
+    uv, sigma = saved  # uv: a constant; sigma: differentiable, recomputed on Tensors
+    perm = _spectral_perm(M.value(w).ndim, dim)
+    wm = M.transpose(w, perm)
+    mshape = M.value(wm).shape
+    mat = M.reshape(wm, (mshape[0], -1))
+    if M.tensor:
+        sigma = M.sum(mat * uv)
+    gm = M.reshape(M.transpose(g, perm), (mshape[0], -1))
+    gmat = gm / sigma - uv * (M.sum(gm * mat) / (sigma * sigma))
+    inv = tuple(int(k) for k in np.argsort(perm))
+    return M.transpose(M.reshape(gmat, mshape), inv), None, None
 
 
-op("spectral_norm", hi=_spectral_hi)(_spectral_k)
+op("spectral_norm", grad=_spectral_grad, residuals=True)(_spectral_k)
 
 
 class SpectralNorm(Layer):
