@@ -19,8 +19,12 @@ median time of the repeats with its range, and the median with range of the per-
 to ``im2col`` (and to the faster of ``im2col``/``nin``), which is what a noisy host disturbs
 least.
 
+With ``--one-thread`` every form runs on one thread (the CPU thread pool, OpenBLAS and
+PyTorch held to one) and is timed in CPU time of that thread: the work each form does, which
+other processes on a shared host disturb far less than wall time (only through the caches).
+
 Run: python benchmarks/winograd_layers.py [--repeats 7] [--nets resnet50,resnet18]
-     [--no-torch] [--json FILE]
+     [--one-thread] [--no-torch] [--json FILE]
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def _check(forms):
             raise AssertionError(f"{name}: relative error {err:.1e} against im2col")
 
 
-def _time_layer(forms, repeats):
+def _time_layer(forms, repeats, clock=time.perf_counter):
     """``{name: [seconds per repeat]}``, the forms interleaved in a rotating order."""
     names = list(forms)
     times = {n: [] for n in names}
@@ -91,9 +95,9 @@ def _time_layer(forms, repeats):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
             time.sleep(PAUSE_S)
-            t0 = time.perf_counter()
+            t0 = clock()
             forms[n]()
-            times[n].append(time.perf_counter() - t0)
+            times[n].append(clock() - t0)
     return times
 
 
@@ -105,10 +109,12 @@ def _ratios(times, name, ref):
     return [a / b for a, b in zip(times[name], ref)]
 
 
-def run(nets, repeats, use_torch):
+def run(nets, repeats, use_torch, one_thread=False):
     """Time every layer of ``nets`` in both backend forms; returns the rows of the table."""
+    import contextlib
+
     import paddle_hl  # noqa: F401  (tunes the process as the library does)
-    from paddle_hl.backend import _numba
+    from paddle_hl import backend, device
 
     torch = None
     if use_torch:
@@ -116,6 +122,20 @@ def run(nets, repeats, use_torch):
             import torch
         except ImportError:
             torch = None
+    hold = contextlib.nullcontext()
+    clock = time.perf_counter
+    if one_thread:
+        device.set_num_threads(1)
+        hold = backend.blas_one_thread()
+        clock = time.thread_time
+        if torch is not None:
+            torch.set_num_threads(1)
+    with hold:
+        return _run(nets, repeats, torch, clock)
+
+
+def _run(nets, repeats, torch, clock):
+    from paddle_hl import backend, device
     rng = np.random.default_rng(0)
     rows = []
     for net in nets:
@@ -124,14 +144,14 @@ def run(nets, repeats, use_torch):
             w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
             b = rng.standard_normal(c).astype(np.float32)
             for numba in (False, True):
-                _numba.set_enabled(numba)
-                if numba and not _numba.enabled():
+                device.set_numba(numba)
+                if numba and not backend.compiled_kernels_in_use():
                     continue
                 forms = _forms(x, w, b, torch if not numba else None)
                 _check(forms)
-                times = _time_layer(forms, repeats)
+                times = _time_layer(forms, repeats, clock)
                 rows.append(_row(net, (n, c, size), numba, times))
-            _numba.set_enabled(True)
+            device.set_numba(True)
     return rows
 
 
@@ -175,6 +195,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--nets", default="resnet50,resnet18")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--one-thread", action="store_true",
+                    help="one thread everywhere, timed in the thread's CPU time")
     ap.add_argument("--json", help="also write the rows to this file")
     args = ap.parse_args(argv)
     nets = [n for n in args.nets.split(",") if n]
@@ -182,9 +204,10 @@ def main(argv=None):
     if unknown:
         ap.error(f"unknown nets {unknown}; known: {sorted(LAYERS)}")
     t0 = time.perf_counter()
-    rows = run(nets, args.repeats, not args.no_torch)
+    rows = run(nets, args.repeats, not args.no_torch, args.one_thread)
     _print(rows)
-    print(f"({time.perf_counter() - t0:.0f} s, {args.repeats} repeats; ms: median "
+    what = "CPU ms of one thread" if args.one_thread else "wall ms"
+    print(f"({time.perf_counter() - t0:.0f} s, {args.repeats} repeats; {what}: median "
           "[min-max])")
     if args.json:
         with open(args.json + ".tmp", "w") as f:

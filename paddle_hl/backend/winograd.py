@@ -14,7 +14,10 @@ Layouts, chosen so that every transform is a few long passes:
   are then rows ``i`` and ``i + 1`` of two phase planes, so the row and column transforms are
   plain (unstrided) shifted slices: 4 row passes and 16 column passes per block, each writing
   its part of ``V`` directly in the GEMM's operand layout (``P`` ordered sample, tile row,
-  tile column);
+  tile column); where the tile rows are long enough next to the output channels,
+  each tile row gets one extra GEMM column (its last tile's right neighbour, which the output
+  transform skips) so that the 16 column passes run over the whole channel block at once
+  instead of once per tile row (``_wide``);
 - the output transform reads ``M`` per block of output channels and writes the four output
   phases (even/odd rows and columns) straight into the ``[N, K, OH, OW]`` result, cropped;
   the bias is added to ``M``'s centre entry (which every output of a tile sums with
@@ -39,12 +42,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _numba, get_array_module, split
+from . import _numba, blas_one_thread, get_array_module, parallel_map, split
 
 __all__ = []
 
 # bytes of scratch (phase planes and row-transformed rows, or output rows) per channel block
 _BLOCK_BYTES = 512 << 10
+# NumPy's transforms use wide tile rows (one skipped column each, the GEMM 1 / tw larger) up to
+# this many output channels per tile of a tile row (one thread, CPU time, conv forward: 64 -> 64
+# at 56x56 batch 8 26.7 -> 23.8 ms, 256 at 8x8 batch 32 23.3 -> 20.8 ms; 512 at 7x7 batch 8
+# 17.7 -> 18.4 ms, 512 at 4x4 batch 32 22.3 -> 23.6 ms)
+_WIDE_MAX_K_PER_TILE = 64
 
 
 def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
@@ -91,14 +99,19 @@ def weight_transform(w):
 class _Geometry:
     """Tile counts and crops of one call: ``th x tw`` tiles per sample, output ``oh x ow``."""
 
-    def __init__(self, x_shape, pads):
+    def __init__(self, x_shape, pads, wide=False):
         self.n, self.c, self.h, self.w = x_shape
         (self.pt, self.pb), (self.pl, self.pr) = pads
         self.oh = self.h + self.pt + self.pb - 2
         self.ow = self.w + self.pl + self.pr - 2
         self.th = -(-self.oh // 2)
         self.tw = -(-self.ow // 2)
-        self.p = self.n * self.th * self.tw
+        # tiles per tile row in the GEMM's columns: one more than there are (a column the
+        # output transform skips) with ``wide``, so that NumPy's column transform is one
+        # run per channel block instead of one per tile row
+        self.wide = wide
+        self.pw = self.tw + 1 if wide else self.tw
+        self.p = self.n * self.th * self.pw
 
 
 def conv3x3_forward(x, u, pads, bias=None):
@@ -119,16 +132,18 @@ def conv3x3_forward(x, u, pads, bias=None):
         ValueError: shapes, dtypes or paddings outside what is described above.
     """
     _check(x, u, pads, bias)
-    geo = _Geometry(x.shape, pads)
     mod = get_array_module(x)
     if mod is not np:
-        return _forward_generic(mod, x, u, geo, bias)
+        return _forward_generic(mod, x, u, _Geometry(x.shape, pads), bias)
     fast = _numba_kernels(x)
+    geo = _Geometry(x.shape, pads)
+    if not fast and _wide(geo, u.shape[1]):
+        geo = _Geometry(x.shape, pads, wide=True)
     v = np.empty((16, geo.c, geo.p), x.dtype)
     finite = (fast.input_transform if fast else _input_transform)(x, v, geo)
     if not finite:
         return None
-    m = np.matmul(u, v)
+    m = _products(u, v)
     del v
     out = np.empty((geo.n, u.shape[1], geo.oh, geo.ow), x.dtype)
     (fast.output_transform if fast else _output_transform)(m, out, geo, bias)
@@ -162,6 +177,22 @@ def _im2col_conv(x, w, pads, bias):
     return mod.ascontiguousarray(y.swapaxes(0, 1))
 
 
+def _products(u, v):
+    """``M[e] = U[e] @ V[e]`` for the 16 entries: one single-threaded GEMM per entry on the CPU
+    thread pool. OpenBLAS's own threads would meet at the end of each of the 16 products; on a
+    shared host one descheduled thread then stalls every product (measured under load: the
+    layer's wall time 1.5-3x that of its CPU time), while the pool's caller takes over the
+    products no worker has started."""
+    m = np.empty((16, u.shape[1], v.shape[2]), v.dtype)
+
+    def product(e):
+        np.matmul(u[e], v[e], out=m[e])
+
+    with blas_one_thread():
+        parallel_map(product, range(16))
+    return m
+
+
 def _check(x, u, pads, bias):
     where = "winograd.conv3x3_forward"
     if x.ndim != 4 or u.ndim != 3 or u.shape[0] != 16 or u.shape[2] != x.shape[1]:
@@ -177,6 +208,13 @@ def _check(x, u, pads, bias):
     if bias is not None and tuple(bias.shape) != (u.shape[1],):
         raise ValueError(f"{where}: bias must be [K] = [{u.shape[1]}], got "
                          f"{tuple(bias.shape)}")
+
+
+def _wide(geo_narrow, k):
+    """Whether NumPy's transforms run on wide tile rows (see ``_Geometry``): the GEMM grows by
+    ``1 / tw`` for it, worth it up to ``_WIDE_MAX_K_PER_TILE`` output channels per tile of a
+    tile row."""
+    return k <= _WIDE_MAX_K_PER_TILE * geo_narrow.tw
 
 
 def _numba_kernels(x):
@@ -244,6 +282,21 @@ def _input_block(x, v, geo, ph, t, c0, c1, rows, cols):
     np.add(o0, e1, out=t[1])        # d1 + d2
     np.subtract(e1, o0, out=t[2])   # d2 - d1
     np.subtract(o0, o1, out=t[3])   # d1 - d3
+    if geo.wide:
+        # each channel block's tile rows as one run: column j + 1 of a row's last tile is
+        # the next row's first (a value the output transform skips); the block's very last
+        # entry has no next and is zeroed
+        size = t[0, 0].size
+        for a in range(4):
+            ev, od = t[a, 0].reshape(-1), t[a, 1].reshape(-1)
+            f0, f1, g0, g1 = ev[:-1], ev[1:], od[:-1], od[1:]
+            dst = v[4 * a:4 * a + 4, c0:c1].reshape(4, size)
+            np.subtract(f0, f1, out=dst[0, :-1])
+            np.add(g0, f1, out=dst[1, :-1])
+            np.subtract(f1, g0, out=dst[2, :-1])
+            np.subtract(g0, g1, out=dst[3, :-1])
+            dst[:, -1] = 0
+        return True
     shape = (c1 - c0, geo.n, th, tw)
     for a in range(4):
         ev, od = t[a, 0], t[a, 1]
@@ -263,13 +316,13 @@ def _output_transform(m, out, geo, bias):
     k = m.shape[1]
     per_channel = geo.p * m.itemsize * 8
     block = max(1, min(k, _BLOCK_BYTES // per_channel))
-    mt = m.reshape(16, k, geo.n, geo.th, geo.tw)
+    mt = m.reshape(16, k, geo.n, geo.th, geo.pw)
     crop = [(len(range(a, geo.oh, 2)), len(range(b, geo.ow, 2)))
             for a in (0, 1) for b in (0, 1)]
 
     def part(lo, hi):
-        r = np.empty((2, 4, block, geo.n, geo.th, geo.tw), m.dtype)
-        s = np.empty((2, block, geo.n, geo.th, geo.tw), m.dtype)
+        r = np.empty((2, 4, block, geo.n, geo.th, geo.pw), m.dtype)
+        s = np.empty((2, block, geo.n, geo.th, geo.pw), m.dtype)
         for k0 in range(lo, hi, block):
             k1 = min(hi, k0 + block)
             _output_block(mt[:, k0:k1], out[:, k0:k1], r[:, :, :k1 - k0], s[:, :k1 - k0],

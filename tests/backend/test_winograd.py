@@ -22,14 +22,20 @@ GEOMETRIES = [
 ]
 
 
-@pytest.fixture(params=[False, True], ids=["numpy", "numba"])
+@pytest.fixture(params=["numpy-wide", "numpy-narrow", "numba"])
 def compiled(request, monkeypatch):
-    if request.param:
+    """Each form of the transforms: NumPy's on wide tile rows (one skipped GEMM column per
+    tile row) and on exact ones, and the compiled kernels."""
+    numba = request.param == "numba"
+    if numba:
         pytest.importorskip("numba")
-    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, request.param)
+    else:
+        wide = request.param == "numpy-wide"
+        monkeypatch.setattr(winograd, "_WIDE_MAX_K_PER_TILE", 1 << 30 if wide else 0)
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, numba)
     from paddle_hl import backend
 
-    assert backend.compiled_kernels_in_use() is request.param
+    assert backend.compiled_kernels_in_use() is numba
     return request.param
 
 
@@ -88,11 +94,14 @@ def test_numba_and_numpy_forms_agree(monkeypatch):
     pads = ((1, 2), (0, 1))
     u = winograd.weight_transform(wt)
     got = {}
-    for flag in (False, True):
-        monkeypatch.setitem(settings._values, settings.NUMBA_ENV, flag)
-        got[flag] = winograd.conv3x3_forward(x, u, pads, b)
-    # the same sums but the bias, added to M by one form and to the output by the other
-    np.testing.assert_allclose(got[True], got[False], rtol=0, atol=2e-6)
+    for numba, wide in ((False, 0), (False, 1 << 30), (True, 0)):
+        monkeypatch.setitem(settings._values, settings.NUMBA_ENV, numba)
+        monkeypatch.setattr(winograd, "_WIDE_MAX_K_PER_TILE", wide)
+        got[numba, wide] = winograd.conv3x3_forward(x, u, pads, b)
+    # NumPy's two forms make the same sums (the GEMM's columns are laid out differently);
+    # the compiled kernels too, but the bias, added to M by NumPy and to the output by them
+    np.testing.assert_allclose(got[False, 0], got[False, 1 << 30], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got[True, 0], got[False, 0], rtol=0, atol=2e-6)
 
 
 def test_float64(compiled):
