@@ -9,6 +9,8 @@ unchanged. Running statistics are non-trainable Parameters, as in Paddle (they a
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ... import backend
@@ -16,7 +18,6 @@ from ...framework import dtype as _dt
 from ...framework.engine import GRAD
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor
-from ...tensor import manipulation as _manip
 from ...tensor._helpers import name_suffix as _name_suffix
 from ...tensor._helpers import positive_int as _positive_int
 from .. import functional as F
@@ -32,17 +33,38 @@ def _stat_attr(attr_name):
     return ParamAttr(name=attr_name, initializer=None, trainable=False)
 
 
+class _FormatDefault:
+    """A norm family whose classes differ only in the default ``data_format``: each class
+    states it as the class attribute ``_default_format`` and inherits ``__init__`` (which
+    takes ``data_format=None`` as "the class default"); the class's signature shows its own
+    default, as Paddle's does."""
+
+    _default_format = "NCHW"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__signature__ = None  # its own __init__ states its own signature
+            return
+        sig = inspect.signature(cls.__init__)
+        params = [p.replace(default=cls._default_format) if p.name == "data_format" else p
+                  for p in list(sig.parameters.values())[1:]]
+        cls.__signature__ = sig.replace(parameters=params)
+
+
 # ---------------------------------------------------------------- batch norm
 
-class _BatchNormBase(Layer):
+class _BatchNormBase(_FormatDefault, Layer):
     """Shared machinery of BatchNorm1D/2D/3D and SyncBatchNorm."""
 
     _formats: tuple = ()
     _ndims: tuple = ()
 
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
-                 bias_attr=None, data_format="NCHW", use_global_stats=None, name=None):
+                 bias_attr=None, data_format=None, use_global_stats=None, name=None):
         super().__init__()
+        if data_format is None:
+            data_format = self._default_format
         kind = type(self).__name__
         num_features = _positive_int(num_features, kind, "num_features")
         # the default dtype in force at construction is the parameters' dtype for good
@@ -133,11 +155,7 @@ class BatchNorm1D(_BatchNormBase):
 
     _formats = ("NC", "NCL", "NLC")
     _ndims = (2, 3)
-
-    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
-                 bias_attr=None, data_format="NCL", use_global_stats=None, name=None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
-                         use_global_stats, name)
+    _default_format = "NCL"
 
 
 class BatchNorm2D(_BatchNormBase):
@@ -156,11 +174,7 @@ class BatchNorm2D(_BatchNormBase):
 
     _formats = ("NCHW", "NHWC")
     _ndims = (4,)
-
-    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
-                 bias_attr=None, data_format="NCHW", use_global_stats=None, name=None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
-                         use_global_stats, name)
+    _default_format = "NCHW"
 
 
 class BatchNorm3D(_BatchNormBase):
@@ -179,11 +193,7 @@ class BatchNorm3D(_BatchNormBase):
 
     _formats = ("NCDHW", "NDHWC")
     _ndims = (5,)
-
-    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
-                 bias_attr=None, data_format="NCDHW", use_global_stats=None, name=None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
-                         use_global_stats, name)
+    _default_format = "NCDHW"
 
 
 class SyncBatchNorm(_BatchNormBase):
@@ -423,12 +433,14 @@ class GroupNorm(Layer):
                 f"epsilon={self._epsilon}")
 
 
-class _InstanceNormBase(Layer):
+class _InstanceNormBase(_FormatDefault, Layer):
     _ndims: tuple = ()
 
     def __init__(self, num_features, epsilon=1e-05, momentum=0.9, weight_attr=None,
-                 bias_attr=None, data_format="NCHW", name=None):
+                 bias_attr=None, data_format=None, name=None):
         super().__init__()
+        if data_format is None:
+            data_format = self._default_format
         kind = type(self).__name__
         if (weight_attr is False) != (bias_attr is False):
             raise AssertionError("weight_attr and bias_attr must be set to False at the same "
@@ -481,33 +493,21 @@ class InstanceNorm1D(_InstanceNormBase):
     """
 
     _ndims = (2, 3)
-
-    def __init__(self, num_features, epsilon=1e-05, momentum=0.9, weight_attr=None,
-                 bias_attr=None, data_format="NCL", name=None):
-        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
-                         name)
+    _default_format = "NCL"
 
 
 class InstanceNorm2D(_InstanceNormBase):
     """Instance normalization of a [N, C, H, W] input (see :class:`InstanceNorm1D`)."""
 
     _ndims = (4,)
-
-    def __init__(self, num_features, epsilon=1e-05, momentum=0.9, weight_attr=None,
-                 bias_attr=None, data_format="NCHW", name=None):
-        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
-                         name)
+    _default_format = "NCHW"
 
 
 class InstanceNorm3D(_InstanceNormBase):
     """Instance normalization of a [N, C, D, H, W] input (see :class:`InstanceNorm1D`)."""
 
     _ndims = (5,)
-
-    def __init__(self, num_features, epsilon=1e-05, momentum=0.9, weight_attr=None,
-                 bias_attr=None, data_format="NCDHW", name=None):
-        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
-                         name)
+    _default_format = "NCDHW"
 
 
 class LocalResponseNorm(Layer):
