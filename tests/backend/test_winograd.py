@@ -221,3 +221,40 @@ def test_argument_errors():
         winograd.conv3x3_forward(x, u, pads, b[:2])
     with pytest.raises(ValueError, match=r"weight_transform.*\[K, C, 3, 3\]"):
         winograd.weight_transform(np.zeros((3, 4, 5, 5), np.float32))
+
+
+def test_out_in_any_layout(compiled):
+    # a channels-last result is written through its logical [N, K, OH, OW] view
+    x, wt, b = _data(2, 6, 5, 8, 7, seed=10)
+    pads = ((1, 0), (2, 1))
+    u = winograd.weight_transform(wt)
+    ref = winograd.conv3x3_forward(x, u, pads, b)
+    res = np.full((2, 7, 8, 5), np.nan, np.float32)
+    got = winograd.conv3x3_forward(x, u, pads, b, out=res.transpose(0, 3, 1, 2))
+    np.testing.assert_array_equal(res.transpose(0, 3, 1, 2), ref)
+    assert got.base is res
+    with pytest.raises(ValueError, match=r"conv3x3_forward: out must be \[2, 5, 7, 8\]"):
+        winograd.conv3x3_forward(x, u, pads, b, out=np.empty((2, 5, 8, 8), np.float32))
+
+
+def test_cached_weight_transform():
+    _, wt, _ = _data(1, 4, 3, 1, 1, seed=11)
+    u = winograd.cached_weight_transform(wt, 0)
+    assert winograd.cached_weight_transform(wt, 0) is u
+    np.testing.assert_array_equal(u, winograd.weight_transform(wt))
+    # an in-place change comes with a new version: transformed again
+    wt *= 2
+    u2 = winograd.cached_weight_transform(wt, 1)
+    assert u2 is not u
+    np.testing.assert_array_equal(u2, winograd.weight_transform(wt))
+    # a non-finite weight is kept as None (im2col runs)
+    wt[0, 0, 0, 0] = np.nan
+    assert winograd.cached_weight_transform(wt, 2) is None
+    # freeing the weight frees its entry
+    key = id(wt)
+    assert key in winograd._U_CACHE
+    del wt
+    import gc
+
+    gc.collect()
+    assert key not in winograd._U_CACHE
