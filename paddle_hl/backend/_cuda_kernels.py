@@ -26,6 +26,14 @@ from __future__ import annotations
 
 __all__ = []
 
+# Adam's elementwise step, shared by "adamw" and "adam": Paddle's formula as
+# optimizer/adam.py::adam_passes states it, restated in CUDA with the same order of operations
+# (tests/optimizer/test_adam_formula.py runs it against the passes)
+_ADAM_STEP = ("C gc = (C)g; C pc = (C)p * decay;"
+              "C mc = b1 * (C)m + c1 * gc; C vc = b2 * (C)v + c2 * gc * gc;"
+              "pc = pc - (mc / (sqrt(vc) + eps_t)) * lr_t;"
+              "p = (T)pc; m = (A)mc; v = (A)vc;")
+
 # One fused elementwise kernel per optimizer update. On a GPU each in-place pass of the NumPy
 # form would be a kernel launch and a trip through memory; here the whole per-element update
 # reads the gradient once and writes the parameter and its accumulators in place.
@@ -38,23 +46,17 @@ UPDATES = {
         "C gc = (C)g; C vc = mu * (C)v + gc; C pc = (C)p;"
         "pc = pc - (nesterov != 0 ? lr * (gc + mu * vc) : lr * vc);"
         "v = (A)vc; p = (T)pc;"),
-    # Adam and AdamW with the step's lr_t and eps_t computed on the host (the scalars of the
-    # CPU's numba kernel of the same name)
+    # Adam and AdamW with the step's scalars computed on the host (optimizer/adam.py's
+    # adam_scalars: the scalars of the CPU's numba kernel of the same name)
     "adamw": (
-        "G g, C lr_t, C b1, C b2, C eps_t, C decay", "T p, A m, A v",
-        "C gc = (C)g; C pc = (C)p * decay;"
-        "C mc = b1 * (C)m + ((C)1 - b1) * gc; C vc = b2 * (C)v + ((C)1 - b2) * gc * gc;"
-        "pc = pc - lr_t * mc / (sqrt(vc) + eps_t);"
-        "p = (T)pc; m = (A)mc; v = (A)vc;"),
-    # Adam and AdamW reading the beta powers on the device: no host read per parameter
+        "G g, C lr_t, C b1, C b2, C c1, C c2, C eps_t, C decay", "T p, A m, A v",
+        _ADAM_STEP),
+    # Adam and AdamW reading the beta powers on the device: no host read per parameter (the
+    # bias corrections restate adam_scalars, on the device)
     "adam": (
         "G g, P b1p, P b2p, C lr, C b1, C b2, C c1, C c2, C eps, C decay", "T p, A m, A v",
         "C bc2 = sqrt((C)1 - (C)b2p);"
-        "C lr_t = lr * bc2 / ((C)1 - (C)b1p); C eps_t = eps * bc2;"
-        "C gc = (C)g; C pc = (C)p * decay;"
-        "C mc = b1 * (C)m + c1 * gc; C vc = b2 * (C)v + c2 * gc * gc;"
-        "pc = pc - lr_t * mc / (sqrt(vc) + eps_t);"
-        "p = (T)pc; m = (A)mc; v = (A)vc;"),
+        "C lr_t = lr * bc2 / ((C)1 - (C)b1p); C eps_t = eps * bc2;" + _ADAM_STEP),
     "adamax": (
         "G g, P b1p, C lr, C b1, C b2, C c1, C eps", "T p, A m, A inf",
         "C gc = (C)g; C lr_t = lr / ((C)1 - (C)b1p);"

@@ -35,6 +35,45 @@ def _f(v):
     return float(v.item()) if isinstance(v, Tensor) else float(v)
 
 
+# ---------------------------------------------------------------- Paddle's Adam formula, once
+# The compiled kernels restate the elementwise update for their language, each operation
+# rounded as adam_passes rounds it: backend/_numba/optim.py::adam (bit for bit the passes'
+# numbers) and the GPU's "adamw" and "adam" in backend/_cuda_kernels.py ("adam" also restates
+# adam_scalars, on the device). tests/optimizer/test_adam_formula.py holds them to these two.
+def adam_scalars(lr, b1, b2, eps, b1_pow, b2_pow):
+    """The scalars of one Adam step, with Paddle's bias corrections folded into the learning
+    rate and epsilon: ``(lr_t, b1, b2, c1, c2, eps_t)`` with ``c = 1 - b``,
+    ``lr_t = lr·√(1 - β₂ᵗ) / (1 - β₁ᵗ)`` and ``eps_t = eps·√(1 - β₂ᵗ)`` (``b1_pow`` and
+    ``b2_pow`` are ``β₁ᵗ`` and ``β₂ᵗ``). The order is the fused "adamw" kernels' (after the
+    gradient, before AdamW's ``decay``)."""
+    bc2 = math.sqrt(1 - b2_pow)
+    return lr * bc2 / (1 - b1_pow), b1, b2, 1 - b1, 1 - b2, eps * bc2
+
+
+def adam_passes(xp, p, g, m, v, t, lr_t, b1, b2, c1, c2, eps_t, decay):
+    """Paddle's Adam update of parameter ``p`` and its moments ``m``, ``v`` in place::
+
+        m = b1·m + c1·g;  v = b2·v + (c2·g)·g;  p = decay·p - (m / (√v + eps_t))·lr_t
+
+    (``decay`` is AdamW's ``1 - lr·coeff``, 1 for Adam), evaluated as in-place passes through
+    one scratch array ``t``: the same roundings as the expression form, without allocating
+    five parameter-sized temporaries per parameter per step."""
+    if decay != 1.0:
+        p *= decay
+    xp.multiply(g, c1, out=t)
+    m *= b1
+    m += t
+    xp.multiply(g, c2, out=t)
+    t *= g
+    v *= b2
+    v += t
+    xp.sqrt(v, out=t)
+    t += eps_t
+    xp.divide(m, t, out=t)
+    t *= lr_t
+    p -= t
+
+
 class _AdamBase(Optimizer):
     _acc_names = ("moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc")
 
@@ -61,35 +100,11 @@ class _AdamBase(Optimizer):
             b1p *= b1
             b2p *= b2
             return
-        bp1, bp2 = float(b1p[0]), float(b2p[0])  # host arrays: no transfer
-        lr_t = lr * math.sqrt(1 - bp2) / (1 - bp1)
-        if backend.fused_update("adamw", garr, (lr_t, b1, b2, eps * math.sqrt(1 - bp2), decay),
-                                (parr, m, v)):
-            b1p *= b1
-            b2p *= b2
-            return
-        c1, c2, eps_t = 1 - b1, 1 - b2, eps * math.sqrt(1 - bp2)
-
-        # Paddle's formula, evaluated in place through one scratch array: the same roundings
-        # as the expression form, without allocating five parameter-sized temporaries per
-        # parameter per step
-        def update(parr, garr, m, v, t):
-            if decay != 1.0:
-                parr *= decay
-            xp.multiply(garr, c1, out=t)
-            m *= b1
-            m += t
-            xp.multiply(garr, c2, out=t)
-            t *= garr
-            v *= b2
-            v += t
-            xp.sqrt(v, out=t)
-            t += eps_t
-            xp.divide(m, t, out=t)
-            t *= lr_t
-            parr -= t
-
-        self._blockwise(update, (parr, garr, m, v))
+        # host arrays: no transfer
+        scalars = adam_scalars(lr, b1, b2, eps, float(b1p[0]), float(b2p[0])) + (decay,)
+        if not backend.fused_update("adamw", garr, scalars, (parr, m, v)):
+            self._blockwise(lambda *arrays: adam_passes(xp, *arrays, *scalars),
+                            (parr, garr, m, v))
         b1p *= b1
         b2p *= b2
 

@@ -566,7 +566,7 @@ def test_adam_update_declines_what_it_cannot_run(both):
     pytest.importorskip("numba")
     p = np.ones(6, np.float32)
     m, v = np.zeros(6, np.float32), np.zeros(6, np.float32)
-    args = (1e-3, 0.9, 0.999, 1e-8, 1.0)
+    args = (1e-3, 0.9, 0.999, 0.1, 0.001, 1e-8, 1.0)
     assert K.fused_update("adamw", np.ones(6, np.float16), args, (p, m, v)) is False  # dtypes
     assert K.fused_update("adamw", np.ones(12, np.float32)[::2], args, (p, m, v)) is False
     assert np.array_equal(p, np.ones(6, np.float32)) and not m.any()
