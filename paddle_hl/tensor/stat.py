@@ -491,44 +491,49 @@ def _as_dtype(M, t, dt):
     return t if M.value(t).dtype == dt else M.op(_cast_kernel, t, dtype=dt)
 
 
-def _centred(M, x, saved, axis):
-    """The centred values ``x - mean(x)``: the forward's residual on arrays, recomputed from the
-    Tensor x under create_graph (they are differentiable in x)."""
-    if M.tensor:
-        return x - mean(x, list(axis), keepdim=True)
-    return saved[0]
+def _moments(x, axis, unbiased):
+    """``(d, div, kept)`` of a variance over ``axis``: the centred values (accumulation dtype),
+    the divisor, and the kept-dims shape a dropped-dims gradient is reshaped to."""
+    a = _acc(x)
+    d = a - _xp(a).mean(a, axis=axis, keepdims=True)
+    return d, _var_div(_count(x.shape, axis), unbiased), _kept_shape(x.shape, axis)
 
 
 def _var_grad(M, x, out, saved, g, axis, unbiased, keepdim):
-    shape = M.value(x).shape
-    div = _var_div(_count(shape, axis), unbiased)
-    d = _centred(M, x, saved, axis)
+    # residuals: the centred values (differentiable in x: recomputed from the Tensor x under
+    # create_graph), the divisor and the kept-dims shape (constants)
+    d, div, kept = saved
+    if M.tensor:
+        d = x - mean(x, list(axis), keepdim=True)
+    if not keepdim and axis:
+        g = M.reshape(g, kept)
     with np.errstate(invalid="ignore"):  # std of a constant: inf * 0 = NaN, as Paddle
-        r = _regrow(M, g, shape, axis, keepdim) * (2.0 / div) * d
-    return (_as_dtype(M, r, M.value(x).dtype),)
+        r = g * (2.0 / div) * d
+    # on arrays d is in the accumulation dtype (float32 for float16/bfloat16)
+    return (r if M.tensor else r.astype(x.dtype, copy=False),)
 
 
 # the kernel hands its centred values to the rule (recentring x was 40% slower)
 @op("var", grad=_var_grad, residuals=True)
 def _var_kernel(x, axis, unbiased, keepdim):
-    xp = _xp(x)
-    a = _acc(x)
-    div = _var_div(_count(x.shape, axis), unbiased)
-    d = a - xp.mean(a, axis=axis, keepdims=True)
-    return _out(xp.sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype), GRAD.save(d)
+    d, div, kept = _moments(x, axis, unbiased)
+    out = _out(_xp(d).sum(d * d, axis=axis, keepdims=keepdim) / div, x.dtype)
+    return out, GRAD.save(d, div, kept)
 
 
 def _std_grad(M, x, out, saved, g, axis, unbiased, keepdim):
-    shape = M.value(x).shape
-    div = _var_div(_count(shape, axis), unbiased)
-    d = _centred(M, x, saved, axis)
-    # the std with the reduced axes kept: a residual, recomputed (differentiably) on Tensors
-    full = M.op(_std_kernel, x, axis=axis, unbiased=unbiased, keepdim=True) if M.tensor \
-        else saved[1]
+    # residuals as var's, and the std with the reduced axes kept (recomputed, differentiably,
+    # from the Tensor x under create_graph)
+    d, div, kept, full = saved
+    if M.tensor:
+        d = x - mean(x, list(axis), keepdim=True)
+        full = M.op(_std_kernel, x, axis=axis, unbiased=unbiased, keepdim=True)
+    if not keepdim and axis:
+        g = M.reshape(g, kept)
     # a constant group has std 0: 0 / 0 = NaN, as in Paddle
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = _regrow(M, g, shape, axis, keepdim) * d / (full * div)
-    return (_as_dtype(M, r, M.value(x).dtype),)
+        r = g * d / (full * div)
+    return (r if M.tensor else r.astype(x.dtype, copy=False),)
 
 
 # the kernel hands its centred values and the std to the rule (one rule recomputing them was
@@ -536,12 +541,10 @@ def _std_grad(M, x, out, saved, g, axis, unbiased, keepdim):
 @op("std", grad=_std_grad, residuals=True)
 def _std_kernel(x, axis, unbiased, keepdim):
     xp = _xp(x)
-    a = _acc(x)
-    div = _var_div(_count(x.shape, axis), unbiased)
-    d = a - xp.mean(a, axis=axis, keepdims=True)
+    d, div, kept = _moments(x, axis, unbiased)
     full = xp.sqrt(xp.sum(d * d, axis=axis, keepdims=True) / div)
     out = _out(full if keepdim or not axis else xp.squeeze(full, axis), x.dtype)
-    return out, GRAD.save(d, full)
+    return out, GRAD.save(d, div, kept, full)
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
