@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 import paddle_hl
-
-
-def _real_paddle():
-    if importlib.util.find_spec("paddle") is None:
-        return None
-    # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (docs/architecture.md)
-    import zlib  # noqa: F401
-
-    import numpy.random  # noqa: F401
-    import paddle
-
-    # Paddle's own signal handlers allocate memory; a signal that lands inside malloc (a test
-    # timeout, a crash in the oracle) then deadlocks the process instead of ending it
-    paddle.disable_signal_handler()
-    return paddle
+from tests.layer_check import real_paddle
 
 
 @pytest.fixture(scope="session")
 def pd():
     """Real paddlepaddle==2.6.2, the oracle for `parity` tests (skips when not installed)."""
-    mod = _real_paddle()
+    mod = real_paddle()
     if mod is None:
         pytest.skip("paddlepaddle==2.6.2 is not installed (pip install '.[parity]')")
     return mod
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    """Real Paddle, or None: the layer checker's parts that need it are skipped, the others
+    run (tests/layer_check.py)."""
+    return real_paddle()
 
 
 def _gpu_available():

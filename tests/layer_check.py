@@ -36,7 +36,8 @@ ALL_CHECKS = ("state_dict", "forward", "grad", "fd", "save_load", "dtype", "int_
 
 
 def real_paddle():
-    """Real paddlepaddle (the oracle) or None when it is not installed."""
+    """Real paddlepaddle (the oracle) or None when it is not installed: the one loader, behind
+    the ``pd`` and ``oracle`` fixtures of tests/conftest.py."""
     if importlib.util.find_spec("paddle") is None:
         return None
     # paddle 2.6.2 under NumPy 2 crashes unless these are imported first (docs/architecture.md)
@@ -45,6 +46,8 @@ def real_paddle():
     import numpy.random  # noqa: F401
     import paddle
 
+    # Paddle's own signal handlers allocate memory; a signal that lands inside malloc (a test
+    # timeout, a crash in the oracle) then deadlocks the process instead of ending it
     paddle.disable_signal_handler()
     return paddle
 

@@ -7,15 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.layer_check import case, input_makers, real_paddle, run_case
+from tests.layer_check import case, input_makers, run_case
 
 x, ints = input_makers(3)
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    """Real Paddle, or None: the checks that need it are skipped, the others run."""
-    return real_paddle()
 
 
 def _loss(name, inputs, known=None, call=None, slow=False, no_grad=(), **kw):

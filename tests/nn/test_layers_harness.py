@@ -18,17 +18,10 @@ from tests.layer_check import (
     case,
     check_layer,
     input_makers,
-    real_paddle,
     run_case,
 )
 
 x, ints = input_makers(1)
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    """Real Paddle, or None: the checks that need it are skipped, the others run."""
-    return real_paddle()
 
 
 # ----------------------------------------------------------------------------- activations
