@@ -23,7 +23,11 @@ Layouts, chosen so that every transform is a few long passes:
   the bias is added to ``M``'s centre entry (which every output of a tile sums with
   coefficient 1), a quarter of a pass;
 - channel blocks are split over the CPU thread pool (``backend.split``); each piece keeps its
-  own scratch, whose zero borders (the padding) are written once per piece;
+  own scratch, whose zero borders (the padding) are written once per piece; the 16 GEMMs are
+  single-threaded products on the pool too (``_products``);
+- a layer with a small weight (64 -> 64 channels) runs instead in blocks of tile rows of one
+  sample: each block is transformed, multiplied and transformed back while its ``V`` and
+  ``M`` stay in cache, the blocks spread over the pool (``_forward_blocks``);
 - with the numba extra in use, both transforms are compiled kernels (one pass each,
   ``backend/_numba/winograd.py``).
 
@@ -40,6 +44,7 @@ im2col GEMM (the transforms' coefficients are 0, +-1 and +-1/2; measured in
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
 
@@ -56,6 +61,14 @@ _BLOCK_BYTES = 512 << 10
 # at 56x56 batch 8 26.7 -> 23.8 ms, 256 at 8x8 batch 32 23.3 -> 20.8 ms; 512 at 7x7 batch 8
 # 17.7 -> 18.4 ms, 512 at 4x4 batch 32 22.3 -> 23.6 ms)
 _WIDE_MAX_K_PER_TILE = 64
+# layers whose weight transform is at most this large (64 -> 64 channels) run in blocks of tile
+# rows whose V and M (16 x (C + K) x tiles) take about _FUSED_BLOCK_BYTES: one thread, CPU time,
+# interleaved, against the whole-layer form: 64 -> 64 at 56x56 batch 8 0.92x (NumPy) and 0.86x
+# (numba), at 32x32 batch 32 0.85x and 0.75x; 128 -> 128 at 28x28 batch 8 1.15x and 1.06x (so
+# not there); 2 MiB blocks: 0.94/0.94, 0.86/0.70, 1.23/1.13; 256 KiB blocks lose on NumPy (many
+# small passes)
+_FUSED_MAX_U_BYTES = 256 << 10
+_FUSED_BLOCK_BYTES = 1 << 20
 
 
 def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
@@ -116,6 +129,17 @@ class _Geometry:
         self.pw = self.tw + 1 if wide else self.tw
         self.p = self.n * self.th * self.pw
 
+    def block(self, i0, i1):
+        """The geometry of tile rows ``i0..i1`` of one sample: its input rows (those of the
+        padded rows ``2 i0 .. 2 i1 + 1`` that are not padding), top padding and output rows."""
+        g = copy.copy(self)
+        top = 2 * i0 - self.pt
+        lo, hi = max(0, top), min(self.h, 2 * i1 + 2 - self.pt)
+        g.n, g.h, g.pt = 1, max(0, hi - lo), lo - top
+        g.th, g.oh = i1 - i0, min(self.oh, 2 * i1) - 2 * i0
+        g.p = g.th * g.pw
+        return g
+
 
 def conv3x3_forward(x, u, pads, bias=None, out=None):
     """The stride-1 3x3 convolution of ``x`` with the weight whose transform is ``u``.
@@ -149,20 +173,58 @@ def conv3x3_forward(x, u, pads, bias=None, out=None):
     geo = _Geometry(x.shape, pads)
     if not fast and _wide(geo, u.shape[1]):
         geo = _Geometry(x.shape, pads, wide=True)
-    v = np.empty((16, geo.c, geo.p), x.dtype)
-    finite = (fast.input_transform if fast else _input_transform)(x, v, geo)
-    if not finite:
-        return None
-    m = _products(u, v)
-    del v
     shape = (geo.n, u.shape[1], geo.oh, geo.ow)
     if out is None:
         out = np.empty(shape, x.dtype)
     elif tuple(out.shape) != shape or out.dtype != x.dtype:
         raise ValueError(f"winograd.conv3x3_forward: out must be {list(shape)} {x.dtype}, "
                          f"got {list(out.shape)} {out.dtype}")
+    rows = _block_rows(geo, u)
+    if rows:
+        return out if _forward_blocks(x, u, geo, bias, out, fast, rows) else None
+    v = np.empty((16, geo.c, geo.p), x.dtype)
+    finite = (fast.input_transform if fast else _input_transform)(x, v, geo)
+    if not finite:
+        return None
+    m = _products(u, v)
+    del v
     (fast.output_transform if fast else _output_transform)(m, out, geo, bias)
     return out
+
+
+def _block_rows(geo, u):
+    """Tile rows per block of the blocked form (0: the whole-layer form)."""
+    if u.nbytes > _FUSED_MAX_U_BYTES:
+        return 0
+    per_row = 16 * (u.shape[1] + u.shape[2]) * geo.pw * u.itemsize
+    return max(1, min(geo.th, _FUSED_BLOCK_BYTES // per_row))
+
+
+def _forward_blocks(x, u, geo, bias, out, fast, rows):
+    """The blocked form: each block of tile rows of one sample is transformed, multiplied and
+    transformed back while its ``V`` and ``M`` stay in cache, the blocks spread over the CPU
+    thread pool (single-threaded GEMMs); False when ``x`` is not all finite."""
+    blocks = [(n, i0, min(geo.th, i0 + rows)) for n in range(geo.n)
+              for i0 in range(0, geo.th, rows)]
+    inp = fast.input_transform if fast else _input_transform
+    outp = fast.output_transform if fast else _output_transform
+    k = u.shape[1]
+
+    def block(item):
+        n, i0, i1 = item
+        g = geo.block(i0, i1)
+        r_lo = 2 * i0 - geo.pt + g.pt
+        xb = x[n:n + 1, :, r_lo:r_lo + g.h]
+        v = np.empty((16, geo.c, g.p), x.dtype)
+        if not inp(xb, v, g):
+            return False
+        m = np.empty((16, k, g.p), x.dtype)
+        np.matmul(u, v, out=m)
+        outp(m, out[n:n + 1, :, 2 * i0:2 * i0 + g.oh], g, bias)
+        return True
+
+    with blas_one_thread():
+        return all(parallel_map(block, blocks))
 
 
 def cached_weight_transform(w, version=0):

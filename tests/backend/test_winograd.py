@@ -3,6 +3,8 @@ path, in the NumPy and numba forms, with the non-finite fallback and the argumen
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -71,11 +73,23 @@ def _im2col(x, w, pads, bias=None):
     return y if bias is None else y + bias.reshape(1, -1, 1, 1)
 
 
+# (largest weight transform run in blocks, bytes per block): the whole-layer form, blocks of
+# one tile row, the defaults
+BLOCKINGS = [(0, 1 << 20), (1 << 30, 1),
+             (winograd._FUSED_MAX_U_BYTES, winograd._FUSED_BLOCK_BYTES)]
+
+
+def _blocking(monkeypatch, blocking):
+    monkeypatch.setattr(winograd, "_FUSED_MAX_U_BYTES", blocking[0])
+    monkeypatch.setattr(winograd, "_FUSED_BLOCK_BYTES", blocking[1])
+
+
 @pytest.mark.parametrize("geo", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:5])))
-def test_float32_error_is_that_of_im2col(geo, compiled):
+def test_float32_error_is_that_of_im2col(geo, compiled, monkeypatch):
     n, c, k, h, w, pads = geo
     x, wt, b = _data(n, c, k, h, w)
-    for bias in (b, None):
+    for bias, blocking in itertools.product((b, None), BLOCKINGS):
+        _blocking(monkeypatch, blocking)
         ref = _reference(x, wt, pads, bias)
         got = winograd.conv3x3_forward(x, winograd.weight_transform(wt), pads, bias)
         assert got.shape == ref.shape and got.dtype == np.float32
@@ -138,22 +152,26 @@ def test_thread_count_does_not_change_the_result(compiled, monkeypatch):
     x, wt, b = _data(4, 64, 32, 30, 30, seed=5)
     u = winograd.weight_transform(wt)
     pads = ((1, 1), (1, 1))
-    got = []
-    for threads in (1, 2):
-        monkeypatch.setitem(settings._values, settings.NUM_THREADS_ENV, threads)
-        got.append(winograd.conv3x3_forward(x, u, pads, b))
-    np.testing.assert_array_equal(got[0], got[1])
+    for blocking in BLOCKINGS[::2]:
+        _blocking(monkeypatch, blocking)
+        got = []
+        for threads in (1, 2):
+            monkeypatch.setitem(settings._values, settings.NUM_THREADS_ENV, threads)
+            got.append(winograd.conv3x3_forward(x, u, pads, b))
+        np.testing.assert_array_equal(got[0], got[1])
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_input_falls_back_to_im2col(bad, compiled):
+def test_non_finite_input_falls_back_to_im2col(bad, compiled, monkeypatch):
     x, wt, b = _data(2, 5, 4, 9, 9, seed=6)
     x[1, 2, 4, 4] = bad
     x[0, 0, 0, 8] = -bad if bad == bad else bad
     pads = ((1, 1), (1, 1))
     u = winograd.weight_transform(wt)
-    assert winograd.conv3x3_forward(x, u, pads, b) is None
+    for blocking in BLOCKINGS:
+        _blocking(monkeypatch, blocking)
+        assert winograd.conv3x3_forward(x, u, pads, b) is None
     got = winograd.conv3x3(x, wt, pads, b, u=u)
     ref = _im2col(x, wt, pads, b)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
