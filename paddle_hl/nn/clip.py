@@ -8,23 +8,15 @@ gradient as it is (and, for the global norm, do not count towards it).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from .. import backend
 from ..framework import dtype as _dt
 from ..framework.tensor import Tensor, _wrap
+from ..tensor._helpers import number_arg
 
 __all__ = []
-
-
-def _number(v, where, arg):
-    if isinstance(v, Tensor):
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{where}: {arg} must be a float, got {type(v).__name__}")
-    return float(v)
 
 
 def _array(g):
@@ -85,14 +77,14 @@ class ClipGradByValue(_PerGradClip):
     """
 
     def __init__(self, max, min=None):  # noqa: A002  (Paddle's argument names)
-        hi = _number(max, "ClipGradByValue", "max")
+        hi = number_arg(max, "ClipGradByValue", "max", real=True)
         if min is None:
             if hi <= 0.0:
                 raise ValueError(f"ClipGradByValue: max must be positive when min is None, got "
                                  f"{hi}")
             lo = -hi
         else:
-            lo = _number(min, "ClipGradByValue", "min")
+            lo = number_arg(min, "ClipGradByValue", "min", real=True)
         self.max = hi
         self.min = lo
 
@@ -115,7 +107,7 @@ class ClipGradByNorm(_PerGradClip):
     """
 
     def __init__(self, clip_norm):
-        self.clip_norm = _number(clip_norm, "ClipGradByNorm", "clip_norm")
+        self.clip_norm = number_arg(clip_norm, "ClipGradByNorm", "clip_norm", real=True)
 
     def __str__(self):
         return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
@@ -147,7 +139,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
     """
 
     def __init__(self, clip_norm, group_name="default_group", auto_skip_clip=False):
-        self.clip_norm = _number(clip_norm, "ClipGradByGlobalNorm", "clip_norm")
+        self.clip_norm = number_arg(clip_norm, "ClipGradByGlobalNorm", "clip_norm", real=True)
         if not isinstance(group_name, str):
             raise TypeError(f"ClipGradByGlobalNorm: group_name must be a str, got "
                             f"{type(group_name).__name__}")

@@ -72,6 +72,34 @@ def int_arg(v, op: str, arg: str, *, integral_float: bool = False) -> int:
     return int(v)
 
 
+def number_arg(v, op: str, arg: str, *, real: bool = False):
+    """``v`` as a Python number: given as one, as a NumPy scalar or as a one-element Tensor
+    (its value).
+
+    Args:
+        real: a real number is required (bool refused) and is returned as a float.
+
+    Raises:
+        ValueError: a Tensor of more than one element.
+        TypeError: anything else that is not a number (a real number when ``real``).
+    """
+    if isinstance(v, Tensor):
+        if v.size != 1:
+            raise ValueError(f"{op}: '{arg}' given as a Tensor must have one element, got "
+                             f"shape {v.shape}")
+        v = v.item()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    if not real:
+        if not isinstance(v, numbers.Number):
+            raise TypeError(f"{op}: '{arg}' must be a number, got {type(v).__name__}")
+        return v
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{op}: '{arg}' must be a real number (int or float), got "
+                        f"{type(v).__name__}")
+    return float(v)
+
+
 def positive_int(v, op: str, arg: str) -> int:
     """``v`` as a Python int greater than 0."""
     v = int_arg(v, op, arg)

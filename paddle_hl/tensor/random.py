@@ -24,7 +24,7 @@ from ..framework.random import (
     uniform_array,
 )
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, float_arg, shape_arg, tensor_arg
+from ._helpers import cast_to, float_arg, number_arg, shape_arg, tensor_arg
 
 __all__ = []
 
@@ -50,21 +50,8 @@ def _float_dtype(dtype, op, default=None):
     return npd
 
 
-def _number(v, op, arg):
-    if isinstance(v, Tensor):
-        if v.size != 1:
-            raise ValueError(f"{op}: '{arg}' given as a Tensor must have one element, got "
-                             f"shape {v.shape}")
-        return v.item()
-    if isinstance(v, np.generic):
-        return v.item()
-    if not isinstance(v, numbers.Number):
-        raise TypeError(f"{op}: '{arg}' must be a number, got {type(v).__name__}")
-    return v
-
-
 def _int_number(v, op, arg):
-    v = _number(v, op, arg)
+    v = number_arg(v, op, arg)
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
@@ -108,7 +95,7 @@ def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None) -> Tensor: 
     """
     shp = _shape(shape, "uniform")
     npd = _float_dtype(dtype, "uniform")
-    lo, hi = float(_number(min, "uniform", "min")), float(_number(max, "uniform", "max"))
+    lo, hi = float(number_arg(min, "uniform", "min")), float(number_arg(max, "uniform", "max"))
     s = _int_number(seed, "uniform", "seed")
     gen = local_generator(s) if s else None
     return _wrap(uniform_array(shp, npd, lo, hi, gen=gen))
@@ -160,7 +147,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
 
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not tm and not ts:
-        m, s = float(_number(mean, "normal", "mean")), float(_number(std, "normal", "std"))
+        m, s = float(number_arg(mean, "normal", "mean")), float(number_arg(std, "normal", "std"))
         return _wrap(normal_array(_shape(shape, "normal"), _dt.default_np(), m, s))
     if tm:
         mean = float_arg(mean, "normal", "mean")
@@ -172,11 +159,11 @@ def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
                                  f"as mean (shape {mean.shape})")
             std = reshape(cast_to(std, mean._data.dtype), mean.shape)
         else:
-            std = float(_number(std, "normal", "std"))
+            std = float(number_arg(std, "normal", "std"))
     else:
         std = float_arg(std, "normal", "std")
         ref = std
-        mean = float(_number(mean, "normal", "mean"))
+        mean = float(number_arg(mean, "normal", "mean"))
     noise = _wrap(normal_array(ref._data.shape, ref._data.dtype, place=ref.place))
     return add(multiply(noise, std), mean)
 
@@ -399,7 +386,7 @@ def uniform_(x, min=-1.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
         Tensor: x.
     """
     x = _inplace_target(x, "uniform_")
-    lo, hi = float(_number(min, "uniform_", "min")), float(_number(max, "uniform_", "max"))
+    lo, hi = float(number_arg(min, "uniform_", "min")), float(number_arg(max, "uniform_", "max"))
     s = _int_number(seed, "uniform_", "seed")
     gen = local_generator(s, x.place) if s else None
     arr = uniform_array(x._data.shape, x._data.dtype, lo, hi, place=x.place, gen=gen)
@@ -418,7 +405,7 @@ def normal_(x, mean=0.0, std=1.0, name=None) -> Tensor:
         Tensor: x.
     """
     x = _inplace_target(x, "normal_")
-    m, s = float(_number(mean, "normal_", "mean")), float(_number(std, "normal_", "std"))
+    m, s = float(number_arg(mean, "normal_", "mean")), float(number_arg(std, "normal_", "std"))
     arr = normal_array(x._data.shape, x._data.dtype, m, s, place=x.place)
     return _fill_random(x, arr, "normal_")
 
@@ -434,7 +421,7 @@ def exponential_(x, lam=1.0, name=None) -> Tensor:
         Tensor: x.
     """
     x = _inplace_target(x, "exponential_")
-    lam = float(_number(lam, "exponential_", "lam"))
+    lam = float(number_arg(lam, "exponential_", "lam"))
     if not lam > 0:
         raise ValueError(f"exponential_: lam must be positive, got {lam}")
     arr = generator(x.place).exponential(1.0 / lam, tuple(x._data.shape))
@@ -453,8 +440,8 @@ def cauchy_(x, loc=0, scale=1, name=None) -> Tensor:
         Tensor: x.
     """
     x = _inplace_target(x, "cauchy_")
-    loc = float(_number(loc, "cauchy_", "loc"))
-    scale = float(_number(scale, "cauchy_", "scale"))
+    loc = float(number_arg(loc, "cauchy_", "loc"))
+    scale = float(number_arg(scale, "cauchy_", "scale"))
     if not scale > 0:
         raise ValueError(f"cauchy_: scale must be positive, got {scale}")
     arr = generator(x.place).standard_cauchy(tuple(x._data.shape)) * scale + loc
@@ -476,7 +463,7 @@ def geometric_(x, probs, name=None) -> Tensor:
     if isinstance(probs, Tensor):
         p = probs._data.astype(np.float64)
     else:
-        p = xp.asarray(float(_number(probs, "geometric_", "probs")))
+        p = xp.asarray(float(number_arg(probs, "geometric_", "probs")))
     if p.size and (bool(xp.isnan(p).any()) or float(p.min()) <= 0 or float(p.max()) > 1):
         raise ValueError("geometric_: probs must be in (0, 1]")
     p = xp.broadcast_to(p, x._data.shape)

@@ -425,3 +425,22 @@ def test_float_inputs_are_checked_with_the_shared_wording():
         with pytest.raises(TypeError, match=rf"{fn.__name__}: argument '{arg}' has dtype int64, "
                                             "expected a floating-point Tensor"):
             call()
+
+
+def test_number_arguments_share_one_check():
+    # tensor._helpers.number_arg reads the numbers of random ops, initializers and clips: a
+    # number, a NumPy scalar or a one-element Tensor; reals only (no bool) where a float is meant
+    one = paddle.to_tensor([0.5])
+    assert paddle.nn.initializer.Constant(one)._value == 0.5
+    assert paddle.nn.initializer.Normal(np.float32(0.25), 2)._std == 2.0
+    assert paddle.nn.ClipGradByNorm(one).clip_norm == 0.5
+    assert paddle.nn.ClipGradByValue(np.int64(3)).max == 3.0
+    assert paddle.uniform([2], min=np.float64(-0.5), max=one).shape == [2]
+    with pytest.raises(ValueError, match=r"ClipGradByNorm: 'clip_norm' given as a Tensor must "
+                                         r"have one element, got shape \[2\]"):
+        paddle.nn.ClipGradByNorm(paddle.to_tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"Constant: 'value' must be a real number \(int or "
+                                        r"float\), got bool"):
+        paddle.nn.initializer.Constant(True)
+    with pytest.raises(TypeError, match="uniform: 'min' must be a number, got str"):
+        paddle.uniform([2], min="0")

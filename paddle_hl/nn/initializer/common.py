@@ -17,19 +17,10 @@ from ...framework import dtype as _dt
 from ...framework import place as _pl
 from ...framework import random as _rnd
 from ...framework.tensor import Tensor
+from ...tensor._helpers import number_arg
 from ._base import Initializer, _global_initializer, calculate_gain, compute_fans
 
 __all__ = []
-
-
-def _number(v, where, arg):
-    if isinstance(v, Tensor):
-        if v.size != 1:
-            raise ValueError(f"{where}: {arg} must be a number, got a Tensor of shape {v.shape}")
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{where}: {arg} must be a number, got {type(v).__name__}")
-    return float(v)
 
 
 def _draw_dtype(dtype):
@@ -48,7 +39,7 @@ class Constant(Initializer):
     """
 
     def __init__(self, value=0.0):
-        self._value = _number(value, "Constant", "value")
+        self._value = number_arg(value, "Constant", "value", real=True)
 
     def _values(self, shape, dtype, place):
         xp = _pl.xp_for(place)
@@ -101,8 +92,8 @@ class Normal(Initializer):
     """
 
     def __init__(self, mean=0.0, std=1.0, name=None):
-        self._mean = _number(mean, "Normal", "mean")
-        self._std = _number(std, "Normal", "std")
+        self._mean = number_arg(mean, "Normal", "mean", real=True)
+        self._std = number_arg(std, "Normal", "std", real=True)
 
     def _values(self, shape, dtype, place):
         return _rnd.normal_array(shape, _draw_dtype(dtype), self._mean, self._std, place)
@@ -118,8 +109,8 @@ class TruncatedNormal(Initializer):
     """
 
     def __init__(self, mean=0.0, std=1.0, name=None):
-        self._mean = _number(mean, "TruncatedNormal", "mean")
-        self._std = _number(std, "TruncatedNormal", "std")
+        self._mean = number_arg(mean, "TruncatedNormal", "mean", real=True)
+        self._std = number_arg(std, "TruncatedNormal", "std", real=True)
 
     def _values(self, shape, dtype, place):
         xp = _pl.xp_for(place)
@@ -147,8 +138,8 @@ class Uniform(Initializer):
     """
 
     def __init__(self, low=-1.0, high=1.0, name=None):
-        low = _number(low, "Uniform", "low")
-        high = _number(high, "Uniform", "high")
+        low = number_arg(low, "Uniform", "low", real=True)
+        high = number_arg(high, "Uniform", "high", real=True)
         if high < low:
             raise ValueError(f"Uniform: high ({high}) must be greater than or equal to low "
                              f"({low})")
@@ -173,9 +164,10 @@ class XavierUniform(Initializer):
     """
 
     def __init__(self, fan_in=None, fan_out=None, name=None):
-        self._fan_in = None if fan_in is None else _number(fan_in, "XavierUniform", "fan_in")
-        self._fan_out = None if fan_out is None else _number(fan_out, "XavierUniform",
-                                                             "fan_out")
+        self._fan_in = None if fan_in is None else number_arg(fan_in, "XavierUniform", "fan_in",
+                                                              real=True)
+        self._fan_out = None if fan_out is None else number_arg(fan_out, "XavierUniform",
+                                                                "fan_out", real=True)
 
     def _values(self, shape, dtype, place):
         fi, fo = _fans(shape, self._fan_in, self._fan_out)
@@ -193,8 +185,10 @@ class XavierNormal(Initializer):
     """
 
     def __init__(self, fan_in=None, fan_out=None, name=None):
-        self._fan_in = None if fan_in is None else _number(fan_in, "XavierNormal", "fan_in")
-        self._fan_out = None if fan_out is None else _number(fan_out, "XavierNormal", "fan_out")
+        self._fan_in = None if fan_in is None else number_arg(fan_in, "XavierNormal", "fan_in",
+                                                              real=True)
+        self._fan_out = None if fan_out is None else number_arg(fan_out, "XavierNormal",
+                                                                "fan_out", real=True)
 
     def _values(self, shape, dtype, place):
         fi, fo = _fans(shape, self._fan_in, self._fan_out)
@@ -205,8 +199,8 @@ class XavierNormal(Initializer):
 class _Kaiming(Initializer):
     def __init__(self, fan_in=None, negative_slope=0.0, nonlinearity="relu"):
         where = type(self).__name__
-        self._fan_in = None if fan_in is None else _number(fan_in, where, "fan_in")
-        self._negative_slope = _number(negative_slope, where, "negative_slope")
+        self._fan_in = None if fan_in is None else number_arg(fan_in, where, "fan_in", real=True)
+        self._negative_slope = number_arg(negative_slope, where, "negative_slope", real=True)
         calculate_gain(nonlinearity, self._negative_slope)  # validates the name now
         self._nonlinearity = nonlinearity
 
