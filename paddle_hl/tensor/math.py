@@ -82,6 +82,13 @@ def _zero_grad(M, x, out, g, **_):
     return (M.zeros_like(g),)
 
 
+def _times_zero(M, x, out, g, **_):
+    """Gradient rule of a piecewise-constant op whose zero derivative multiplies the upstream
+    gradient, as Paddle's floor, ceil, round and sign do: an inf or NaN upstream gradient gives
+    NaN."""
+    return (g * 0,)
+
+
 def _zeros_bw(g):
     return (_xp(g).zeros_like(g),)
 
@@ -738,7 +745,12 @@ def _unary(name, f, df=None, lift=True, no_bool=False, uses_out=False, doc=""):
     """Build kernel + public function for ``out = f(x)``.
 
     ``df(M, x, out)`` is the derivative, written once over the rule namespace ``M`` (arrays on
-    the first-order path, Tensors under create_graph); backward is ``g * conj(df)``. ``uses_out``
+    the first-order path, Tensors under create_graph); backward is ``g * conj(df)``. (The
+    activations' factory, ``nn.functional.activation._elementwise``, takes the gradient rule
+    with g instead, which saves a pass for its select-shaped derivatives; ``_step_unary``'s
+    rule is the zero derivative times g, ``g * 0``, as Paddle computes floor's, ceil's and
+    round's, except for trunc, whose gradient Paddle gives as zeros even for an inf or NaN
+    upstream gradient.) ``uses_out``
     says df reads ``out`` (then x's value is not saved). ``lift`` computes integer input in the
     default float dtype; otherwise the dtype is kept.
     """
@@ -866,8 +878,9 @@ def _round_half_away(x):
     return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t).astype(x.dtype, copy=False)
 
 
-def _step_unary(name, f, doc):
-    @op(name, saves=(), grad=_zero_grad)
+def _step_unary(name, f, doc, rule=_times_zero):
+    # the gradient is g * 0, or zeros_like(g) for trunc (see _unary's doc)
+    @op(name, saves=(), grad=rule)
     def kernel(x):
         if x.dtype.kind in "biu":
             return x.copy(), None
@@ -898,7 +911,7 @@ floor, floor_ = _step_unary("floor", _uf("floor"), "Elementwise floor.")
 round, round_ = _step_unary("round", _round_half_away,  # noqa: A001
                             "Elementwise rounding to the nearest integer, halves away from zero.")
 _trunc_pub, _trunc_inp = _step_unary("trunc", _uf("trunc"),
-                                     "Elementwise truncation toward zero.")
+                                     "Elementwise truncation toward zero.", rule=_zero_grad)
 
 
 def trunc(input, name=None):  # noqa: A002  (Paddle's parameter name)
@@ -1011,7 +1024,7 @@ def abs_(x, name=None):
     return apply_(_abs, x)
 
 
-@op("sign", saves=(), grad=_zero_grad)
+@op("sign", saves=(), grad=_times_zero)
 def _sign(x):
     return _xp(x).sign(x), GRAD
 

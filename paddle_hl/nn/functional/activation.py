@@ -62,6 +62,12 @@ def _elementwise(name, fwd, d, from_out=False, quiet=False):
     ``s`` (the input, or the output when ``from_out``), written once over the rule namespace
     ``M``. On arrays it runs in the compute dtype (float16/bfloat16 widened to float32) and the
     result is rounded back to x's dtype.
+
+    Unlike ``tensor.math._unary``'s derivative ``df(M, x, out)`` (which the factory multiplies
+    by g), ``d`` takes g itself: the piecewise activations select between g and a scaled g
+    (``where(x > 0, g, g * k)``), one pass fewer than building the derivative and then
+    multiplying (measured: elu's backward 16 vs 28 us at 4096 float32 elements, 9.5 vs 12.9 ms
+    at 2^20), and a mask rule multiplies g by the boolean mask directly (relu).
     ``quiet``: fwd and d raise no floating-point warnings on any input (NaN and inf
     included), so the errstate scope (about 1 µs a call) is skipped.
     """
