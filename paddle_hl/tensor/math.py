@@ -1840,33 +1840,55 @@ def _lcse_arr(a, axis, reverse=False):
         return xp.moveaxis(w, -1, axis).astype(a.dtype, copy=False)
 
 
-def _logcumsumexp_hi(i, g, axis):
-    x = i[0]
-    xa = x._data
-    xp = _xp(xa)
-    c = xp.max(xp.where(xp.isfinite(xa), xa, -np.inf), axis=axis, keepdims=True)
-    c = _const(xp.where(xp.isfinite(c), c, 0).astype(xa.dtype))
-    out = apply(_logcumsumexp_k, x, axis=axis)
-    return (exp(x - c) * _rcumsum(g[0] * exp(c - out), axis),)
+# logcumsumexp's gradient is dx_k = sum_{j>=k} g_j exp(x_k - out_j): a map linear in g that
+# is computed in log space (g's positive and negative parts apart), so no term overflows. It and
+# its transpose (the sum over j <= k) are a pair of kernels, each differentiable through the
+# other: with L = sum(u * A(g, x, out)), dL/dg = B(u, x, out), dL/dx = u * A, and
+# dL/dout = -g * B(u, x, out); B's rule mirrors it. So every order of derivative keeps the
+# log-space form.
+
+def _signed_lse(u, x, out, axis, reverse):
+    """``sum over j (after k when reverse, else up to k) of u_j exp(x_j - out_k)``-shaped sums,
+    as ``exp(x + lcse(log(u) - out))`` for u's positive and negative parts (log space)."""
+    xp = _xp(u)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lp = xp.log(xp.where(u > 0, u, 0))
+        ln = xp.log(xp.where(u < 0, -u, 0))
+        if reverse:  # A: sum_{j>=k} g_j exp(x_k - out_j)
+            r = xp.exp(x + _lcse_arr(lp - out, axis, True)) - \
+                xp.exp(x + _lcse_arr(ln - out, axis, True))
+        else:  # B: sum_{k<=j} u_k exp(x_k - out_j)
+            r = xp.exp(_lcse_arr(lp + x, axis) - out) - xp.exp(_lcse_arr(ln + x, axis) - out)
+    return r.astype(u.dtype, copy=False)
 
 
-# fused: the first-order backward sums g's positive and negative parts in log space, which
-# cannot overflow; that form has no usable derivative in g (log 0), so create_graph uses the
-# shifted-exponential form above
-@op("logcumsumexp", hi=_logcumsumexp_hi)
+def _lcse_adj_grad(M, g, x, out, r, u, axis):
+    t = M.op(_lcse_adjt_k, u, x, out, axis=axis)
+    return t, u * r, -(g * t)
+
+
+@op("logcumsumexp_grad", grad=_lcse_adj_grad, uses_out=True)
+def _lcse_adj_k(g, x, out, axis):
+    """The gradient map of logcumsumexp: ``sum_{j>=k} g_j exp(x_k - out_j)``."""
+    return _signed_lse(g, x, out, axis, True), GRAD
+
+
+def _lcse_adjt_grad(M, u, x, out, r, v, axis):
+    a = M.op(_lcse_adj_k, v, x, out, axis=axis)
+    return a, u * a, -(v * r)
+
+
+@op("logcumsumexp_grad_t", grad=_lcse_adjt_grad, uses_out=True)
+def _lcse_adjt_k(u, x, out, axis):
+    """The transpose of :func:`_lcse_adj_k` in its first argument:
+    ``sum_{k<=j} u_k exp(x_k - out_j)``."""
+    return _signed_lse(u, x, out, axis, False), GRAD
+
+
+@op("logcumsumexp", grad=lambda M, x, out, g, axis: (M.op(_lcse_adj_k, g, x, out, axis=axis),),
+    uses_out=True)
 def _logcumsumexp_k(x, axis):
-    xp = _xp(x)
-    out = _lcse_arr(x, axis)
-
-    def bw(g):
-        # dx_k = sum_{j>=k} g_j exp(x_k - out_j), split by the sign of g and summed in log space
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lp = xp.log(xp.where(g > 0, g, 0)) - out
-            ln = xp.log(xp.where(g < 0, -g, 0)) - out
-            gx = xp.exp(x + _lcse_arr(lp, axis, True)) - xp.exp(x + _lcse_arr(ln, axis, True))
-        return (gx.astype(g.dtype, copy=False),)
-
-    return out, bw
+    return _lcse_arr(x, axis), GRAD
 
 
 def logcumsumexp(x, axis=None, dtype=None, name=None):

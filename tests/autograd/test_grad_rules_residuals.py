@@ -77,6 +77,10 @@ CASES = {
         [_x(), _x((12,)), _x((12,))]),
     "spectral_norm (u v^T constant, sigma recomputed)": (
         lambda a: _spectral(a * a) * a, [_x((3, 4))]),
+    "logcumsumexp (log-space adjoint kernels)": (
+        lambda a: paddle.logcumsumexp(a * a, axis=1) * (a - 1), [_x()]),
+    "logcumsumexp, reverse axis 0, signed gradient": (
+        lambda a: paddle.logcumsumexp(a * 3, axis=0).sin(), [_x((4, 3), lo=-2, hi=2)]),
 }
 
 
@@ -122,3 +126,49 @@ def test_cast_complex_to_real_gradient_is_the_real_part():
     np.testing.assert_allclose(y.numpy(), [1.0, 3.0])
     (y * paddle.to_tensor([2.0, 5.0])).sum().backward()
     np.testing.assert_allclose(z.grad.numpy(), [2.0, 5.0])
+
+
+def test_logcumsumexp_derivatives_stay_finite_far_apart():
+    # terms 1000 apart: a shifted-exponential form overflows (inf * 0 = NaN); the log-space
+    # adjoint kernels give the exact first, second and third derivatives
+    xv = np.array([-1000.0, 0.0, 1000.0, 999.0])
+    x = paddle.to_tensor(xv, stop_gradient=False)
+    w = paddle.to_tensor(np.array([1.0, -2.0, 0.5, 3.0]))
+    y = (paddle.logcumsumexp(x) * w).sum()
+    (g1,) = paddle.grad(y, x, create_graph=True)
+    (g2,) = paddle.grad((g1 * w).sum(), x, create_graph=True)
+    (g3,) = paddle.grad(g2.sum(), x)
+    for g in (g1, g2, g3):
+        assert np.isfinite(g.numpy()).all()
+    # closed form: p_jk = softmax over k <= j of x; dy/dx_k = sum_{j>=k} w_j p_jk
+    p = np.zeros((4, 4))
+    for j in range(4):
+        e = np.exp(xv[:j + 1] - xv[:j + 1].max())
+        p[j, :j + 1] = e / e.sum()
+    np.testing.assert_allclose(g1.numpy(), w.numpy() @ p, atol=1e-12)
+
+
+def test_logcumsumexp_third_derivative_matches_finite_differences():
+    xv = np.array([[0.3, -0.4, 1.2, 0.1]])
+
+    def second(v):  # d/dx sum(grad(sum(lcse(x) * c)) * c2) at v, as an array
+        x = paddle.to_tensor(v, stop_gradient=False)
+        (g1,) = paddle.grad((paddle.logcumsumexp(x, axis=1) * _C).sum(), x, create_graph=True)
+        (g2,) = paddle.grad((g1 * _C2).sum(), x, create_graph=True)
+        return x, g2
+
+    x, g2 = second(xv)
+    (g3,) = paddle.grad((g2 * _C).sum(), x)
+    eps = 1e-6
+    num = np.zeros_like(xv)
+    for k in range(4):
+        p, m = xv.copy(), xv.copy()
+        p[0, k] += eps
+        m[0, k] -= eps
+        num[0, k] = ((second(p)[1].numpy() * _C.numpy()).sum()
+                     - (second(m)[1].numpy() * _C.numpy()).sum()) / (2 * eps)
+    np.testing.assert_allclose(g3.numpy(), num, rtol=1e-5, atol=1e-7)
+
+
+_C = paddle.to_tensor(np.array([[1.0, -0.5, 2.0, 0.7]]))
+_C2 = paddle.to_tensor(np.array([[0.2, 1.5, -1.0, 0.4]]))
