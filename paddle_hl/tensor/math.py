@@ -1576,11 +1576,6 @@ def _cumsum_k(x, axis, reverse):
     return out.astype(x.dtype, copy=False), GRAD
 
 
-def _rcumsum(t, axis):
-    """Reverse cumulative sum of a Tensor along ``axis`` (differentiable)."""
-    return apply(_cumsum_k, t, axis=axis, reverse=True)
-
-
 def _cum_prepare(x, axis, dtype, op, axis_arg="axis"):
     """Shared argument handling: returns (x, axis, final_shape) for a cumulative op."""
     from .manipulation import reshape
