@@ -2,17 +2,28 @@
 
 A checkpoint is a folder with one ``{rank}_0.distcp`` file per rank that owned something (a
 pickle of ``{key: [(offsets, array), ...]}``) and ``{coordinator}.metadata``, written by the
-coordinator: for every key its global shape, dtype and which file holds which block, plus the
-values that are not tensors (e.g. a learning-rate scheduler's state). A shard of a distributed
-tensor is written once, by the lowest rank that holds it; dense tensors are taken as replicated
-and written by the coordinator. Loading reads, on each rank, only the blocks overlapping what
-that rank needs, so a checkpoint written by 2 processes loads on 1 or 3 with any placements.
+coordinator: for every key its global shape, dtype and which file holds which block, for every
+file the rank and host that wrote it with its size and CRC-32, plus the values that are not
+tensors (e.g. a learning-rate scheduler's state). A shard of a distributed tensor is written
+once, by the lowest rank that holds it; dense tensors are taken as replicated and written by
+the coordinator. Loading reads, on each rank, only the blocks overlapping what that rank needs,
+so a checkpoint written by 2 processes loads on 1 or 3 with any placements, and one written on
+2 machines loads on 1.
+
+Across machines the folder must be one they all share (a network file system), as with
+Paddle: every rank writes its own file there. Each file is written to a temporary name and
+renamed; the metadata is written last, once every rank has checked that it sees every rank's
+file at its full size, so a folder that is not shared is an error at save time, on every rank,
+naming the files a rank does not see. A shard file missing, truncated or changed since the save
+is an error at load time naming the file and the rank (and host) that wrote it.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import socket
+import zlib
 
 import numpy as np
 
@@ -97,9 +108,15 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
 
     Args:
         state_dict (dict): ``layer.state_dict()``, an optimizer's, or both merged.
-        path (str): the checkpoint folder (created).
+        path (str): the checkpoint folder (created); on several machines, one they all
+            share (a network file system), as every rank writes its own file there.
         process_group (Group, optional): the ranks saving (the global group when None).
         coordinator_rank (int, optional): the rank in the group that writes the metadata.
+
+    Raises:
+        FileNotFoundError: a rank does not see another rank's file in ``path`` (a folder
+            that is not shared between the machines); raised on every rank, naming the files,
+            and the metadata is not written.
 
     Examples:
         >>> import paddle_hl as paddle
@@ -134,27 +151,104 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
         elif coordinator:
             objects[key] = v
     fname = f"{rank}_0.distcp"
-    if mine:
-        _atomic_write(os.path.join(path, fname), mine)
+    host = socket.gethostname()
+    stamp = _write_shard(os.path.join(path, fname), mine) if mine else None
     listing = {k: [(off, list(a.shape)) for off, a in blocks] for k, blocks in mine.items()}
-    everyone = [listing]
+    mine_info = (fname, listing, rank, host, stamp)
     if g.nranks > 1:
         everyone = []
-        _coll.all_gather_object(everyone, (fname, listing), group=g)
+        _coll.all_gather_object(everyone, mine_info, group=g)
     else:
-        everyone = [(fname, listing)]
+        everyone = [mine_info]
+    # every rank must see every rank's file (the folder is shared) before the metadata names
+    # them: a folder local to each machine would give a checkpoint no one can load
+    problems = _unseen(path, everyone, rank, host)
+    if g.nranks > 1:
+        gathered = []
+        _coll.all_gather_object(gathered, problems, group=g)
+        problems = [p for ps in gathered for p in ps]
+    if problems:
+        raise FileNotFoundError(
+            f"paddle_hl.distributed.save_state_dict: the checkpoint folder {os.fspath(path)!r} "
+            "must be one that every rank's machine shares (a network file system): each rank "
+            "writes its own shard file there, and loading reads them all. "
+            + "; ".join(problems[:4])
+            + (f"; and {len(problems) - 4} more rank(s)" if len(problems) > 4 else "")
+            + ". The metadata was not written.")
     if coordinator:
         keys = {}
         for k, (shape, dtype) in info.items():
             keys[k] = {"global_shape": shape, "dtype": dtype, "blocks": []}
-        for f, lst in everyone:
+        files = {}
+        for f, lst, r, h, st in everyone:
             for k, blocks in lst.items():
                 keys[k]["blocks"].extend((f, off, shp) for off, shp in blocks)
+            if st is not None:
+                files[f] = {"rank": r, "host": h, "bytes": st[0], "crc32": st[1]}
         _atomic_write(os.path.join(path, f"{coordinator_rank}.metadata"),
                       {"format": _FORMAT, "tensors": keys, "objects": objects,
-                       "world_size": g.nranks})
+                       "files": files, "world_size": g.nranks})
     if g.nranks > 1:
         _coll.barrier(group=g if g.id != 0 else None)
+
+
+def _unseen(path, everyone, rank, host):
+    """What this rank cannot see of the files the ranks wrote (missing, or not at full size):
+    one line, or none."""
+    missing, short = [], []
+    for f, _, r, h, st in everyone:
+        if st is None:
+            continue
+        try:
+            size = os.path.getsize(os.path.join(path, f))
+        except OSError:
+            missing.append(f"{f} (rank {r}'s, written on host {h})")
+            continue
+        if size != st[0]:
+            short.append(f"{f} (rank {r}'s, written on host {h}) with {size} bytes instead "
+                         f"of {st[0]}")
+    parts = ([f"does not see {', '.join(missing)}"] if missing else []) + \
+        ([f"sees {', '.join(short)}"] if short else [])
+    return [f"rank {rank} (host {host}) {' and '.join(parts)}"] if parts else []
+
+
+class _Summed:
+    """A binary file that counts the bytes written to it and their CRC-32."""
+
+    def __init__(self, f):
+        self.f = f
+        self.nbytes = 0
+        self.crc = 0
+
+    def write(self, b):
+        view = memoryview(b)
+        self.crc = zlib.crc32(view, self.crc)
+        self.nbytes += view.nbytes
+        return self.f.write(b)
+
+
+def _write_shard(target, obj):
+    """Write a rank's shard file (to a temporary name, then renamed); returns its
+    ``(bytes, crc32)``."""
+    summed = []
+
+    def write(f):
+        s = _Summed(f)
+        pickle.dump(obj, s, protocol=4)
+        summed.append((s.nbytes, s.crc))
+
+    _io.write_file(target, write)
+    return summed[-1]
+
+
+def _crc32(path, chunk=1 << 22):
+    crc = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(chunk)
+            if not b:
+                return crc
+            crc = zlib.crc32(b, crc)
 
 
 def _atomic_write(target, obj):
@@ -176,7 +270,11 @@ def _read_metadata(path):
     if not metas:
         raise FileNotFoundError(f"paddle_hl.distributed.load_state_dict: no .metadata file in "
                                 f"{path!r}: not a checkpoint written by save_state_dict")
-    meta = _load(os.path.join(path, metas[0]))
+    try:
+        meta = _load(os.path.join(path, metas[0]))
+    except ValueError as e:
+        raise ValueError(f"paddle_hl.distributed.load_state_dict: the metadata file {metas[0]} in "
+                         f"{path!r} (written by the coordinator rank) is damaged: {e}") from None
     if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
         raise ValueError(f"paddle_hl.distributed.load_state_dict: {metas[0]} in {path!r} is "
                          "not paddle_hl checkpoint metadata")
@@ -184,14 +282,54 @@ def _read_metadata(path):
 
 
 class _Files:
-    def __init__(self, path):
+    """The shard files of a checkpoint, each read (and checked against the metadata) once."""
+
+    def __init__(self, path, files, rank):
         self.path = path
+        self.files = files  # file name -> {"rank", "host", "bytes", "crc32"} (may be empty)
+        self.rank = rank
         self.cache = {}
+
+    def _writer(self, fname):
+        info = self.files.get(fname)
+        if info is not None:
+            return f"rank {info['rank']} (host {info['host']})"
+        return f"rank {fname.split('_', 1)[0]}"
+
+    def _read(self, fname, key):
+        full = os.path.join(self.path, fname)
+        where = (f"the shard file {fname} of {self._writer(fname)} in {self.path!r} "
+                 f"(rank {self.rank} reads it for {key!r})")
+        if not os.path.isfile(full):
+            raise FileNotFoundError(
+                f"paddle_hl.distributed.load_state_dict: {where} is missing: every rank's file "
+                "must be in the checkpoint folder (on several machines, a folder they share)")
+        info = self.files.get(fname)
+        size = os.path.getsize(full)
+        short = (f"paddle_hl.distributed.load_state_dict: {where} has {size} bytes but "
+                 f"{info['bytes']} were saved: it is truncated or was overwritten"
+                 if info is not None and size != info["bytes"] else None)
+        try:
+            # the restricted unpickler first: a crafted file is refused by name, whatever
+            # its size
+            data = _load(full)
+        except ValueError as e:
+            if short is not None:
+                raise ValueError(short) from None
+            raise ValueError(f"paddle_hl.distributed.load_state_dict: {where} cannot be read: "
+                             f"{e}") from None
+        if short is not None:
+            raise ValueError(short)
+        if info is not None and _crc32(full) != info["crc32"]:
+            raise ValueError(f"paddle_hl.distributed.load_state_dict: {where} is not the file "
+                             "that was saved (its CRC-32 differs): damaged, or rewritten by "
+                             "another save into the same folder")
+        return data
 
     def block(self, fname, key, offsets):
         data = self.cache.get(fname)
         if data is None:
-            data = self.cache[fname] = _load(os.path.join(self.path, fname))
+            data = self.cache[fname] = self._read(fname, key)
         for off, arr in data[key]:
             if list(off) == list(offsets):
                 return arr
@@ -238,7 +376,11 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
 
     Raises:
         KeyError: a tensor of ``state_dict`` is not in the checkpoint.
-        ValueError: a global shape differs from the checkpoint's.
+        ValueError: a global shape differs from the checkpoint's; or a shard file this rank
+            reads is truncated or changed since the save (the error names the file and the
+            rank and host that wrote it).
+        FileNotFoundError: the folder, its metadata, or a shard file this rank reads is
+            missing (named with the rank and host that wrote it).
     """
     flat = _flatten(state_dict, "load_state_dict")
     _group_info(process_group, coordinator_rank, "load_state_dict")
@@ -248,8 +390,8 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
     if missing:
         raise KeyError(f"paddle_hl.distributed.load_state_dict: {missing} not in the "
                        f"checkpoint {os.fspath(path)!r} (it holds {sorted(saved)})")
-    files = _Files(os.fspath(path))
     rank = _coll.get_rank()
+    files = _Files(os.fspath(path), meta.get("files", {}), rank)
     for key in sorted(flat):
         t = flat[key]
         if not isinstance(t, Tensor):

@@ -301,6 +301,88 @@ def test_models_that_differ_across_hosts_are_named(cluster, tmp_path):
     _clean(cluster, cluster.hosts)
 
 
+# ------------------------------------------------------------------ checkpoints across hosts
+CKPT = os.path.join(SCRIPTS, "ckpt_hosts.py")
+
+
+def _writers(folder):
+    """The metadata's record of who wrote each shard file: {file: (rank, host)}."""
+    from paddle_hl.distributed.checkpoint import _load
+
+    meta = _load(os.path.join(folder, "0.metadata"))
+    return {f: (i["rank"], i["host"]) for f, i in meta["files"].items()}
+
+
+def test_checkpoint_saved_on_two_hosts_loads_on_one_and_back(cluster, tmp_path):
+    """save_state_dict on 2 hosts x 2 ranks: each rank writes its own shard from its own host
+    into the folder the hosts share; it loads on 1 host x 2 ranks and on 1 process, and one
+    saved on 1 host x 2 ranks loads on 2 x 2, every value bit for bit. A shard truncated or
+    missing is an error naming the file and the rank and host that wrote it."""
+    env = _env(PADDLE_HL_COLLECTIVE_TIMEOUT=60)
+    wide, narrow = str(tmp_path / "wide"), str(tmp_path / "narrow")
+    two_by_two = ["--ips", "h1,h2", "--nproc_per_node", "2", CKPT]
+    codes, outs = _finish(_launch_all(cluster, [*two_by_two, "save", wide], env))
+    assert codes == [0, 0], outs
+    assert sorted(re.findall(r"SAVED rank (\d) on (h\d)", outs[0])) == [
+        ("0", "h1"), ("1", "h1"), ("2", "h2"), ("3", "h2")], outs[0]
+    assert _writers(wide) == {"0_0.distcp": (0, "h1"), "1_0.distcp": (1, "h1"),
+                              "2_0.distcp": (2, "h2"), "3_0.distcp": (3, "h2")}
+    assert not [f for f in os.listdir(wide) if f.endswith(".tmp")]  # renamed into place
+
+    def on_one_host(host, *args, n=2):
+        cmd = [PY, "-m", "paddle_hl.distributed.launch", "--nproc_per_node", str(n), CKPT,
+               *args] if n > 1 else [PY, CKPT, *args]
+        return host.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    r = on_one_host(cluster[0], "load", wide)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("of 2 on h1") == 2, r.stdout
+    r = on_one_host(cluster[1], "load", wide, n=1)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "LOADED rank 0 of 1 on h2" in r.stdout
+    # the reverse: saved on one host, loaded on two
+    r = on_one_host(cluster[0], "save", narrow)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _writers(narrow) == {"0_0.distcp": (0, "h1"), "1_0.distcp": (1, "h1")}
+    codes, outs = _finish(_launch_all(cluster, [*two_by_two, "load", narrow], env))
+    assert codes == [0, 0], outs
+    assert sorted(re.findall(r"LOADED rank (\d) of 4 on (h\d)", outs[0])) == [
+        ("0", "h1"), ("1", "h1"), ("2", "h2"), ("3", "h2")], outs[0]
+    # a shard cut short, then one missing: the error names the file, its rank and host
+    with open(os.path.join(wide, "3_0.distcp"), "r+b") as f:
+        f.truncate(os.path.getsize(f.name) - 7)
+    r = on_one_host(cluster[0], "load", wide, n=1)
+    assert r.returncode != 0
+    assert "the shard file 3_0.distcp of rank 3 (host h2)" in r.stderr, r.stderr
+    assert "truncated" in r.stderr
+    os.remove(os.path.join(wide, "2_0.distcp"))
+    r = on_one_host(cluster[0], "load", wide, n=1)
+    assert r.returncode != 0
+    assert "the shard file 2_0.distcp of rank 2 (host h2)" in r.stderr, r.stderr
+    assert "is missing" in r.stderr
+
+
+def test_checkpoint_folder_not_shared_is_named(cluster):
+    """A folder each host has its own of (here each host's private /dev/shm) cannot hold a
+    checkpoint of both: save_state_dict fails on every rank, naming the files each host does
+    not see, and writes no metadata."""
+    folder = f"/dev/shm/{cluster.tag}_ckpt"
+    codes, outs = _finish(_launch_all(cluster, ["--ips", "h1,h2", "--nproc_per_node", "2",
+                                                CKPT, "save", folder],
+                                      _env(PADDLE_HL_COLLECTIVE_TIMEOUT=60)))
+    assert codes[0] == 1, outs
+    text = outs[0]
+    assert "must be one that every rank's machine shares" in text, text
+    assert ("rank 0 (host h1) does not see 2_0.distcp (rank 2's, written on host h2), "
+            "3_0.distcp (rank 3's, written on host h2)") in text, text
+    assert ("rank 2 (host h2) does not see 0_0.distcp (rank 0's, written on host h1), "
+            "1_0.distcp (rank 1's, written on host h1)") in text
+    for h in cluster.hosts:
+        r = h.run(["ls", "-A", folder], capture_output=True, text=True)
+        assert not [f for f in r.stdout.split() if f.endswith(".metadata")], (h.name, r.stdout)
+    assert "SAVED" not in text
+
+
 # --------------------------------------------------------------------------------- failures
 FAULTS = os.path.join(SCRIPTS, "hosts_faults.py")
 
