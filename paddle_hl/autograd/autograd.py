@@ -9,19 +9,19 @@ how :class:`Hessian` is made (the Jacobian of the gradient).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..framework import state
 from ..framework.engine import NoHigherOrderRuleError, grad
 from ..framework.tensor import Tensor, _wrap
+from ..tensor._helpers import check_tensor
 
 __all__ = []
 
 
-def _check_tensor(t, api, arg):
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{api}: {arg} must be a Tensor or a tuple of Tensors, got "
-                        f"{type(t).__name__}")
+_check_tensor = functools.partial(check_tensor, what="a Tensor or a tuple of Tensors")
 
 
 class Jacobian:

@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 
+from .. import backend
 from ..framework import state
 from ..framework.parameter import Parameter
 from ..framework.tensor import Tensor, _wrap
@@ -651,9 +652,9 @@ def _gather_global(arr, meta):
     if g is None:
         return arr
     if meta.local_only:
-        local = np.ascontiguousarray(_host(arr))
+        local = np.ascontiguousarray(backend.to_numpy(arr))
     else:
-        local = np.ascontiguousarray(_host(arr)[_local_box(meta.global_shape, mesh,
+        local = np.ascontiguousarray(backend.to_numpy(arr)[_local_box(meta.global_shape, mesh,
                                                            meta.placements, rank)])
     parts = []
     _coll.all_gather_object(parts, local, group=g)
@@ -663,12 +664,8 @@ def _gather_global(arr, meta):
     return out
 
 
-def _host(a):
-    return a if isinstance(a, np.ndarray) else a.get()
-
-
 def _reduce_partials(arr, meta):
-    arr = _host(arr).copy()
+    arr = backend.to_numpy(arr).copy()
     if not _multi():
         return arr
     for mdim, p in enumerate(meta.placements):

@@ -32,7 +32,8 @@ import os
 import numpy as np
 
 from .. import backend
-from ..framework.tensor import Tensor, writable
+from ..framework.tensor import writable
+from ..tensor._helpers import check_tensor
 from . import _comm, _nccl
 from ._comm import Group, PeerLost, ReduceOp, Task
 
@@ -265,12 +266,6 @@ def destroy_process_group(group=None):
 # ------------------------------------------------------------------ helpers
 
 
-def _check_tensor(t, fn, arg="tensor"):
-    if not isinstance(t, Tensor):
-        raise TypeError(f"paddle_hl.distributed.{fn}: {arg} must be a Tensor, got "
-                        f"{type(t).__name__}")
-
-
 def _host(t):
     """A C-contiguous NumPy array with ``t``'s values, and whether it is ``t``'s own memory."""
     a = t._data
@@ -364,7 +359,7 @@ def _collective(*tensors, lists=(), reduces=False):
             if len(args) > len(names) or len(a) < len(names):
                 body(*args, **kwargs)
             for arg in tensors:
-                _check_tensor(a[arg], fn, arg)
+                check_tensor(a[arg], f"paddle_hl.distributed.{fn}", arg)
             for arg in lists:
                 _check_list(a[arg], fn, arg)
             if reduces:
@@ -396,7 +391,7 @@ def _fill_list(out_list, parts, fn, arg, like=None):
         raise ValueError(f"paddle_hl.distributed.{fn}: {arg} holds {len(out_list)} tensors; it "
                          f"must be empty or hold one per rank ({len(parts)})")
     for t, p in zip(out_list, parts):
-        _check_tensor(t, fn, arg)
+        check_tensor(t, f"paddle_hl.distributed.{fn}", arg)
         if tuple(t.shape) != p.shape:
             raise ValueError(f"paddle_hl.distributed.{fn}: a tensor of {arg} has shape "
                              f"{list(t.shape)}, expected {list(p.shape)}")
@@ -508,7 +503,7 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
         raise ValueError(f"paddle_hl.distributed.reduce_scatter: tensor_list must hold one tensor "
                          f"per rank of the group ({g.nranks})")
     for t in tensor_list:
-        _check_tensor(t, "reduce_scatter", "tensor_list")
+        check_tensor(t, "paddle_hl.distributed.reduce_scatter", "tensor_list")
         if tuple(t.shape) != tuple(tensor.shape):
             raise ValueError(f"paddle_hl.distributed.reduce_scatter: every tensor of tensor_list "
                              f"must have the output's shape {list(tensor.shape)}, got "
@@ -655,7 +650,7 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
             raise ValueError(f"paddle_hl.distributed.scatter: on the src rank tensor_list must "
                              f"hold one tensor per rank ({g.nranks})")
         for t in tensor_list:
-            _check_tensor(t, "scatter", "tensor_list")
+            check_tensor(t, "paddle_hl.distributed.scatter", "tensor_list")
             if tuple(t.shape) != arr.shape:
                 raise ValueError(f"paddle_hl.distributed.scatter: every tensor of tensor_list "
                                  f"must have the output's shape {list(arr.shape)}, got "
@@ -697,7 +692,7 @@ def alltoall(in_tensor_list, out_tensor_list, group=None, sync_op=True):
         raise ValueError(f"paddle_hl.distributed.alltoall: in_tensor_list must hold one tensor "
                          f"per rank of the group ({g.nranks})")
     for t in in_tensor_list:
-        _check_tensor(t, "alltoall", "in_tensor_list")
+        check_tensor(t, "paddle_hl.distributed.alltoall", "in_tensor_list")
     arrays = [t._data for t in in_tensor_list]
     if any(a.shape != arrays[0].shape or a.dtype != arrays[0].dtype for a in arrays):
         raise ValueError("paddle_hl.distributed.alltoall: the tensors of in_tensor_list must "
@@ -1066,7 +1061,7 @@ def _advance(g):
 
 
 def _p2p(tensor, peer, group, fn, arg, sending):
-    _check_tensor(tensor, fn)
+    check_tensor(tensor, f"paddle_hl.distributed.{fn}", "tensor")
     g = _group(group, fn)
     if peer is None and not sending:
         source = None
@@ -1122,7 +1117,7 @@ def wait(tensor, group=None, use_calc_stream=True):
     tensors are queued on the current CUDA stream, ahead of the kernels that read the result,
     so this only checks its arguments; ``Task.wait()`` waits for an asynchronous one.
     """
-    _check_tensor(tensor, "wait")
+    check_tensor(tensor, "paddle_hl.distributed.wait", "tensor")
     _group(group, "wait")
 
 

@@ -16,6 +16,7 @@ import pickle
 
 import numpy as np
 
+from .. import backend
 from . import _interpreter, _pdiparams, _proto
 
 __all__ = []
@@ -100,7 +101,7 @@ class _Builder:
         for k, v in named:
             n = v.name
             self.names[k] = n if n not in self.names.values() else f"{n}@{k}"
-            self.arrays[self.names[k]] = _host(v._data)
+            self.arrays[self.names[k]] = backend.to_numpy(v._data)
         self.feeds = [s.name or f"x{i}" for i, s in enumerate(specs)]
         self.shape_of = None  # set by build(): the traced shape of a value reference
         from ._program import free_axes
@@ -313,10 +314,6 @@ def _shape(shape, where):
         raise ValueError(f"{where}: a reshape to {shape} has several sizes that depend on the "
                          "free dims; a Paddle reshape2 can infer only one")
     return out
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 # ------------------------------------------------------------------------------ emitters
@@ -1033,7 +1030,7 @@ def _replay_shapes(program, named, specs):
         shape = [3 if n == -1 else n for n in s.shape]
         xs.append(rng.standard_normal(shape).astype(s.dtype.name) if s.dtype.name.startswith(
             ("float", "bfloat")) else np.zeros(shape, s.dtype.name))
-    params = {name: _host(v._data) for name, v in named}
+    params = {name: backend.to_numpy(v._data) for name, v in named}
     consts = [P.const_array(c, d, np) for c in program["consts"]]
     vals = {}
 

@@ -29,6 +29,15 @@ def tensor_arg(x, op: str, arg: str = "x") -> Tensor:
                         f"({e})") from None
 
 
+def check_tensor(x, op: str, arg: str = "x", what: str = "a Tensor") -> Tensor:
+    """``x`` itself when it is a Tensor; anything else (which :func:`tensor_arg` would
+    convert) is refused with a TypeError naming the op, the argument, ``what`` it must be
+    and the type given."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {arg} must be {what}, got {type(x).__name__}")
+    return x
+
+
 def float_arg(x, op: str, arg: str = "x", *, complex_ok: bool = False,
               lift: bool = False) -> Tensor:
     """``x`` as a floating-point Tensor (float16, bfloat16, float32 or float64).

@@ -8,15 +8,11 @@ import paddle_hl as _T
 
 from ....framework.tensor import Tensor
 from ....nn import functional as F
+from ....tensor._helpers import check_tensor as _check_tensor
 
 __all__ = []
 
 _MODES = ("upscale_in_train", "downscale_in_infer")
-
-
-def _check_tensor(x, op, arg):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: '{arg}' must be a Tensor, got {type(x).__name__}")
 
 
 def _check_mode(mode, op):
