@@ -69,6 +69,13 @@ _WIDE_MAX_K_PER_TILE = 64
 # small passes)
 _FUSED_MAX_U_BYTES = 256 << 10
 _FUSED_BLOCK_BYTES = 1 << 20
+# where Winograd wins (see wins): the least channels (in and out), tiles in the batch and
+# C * K * tiles, with NumPy's transforms and with the compiled ones
+_MIN_CHANNELS = 64
+_MIN_CHANNELS_COMPILED = 16
+_MIN_TILES = 64
+_MIN_WORK = 1 << 21
+_MIN_WORK_COMPILED = 1 << 18
 
 
 def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
@@ -82,6 +89,34 @@ def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
     if not all(0 <= p <= 2 for pair in pads for p in pair):
         return False
     return all(s + lo + hi >= 3 for s, (lo, hi) in zip(x_shape[2:], pads))
+
+
+def wins(x_shape, w_shape, pads, dtype, compiled) -> bool:
+    """Whether Winograd is measured faster than the im2col forms on a layer that
+    :func:`applies`: float32, at least ``_MIN_TILES`` tiles in the batch (the GEMMs' column
+    count), and enough channels and work for the transforms' passes to pay (``compiled``: the
+    numba transforms are in use, which pay from fewer channels).
+
+    Measured (one thread, CPU time, against the faster of im2col and the batch-innermost
+    form): every 3x3 stride-1 layer of ResNet-50 at batch 8 and of ResNet-18 on CIFAR at batch
+    32 wins, 0.63-0.91x with NumPy and 0.44-0.78x with numba (``benchmarks/winograd_layers.py``).
+    Lost with NumPy: fewer than 64 channels (16 -> 16 at 32x32 batch 8 1.4x, 32 -> 64 at 28x28
+    1.3x), few tiles (512 -> 512 at 7x7 batch 1 or 2: 1.2x, 1.1x), a small layer (64 -> 64 at
+    8x8 batch 8: 1.1x); with numba: 16 -> 32 at 9x9 batch 4 (1.5x), 8 -> 8 at 28x28 (1.0x),
+    batch 1 at 7x7 (1.1x).
+    """
+    if dtype != np.float32:
+        return False
+    n, c = x_shape[:2]
+    k = w_shape[0]
+    oh = x_shape[2] + pads[0][0] + pads[0][1] - 2
+    ow = x_shape[3] + pads[1][0] + pads[1][1] - 2
+    tiles = n * -(-oh // 2) * -(-ow // 2)
+    if compiled:
+        least, work = _MIN_CHANNELS_COMPILED, _MIN_WORK_COMPILED
+    else:
+        least, work = _MIN_CHANNELS, _MIN_WORK
+    return min(c, k) >= least and tiles >= _MIN_TILES and c * k * tiles >= work
 
 
 def weight_transform(w):
@@ -193,11 +228,16 @@ def conv3x3_forward(x, u, pads, bias=None, out=None):
 
 
 def _block_rows(geo, u):
-    """Tile rows per block of the blocked form (0: the whole-layer form)."""
+    """Tile rows per block of the blocked form; 0 for the whole-layer form: a larger weight,
+    or a sample whose ``V`` and ``M`` take less than a block (the blocks would be whole
+    samples, many small passes for nothing: 64 -> 64 at 8x8 batch 8 took 1.8x im2col's
+    time)."""
     if u.nbytes > _FUSED_MAX_U_BYTES:
         return 0
     per_row = 16 * (u.shape[1] + u.shape[2]) * geo.pw * u.itemsize
-    return max(1, min(geo.th, _FUSED_BLOCK_BYTES // per_row))
+    if per_row * geo.th < _FUSED_BLOCK_BYTES:
+        return 0
+    return max(1, _FUSED_BLOCK_BYTES // per_row)
 
 
 def _forward_blocks(x, u, geo, bias, out, fast, rows):

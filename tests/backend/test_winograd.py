@@ -276,3 +276,23 @@ def test_cached_weight_transform():
 
     gc.collect()
     assert key not in winograd._U_CACHE
+
+
+@pytest.mark.parametrize("compiled_forms", [False, True], ids=["numpy", "numba"])
+def test_wins_where_measured(compiled_forms):
+    # (batch, C, K, plane) -> won on NumPy, won with numba (one thread, CPU time)
+    measured = {
+        (8, 64, 64, 56): (True, True), (8, 128, 128, 28): (True, True),
+        (8, 256, 256, 14): (True, True), (8, 512, 512, 7): (True, True),
+        (32, 64, 64, 32): (True, True), (32, 512, 512, 4): (True, True),
+        (8, 16, 16, 32): (False, True), (8, 32, 64, 28): (False, True),
+        (8, 64, 64, 8): (False, True), (1, 512, 512, 7): (False, False),
+        (4, 16, 32, 9): (False, False), (8, 8, 8, 28): (False, False),
+        (32, 3, 64, 32): (False, False),
+    }
+    pads = ((1, 1), (1, 1))
+    for (n, c, k, size), won in measured.items():
+        got = winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float32, compiled_forms)
+        assert got is won[compiled_forms], (n, c, k, size)
+        assert not winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float64,
+                                 compiled_forms)
