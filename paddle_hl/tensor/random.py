@@ -7,8 +7,6 @@ on the CPU, cuRAND through CuPy on a GPU). Indexing is 64-bit throughout.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..backend import get_array_module as _xp
@@ -24,7 +22,7 @@ from ..framework.random import (
     uniform_array,
 )
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, float_arg, number_arg, shape_arg, tensor_arg
+from ._helpers import cast_to, float_arg, int_arg, number_arg, shape_arg, tensor_arg
 
 __all__ = []
 
@@ -51,12 +49,8 @@ def _float_dtype(dtype, op, default=None):
 
 
 def _int_number(v, op, arg):
-    v = number_arg(v, op, arg)
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{op}: '{arg}' must be an int, got {v!r}")
-    return int(v)
+    # an int given as a number, a NumPy scalar or a one-element Tensor; 3.0 counts as 3
+    return int_arg(number_arg(v, op, arg), op, arg, integral_float=True)
 
 
 # ---------------------------------------------------------------- factories

@@ -17,7 +17,7 @@ from ..framework import dtype as _dt
 from ..framework.op import GRAD, apply, apply_, check_inplace, op
 from ..framework.random import generator, local_generator
 from ..framework.tensor import Tensor, _wrap
-from ._helpers import cast_to, check_kinds, norm_axis, result_type, tensor_arg
+from ._helpers import cast_to, check_kinds, int_arg, norm_axis, number_arg, result_type, tensor_arg
 
 __all__ = []
 
@@ -25,16 +25,8 @@ _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def _int(v, op, arg):
-    if isinstance(v, Tensor):
-        if v.size != 1:
-            raise ValueError(f"{op}: '{arg}' given as a Tensor must have one element, got "
-                             f"shape {v.shape}")
-        v = v.item()
-    if isinstance(v, np.integer):
-        v = int(v)
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{op}: '{arg}' must be an int, got {v!r}")
-    return int(v)
+    # an int given as a number, a NumPy scalar or a one-element Tensor
+    return int_arg(number_arg(v, op, arg), op, arg)
 
 
 _I64 = np.dtype(np.int64)
