@@ -1,7 +1,7 @@
 """Sparse COO and CSR tensors: storage, layout conversions and notebook display.
 
 A sparse tensor keeps its index arrays (plain backend arrays) and its values as an ordinary dense
-:class:`~paddle_hl.Tensor`. Every sparse op computes its output pattern from the input indices and
+:class:`~_ops.Tensor`. Every sparse op computes its output pattern from the input indices and
 its output values with differentiable dense ops on the input values, so gradients reach the values
 (and from there any tensor they were built from) through the normal autograd engine. A sparse
 leaf's ``.grad`` is the gradient of its values, shown in the same layout and pattern, as Paddle's.
@@ -15,8 +15,8 @@ import html
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl import backend
+from paddle_hl import tensor as _ops
 from paddle_hl.backend import get_array_module as _xp
 from paddle_hl.framework import dtype as _dt
 from paddle_hl.framework import state
@@ -466,7 +466,7 @@ class SparseCsrTensor(_SparseBase):
 # ---------------------------------------------------------------------- conversions
 def _check_dense(x, where):
     if not isinstance(x, Tensor):
-        x = paddle_hl.to_tensor(x)
+        x = _ops.to_tensor(x)
     return x
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl import backend
+from paddle_hl import tensor as _ops
 from paddle_hl.framework.op import apply, op
+from paddle_hl.framework.state import is_grad_enabled
 from paddle_hl.framework.tensor import Tensor
 
 from . import _kernels as K
@@ -101,7 +102,7 @@ def add(x, y, name=None):
         >>> paddle.sparse.add(x, x).to_dense().numpy().tolist()
         [[0.0, 2.0], [4.0, 0.0]]
     """
-    return _binary(x, y, "add", paddle_hl.add)
+    return _binary(x, y, "add", _ops.add)
 
 
 def subtract(x, y, name=None):
@@ -120,7 +121,7 @@ def subtract(x, y, name=None):
         >>> paddle.sparse.subtract(x, x).values().numpy().tolist()
         [0.0, 0.0]
     """
-    return _binary(x, y, "subtract", paddle_hl.subtract)
+    return _binary(x, y, "subtract", _ops.subtract)
 
 
 def multiply(x, y, name=None):
@@ -139,7 +140,7 @@ def multiply(x, y, name=None):
         >>> paddle.sparse.multiply(x, x).values().numpy().tolist()
         [9.0, 4.0]
     """
-    return _binary(x, y, "multiply", paddle_hl.multiply)
+    return _binary(x, y, "multiply", _ops.multiply)
 
 
 def divide(x, y, name=None):
@@ -161,7 +162,7 @@ def divide(x, y, name=None):
         [1.0, 1.0]
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _binary(x, y, "divide", paddle_hl.divide, full=True)
+        return _binary(x, y, "divide", _ops.divide, full=True)
 
 
 # ---------------------------------------------------------------------- matmul family
@@ -187,7 +188,7 @@ def _batches(crows, shape):
 
 
 def _needs_grad(t):
-    return isinstance(t, Tensor) and not t.stop_gradient and paddle_hl.is_grad_enabled()
+    return isinstance(t, Tensor) and not t.stop_gradient and is_grad_enabled()
 
 
 @op("spmm_kernel", saves=(0, 4))
@@ -398,7 +399,7 @@ def mv(x, vec, name=None):
         raise ValueError(f"paddle.sparse.mv: expected a sparse [M, N] matrix and a dense [N] "
                          f"vector, got {x.shape} and "
                          f"{getattr(vec, 'shape', type(vec).__name__)}")
-    return paddle_hl.reshape(matmul(x, paddle_hl.reshape(vec, [-1, 1])), [-1])
+    return _ops.reshape(matmul(x, _ops.reshape(vec, [-1, 1])), [-1])
 
 
 def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
@@ -433,4 +434,4 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
         return add(input._with_values(input._vt * beta), prod._with_values(prod._vt * alpha))
     if isinstance(prod, _SparseBase):
         prod = prod.to_dense()
-    return paddle_hl.add(input * beta, prod * alpha)
+    return _ops.add(input * beta, prod * alpha)

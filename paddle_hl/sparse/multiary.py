@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numbers
 
-import paddle_hl
+from paddle_hl import linalg as _linalg
+from paddle_hl import tensor as _ops
 
 from .binary import matmul
 from .unary import require_sparse, sum, transpose
@@ -49,25 +50,25 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
     if x.is_sparse_csr():
         xt = xt.to_sparse_csr()
     if center:
-        c = paddle_hl.reshape(sum(x.to_sparse_coo(2) if x.is_sparse_csr() else x, axis=0,
+        c = _ops.reshape(sum(x.to_sparse_coo(2) if x.is_sparse_csr() else x, axis=0,
                                   keepdim=True).to_dense(), [1, n]) / m
-    ones_m = paddle_hl.ones([m, 1], dtype=x.dtype)
-    ones_n = paddle_hl.ones([1, m], dtype=x.dtype)
+    ones_m = _ops.ones([m, 1], dtype=x.dtype)
+    ones_n = _ops.ones([1, m], dtype=x.dtype)
 
     def a_mul(b):  # (x - 1 c) @ b
         out = matmul(x, b)
-        return out - paddle_hl.matmul(ones_m, paddle_hl.matmul(c, b)) if center else out
+        return out - _ops.matmul(ones_m, _ops.matmul(c, b)) if center else out
 
     def at_mul(b):  # (x - 1 c).T @ b
         out = matmul(xt, b)
-        return out - paddle_hl.matmul(c, paddle_hl.matmul(ones_n, b), transpose_x=True) \
+        return out - _ops.matmul(c, _ops.matmul(ones_n, b), transpose_x=True) \
             if center else out
 
-    r = paddle_hl.randn([n, q], dtype=x.dtype)  # paddle.seed makes it reproducible
-    basis = paddle_hl.linalg.qr(a_mul(r))[0]
+    r = _ops.randn([n, q], dtype=x.dtype)  # paddle.seed makes it reproducible
+    basis = _linalg.qr(a_mul(r))[0]
     for _ in range(niter):
-        basis = paddle_hl.linalg.qr(at_mul(basis))[0]
-        basis = paddle_hl.linalg.qr(a_mul(basis))[0]
-    b = paddle_hl.transpose(at_mul(basis), [1, 0])  # basis.T @ A, [q, N]
-    u, s, vh = paddle_hl.linalg.svd(b)
-    return paddle_hl.matmul(basis, u), s, paddle_hl.transpose(vh, [1, 0])
+        basis = _linalg.qr(at_mul(basis))[0]
+        basis = _linalg.qr(a_mul(basis))[0]
+    b = _ops.transpose(at_mul(basis), [1, 0])  # basis.T @ A, [q, N]
+    u, s, vh = _linalg.svd(b)
+    return _ops.matmul(basis, u), s, _ops.transpose(vh, [1, 0])

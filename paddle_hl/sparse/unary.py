@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl import backend
+from paddle_hl import tensor as _ops
 from paddle_hl.framework import dtype as _dt
 from paddle_hl.framework.tensor import Tensor
 
@@ -57,23 +57,23 @@ def _elementwise(op_name, fn):
     return op
 
 
-abs = _elementwise("abs", paddle_hl.abs)  # noqa: A001
-asin = _elementwise("asin", paddle_hl.asin)
-asinh = _elementwise("asinh", paddle_hl.asinh)
-atan = _elementwise("atan", paddle_hl.atan)
-atanh = _elementwise("atanh", paddle_hl.atanh)
-deg2rad = _elementwise("deg2rad", paddle_hl.deg2rad)
-expm1 = _elementwise("expm1", paddle_hl.expm1)
-isnan = _elementwise("isnan", paddle_hl.isnan)
-log1p = _elementwise("log1p", paddle_hl.log1p)
-neg = _elementwise("neg", paddle_hl.neg)
-rad2deg = _elementwise("rad2deg", paddle_hl.rad2deg)
-sin = _elementwise("sin", paddle_hl.sin)
-sinh = _elementwise("sinh", paddle_hl.sinh)
-sqrt = _elementwise("sqrt", paddle_hl.sqrt)
-square = _elementwise("square", paddle_hl.square)
-tan = _elementwise("tan", paddle_hl.tan)
-tanh = _elementwise("tanh", paddle_hl.tanh)
+abs = _elementwise("abs", _ops.abs)  # noqa: A001
+asin = _elementwise("asin", _ops.asin)
+asinh = _elementwise("asinh", _ops.asinh)
+atan = _elementwise("atan", _ops.atan)
+atanh = _elementwise("atanh", _ops.atanh)
+deg2rad = _elementwise("deg2rad", _ops.deg2rad)
+expm1 = _elementwise("expm1", _ops.expm1)
+isnan = _elementwise("isnan", _ops.isnan)
+log1p = _elementwise("log1p", _ops.log1p)
+neg = _elementwise("neg", _ops.neg)
+rad2deg = _elementwise("rad2deg", _ops.rad2deg)
+sin = _elementwise("sin", _ops.sin)
+sinh = _elementwise("sinh", _ops.sinh)
+sqrt = _elementwise("sqrt", _ops.sqrt)
+square = _elementwise("square", _ops.square)
+tan = _elementwise("tan", _ops.tan)
+tanh = _elementwise("tanh", _ops.tanh)
 
 
 def pow(x, factor, name=None):  # noqa: A001
@@ -91,7 +91,7 @@ def pow(x, factor, name=None):  # noqa: A001
         >>> y = paddle.sparse.pow(paddle.to_tensor([[0.0, 3.0]]).to_sparse_coo(2), 2)
     """
     require_sparse(x, "pow")
-    return x._with_values(paddle_hl.pow(x._vt, factor))
+    return x._with_values(_ops.pow(x._vt, factor))
 
 
 def cast(x, index_dtype=None, value_dtype=None, name=None):
@@ -112,7 +112,7 @@ def cast(x, index_dtype=None, value_dtype=None, name=None):
         paddle.float64
     """
     require_sparse(x, "cast")
-    vt = x._vt if value_dtype is None else paddle_hl.cast(x._vt, value_dtype)
+    vt = x._vt if value_dtype is None else _ops.cast(x._vt, value_dtype)
     if index_dtype is None:
         return x._with_values(vt)
     ind = _dt.to_np(index_dtype)
@@ -178,12 +178,12 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001
         [1.0, 5.0]
     """
     require_sparse(x, "sum")
-    vt = x._vt if dtype is None else paddle_hl.cast(x._vt, dtype)
+    vt = x._vt if dtype is None else _ops.cast(x._vt, dtype)
     xp = backend.get_array_module(x._values)
     nd = len(x._shape)
     if isinstance(x, SparseCsrTensor):
         if axis is None:
-            total = paddle_hl.reshape(paddle_hl.sum(vt), [1])
+            total = _ops.reshape(_ops.sum(vt), [1])
             return SparseCsrTensor(xp.array([0, 1], dtype=np.int64),
                                    xp.zeros([1], dtype=np.int64), total, (1, 1),
                                    total.stop_gradient)
@@ -198,15 +198,15 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001
         return from_keys(uniq, vals, x, shape)
     sd = x.sparse_dim()
     if axis is None:
-        total = paddle_hl.sum(vt)
+        total = _ops.sum(vt)
         if keepdim:
             return SparseCooTensor(xp.zeros((nd, 1), dtype=np.int64),
-                                   paddle_hl.reshape(total, [1]), (1,) * nd, total.stop_gradient)
-        return SparseCooTensor(xp.zeros((1, 1), dtype=np.int64), paddle_hl.reshape(total, [1]),
+                                   _ops.reshape(total, [1]), (1,) * nd, total.stop_gradient)
+        return SparseCooTensor(xp.zeros((1, 1), dtype=np.int64), _ops.reshape(total, [1]),
                                (1,), total.stop_gradient)
     a = _norm_axis(axis, nd, "sum")
     if a >= sd:  # a dense dim: the pattern is unchanged
-        vals = paddle_hl.sum(vt, axis=a - sd + 1, keepdim=keepdim)
+        vals = _ops.sum(vt, axis=a - sd + 1, keepdim=keepdim)
         shape = list(x._shape)
         if keepdim:
             shape[a] = 1
@@ -223,9 +223,9 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001
         del shape[a]
         ix = xp.concatenate([ix[:a], ix[a + 1:]])
     if ix.shape[0] == 0:  # a 1-D tensor summed over its only sparse dim
-        total = paddle_hl.sum(vt, axis=0, keepdim=False)
+        total = _ops.sum(vt, axis=0, keepdim=False)
         return SparseCooTensor(xp.zeros((1, 1), dtype=np.int64),
-                               paddle_hl.unsqueeze(total, 0), [1] + shape, total.stop_gradient)
+                               _ops.unsqueeze(total, 0), [1] + shape, total.stop_gradient)
     tmp = SparseCooTensor(ix, vt, shape, vt.stop_gradient)
     return coalesce(tmp)
 
@@ -314,7 +314,7 @@ def transpose(x, perm, name=None):
                          f"permute its sparse dims among themselves, got perm {perm}")
     vt = x._vt
     if perm[sd:] != list(range(sd, nd)):
-        vt = paddle_hl.transpose(vt, [0] + [p - sd + 1 for p in perm[sd:]])
+        vt = _ops.transpose(vt, [0] + [p - sd + 1 for p in perm[sd:]])
     shape = [x._shape[p] for p in perm]
     # as Paddle: a COO result keeps the entries' order (only CSR comes out sorted)
     return SparseCooTensor(x._ix[perm[:sd]], vt, shape, vt.stop_gradient)

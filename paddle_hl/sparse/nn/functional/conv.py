@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl import backend
+from paddle_hl import tensor as _ops
 from paddle_hl.framework.op import apply, op
+from paddle_hl.framework.state import is_grad_enabled
 from paddle_hl.framework.tensor import Tensor
 
 from ..._tensor import SparseCooTensor
@@ -142,14 +143,14 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, 
                              dilation, subm)
         if subm and key is not None:
             x._rulebooks[key] = rb
-    w = paddle_hl.reshape(weight, [-1, cin, weight.shape[-1]])
-    need_v = not x._vt.stop_gradient and paddle_hl.is_grad_enabled()
+    w = _ops.reshape(weight, [-1, cin, weight.shape[-1]])
+    need_v = not x._vt.stop_gradient and is_grad_enabled()
     if rb.fill() < _PAIRS_BELOW:
         vals = apply(_conv_pairs_kernel, x._vt, w, rb.pairs(), rb.table.shape[0], need_v)
     else:
         vals = apply(_conv_kernel, x._vt, w, rb.table, rb.n_in, rb.symmetric, need_v)
     if bias is not None:
-        vals = paddle_hl.add(vals, bias)
+        vals = _ops.add(vals, bias)
     shape = [x.shape[0]] + list(rb.out_spatial) + [weight.shape[-1]]
     out = SparseCooTensor(rb.out_ix, vals, shape, vals.stop_gradient)
     if subm:

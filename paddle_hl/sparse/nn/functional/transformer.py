@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl import backend
+from paddle_hl import tensor as _ops
 from paddle_hl.framework.tensor import Tensor
 
 from ..._tensor import SparseCsrTensor
@@ -53,8 +53,8 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
     if sparse_mask.shape != [b * h, s, s]:
         raise ValueError(f"{op}: sparse_mask must be [B * H, S, S] = {[b * h, s, s]}, got "
                          f"{sparse_mask.shape}")
-    q = paddle_hl.reshape(query, [b * h, s, d]) * (1.0 / math.sqrt(d))
-    k = paddle_hl.transpose(paddle_hl.reshape(key, [b * h, s, d]), [0, 2, 1])
+    q = _ops.reshape(query, [b * h, s, d]) * (1.0 / math.sqrt(d))
+    k = _ops.transpose(_ops.reshape(key, [b * h, s, d]), [0, 2, 1])
     scores = masked_matmul(q, k, sparse_mask)
     if key_padding_mask is not None or attn_mask is not None:
         xp = backend.get_array_module(scores._values)
@@ -72,7 +72,7 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
                                  f"{attn_mask.shape}")
             keep &= attn_mask._data[rows, cols] != 0
         bias = xp.where(keep, 0, -np.inf).astype(scores._values.dtype)
-        scores = scores._with_values(paddle_hl.add(scores._vt, paddle_hl.to_tensor(bias)))
+        scores = scores._with_values(_ops.add(scores._vt, _ops.to_tensor(bias)))
     probs = softmax(scores)
-    out = matmul(probs, paddle_hl.reshape(value, [b * h, s, value.shape[-1]]))
-    return paddle_hl.reshape(out, [b, h, s, value.shape[-1]])
+    out = matmul(probs, _ops.reshape(value, [b * h, s, value.shape[-1]]))
+    return _ops.reshape(out, [b, h, s, value.shape[-1]])
