@@ -52,19 +52,20 @@ def _take_rows(g, ids, n):
     return g[ids], GRAD
 
 
-# backward compares against data itself
-@op("segment_pool", saves=(0,))
+def _segment_extreme_grad(M, data, out, saved, g, ids, n, pool):
+    # residual: which rows equal their segment's result (a choice: a constant under
+    # create_graph); each gets the segment's whole gradient
+    (hit,) = saved
+    return (M.op(_take_rows, g, ids=ids, n=n) * hit,)
+
+
+@op("segment_pool", saves=(), grad=_segment_extreme_grad, residuals=True)
 def _segment_extreme(data, ids, n, pool):
     seg = K.Segments(ids, n, is_sorted=True)
     flat = _flat(data)
     out = K.segment_extreme(flat, seg, pool)
-
-    def bw(g):
-        # every row equal to its segment's result gets the segment's whole gradient
-        hit = flat == out[ids]
-        return ((_flat(g)[ids] * hit).reshape(data.shape),)
-
-    return out.reshape((n,) + data.shape[1:]), bw
+    hit = (flat == out[ids]).reshape(data.shape)
+    return out.reshape((n,) + data.shape[1:]), GRAD.save(hit)
 
 
 def _segment(data, segment_ids, pool, op):

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 
-import paddle_hl
 from paddle_hl.framework.engine import GRAD
 from paddle_hl.framework.op import apply, op
 
@@ -33,12 +32,47 @@ def _flat(a):
     return a.reshape(a.shape[0], math.prod(a.shape[1:]))
 
 
-def _unbroadcast_feat(g, shape):
-    """Sum a gradient of feature shape g.shape[1:] down to ``shape`` (same rank, dims of 1)."""
-    if g.shape[1:] == tuple(shape[1:]):
+def _unbroadcast_feat(M, g, shape):
+    """Sum a gradient of feature shape g.shape[1:] down to ``shape`` (same rank, dims of 1), in
+    either rule namespace."""
+    gs = M.value(g).shape
+    if gs[1:] == tuple(shape[1:]):
         return g
-    axes = tuple(i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1)
-    return g.sum(axis=axes, keepdims=True) if axes else g
+    axes = tuple(i for i in range(1, len(gs)) if shape[i] == 1 and gs[i] != 1)
+    return M.sum(g, axis=axes, keepdim=True) if axes else g
+
+
+# Rows gathered by an index array and rows summed into a table by one: each is the other's
+# adjoint, so rules written with them are differentiable to any order. _row_dots is the
+# per-edge dot product of two gathered row sets (the gradient of a per-edge scalar weight).
+
+@op("gather_rows", saves=(), grad=lambda M, a, out, g, ids: (
+    M.op(_scatter_rows, g, ids=ids, n=M.value(a).shape[0]),))
+def _gather_rows(a, ids):
+    """``a[ids]``."""
+    return a[ids], GRAD
+
+
+@op("scatter_rows", saves=(), grad=lambda M, m, out, g, ids, n: (
+    M.op(_gather_rows, g, ids=ids),))
+def _scatter_rows(m, ids, n):
+    """Row e of ``m`` added into row ``ids[e]`` of an ``n``-row table of zeros."""
+    return K.segment_sum(_flat(m), K.Segments(ids, n)).reshape((n,) + m.shape[1:]), GRAD
+
+
+def _row_dots_grad(M, a, b, out, u, ia, ib):
+    uc = M.reshape(u, (-1, 1))
+    return (M.op(_scatter_rows, uc * M.op(_gather_rows, b, ids=ib), ids=ia,
+                 n=M.value(a).shape[0]),
+            M.op(_scatter_rows, uc * M.op(_gather_rows, a, ids=ia), ids=ib,
+                 n=M.value(b).shape[0]))
+
+
+@op("row_dots", grad=_row_dots_grad)
+def _row_dots(a, b, ia, ib):
+    """``sum_f a[ia[e], f] * b[ib[e], f]`` per edge e, for 2-D a and b (one pass, no product
+    block)."""
+    return K.xp_of(a).einsum("ef,ef->e", a[ia], b[ib]), GRAD
 
 
 # ----------------------------------------------------------------------------- send_u_recv
@@ -73,23 +107,23 @@ def _u_recv_adjoint(g, src, dst, seg, n_in):
     return r.reshape((n_in,) + g.shape[1:]), GRAD
 
 
-@op("send_u_recv", saves=())
+def _u_recv_extreme_grad(M, x, out, saved, g, src, dst, reduce_op, n_out):
+    # residual: which messages equal their destination's result (a choice: a constant under
+    # create_graph); each receives that destination's whole gradient
+    (hit,) = saved
+    gm = M.op(_gather_rows, g, ids=dst) * hit
+    return (M.op(_scatter_rows, gm, ids=src, n=M.value(x).shape[0]),)
+
+
+@op("send_u_recv", saves=(), grad=_u_recv_extreme_grad, residuals=True)
 def _u_recv_extreme(x, src, dst, reduce_op, n_out):
     """max / min of ``x[src]`` into ``dst``. Every message equal to its destination's result
     receives that destination's whole gradient (ties are not split, as in Paddle)."""
     seg = K.Segments(dst, n_out)
     msg = _flat(x)[src]
     out = K.segment_extreme(msg, seg, reduce_op)
-    n_in = x.shape[0]
-    tail = x.shape[1:]
-
-    def bw(g):
-        hit = msg == out[dst]
-        gm = _flat(g)[dst] * hit
-        return (K.segment_sum(gm, K.Segments(src, n_in)).reshape((n_in,) + tail),)
-
-    return out.reshape((n_out,) + tail), bw
-
+    hit = (msg == out[dst]).reshape((msg.shape[0],) + x.shape[1:])
+    return out.reshape((n_out,) + x.shape[1:]), GRAD.save(hit)
 
 def send_u_recv(x, src_index, dst_index, reduce_op="sum", out_size=None, name=None):
     """Gather ``x[src_index]`` along the edges and reduce the messages into ``dst_index``.
@@ -161,8 +195,9 @@ def _reciprocal(y):
     return 1.0 / (y + y.dtype.type(_DIV_EPS))
 
 
-def _message_grads(g, xs, ys, message_op, need_x, need_y):
-    """Gradients of the per-edge message with respect to the gathered x and to y."""
+def _message_grads(M, g, xs, ys, message_op, need_x, need_y):
+    """Gradients of the per-edge message with respect to the gathered x and to the (gathered
+    or edge) y, in either rule namespace."""
     gx = gy = None
     if message_op == "add":
         gx, gy = (g if need_x else None), (g if need_y else None)
@@ -172,11 +207,16 @@ def _message_grads(g, xs, ys, message_op, need_x, need_y):
         gx = g * ys if need_x else None
         gy = g * xs if need_y else None
     else:
-        r = _reciprocal(ys)
+        r = 1.0 / (ys + _DIV_EPS)
         gx = g * r if need_x else None
         gy = -(g * xs) * (r * r) if need_y else None
     return gx, gy
 
+
+def _aligned(M, x, y):
+    """:func:`_align` in either rule namespace (reshapes only)."""
+    xs, ys = _align(np.empty(M.value(x).shape, np.bool_), np.empty(M.value(y).shape, np.bool_))
+    return M.reshape(x, xs.shape), M.reshape(y, ys.shape)
 
 def _check_pair(x, y, op):
     x = ck.as_tensor(x, op, "x")
@@ -213,137 +253,106 @@ def _edge_scalar(ya):
     return all(d == 1 for d in ya.shape[1:])
 
 
-# x is read through its gathered copy; y directly
-@op("send_ue_recv", saves=(1,))
+def _ue_recv_grad(M, x, y, out, saved, g, src, dst, message_op, reduce_op, n_out, need_x=True,
+                  need_y=True):
+    # residuals, all constants under create_graph except the gathered x (recomputed there):
+    # the destination grouping, a mean's inverse counts, max/min's hit mask, the gathered x
+    seg, inv, hit, xs, weighted = saved
+    n_in = M.value(x).shape[0]
+    xa, ya = _aligned(M, x, y)
+    if weighted:
+        # one scalar per edge times x[src], summed: the weighted sparse product's transpose
+        # for x, one dot product per edge for y
+        gf = M.reshape(g, (n_out, -1))
+        if inv is not None:
+            gf = gf * inv
+        wy = M.reshape(ya, (-1,))
+        w = wy if message_op == "mul" else 1.0 / (wy + _DIV_EPS)
+        gx = gy = None
+        if need_x:
+            gx = M.reshape(M.op(_wsum_adjoint, gf, w, src=src, seg=seg, n_in=n_in),
+                           M.value(x).shape)
+        if need_y:
+            dw = M.op(_row_dots, gf, M.reshape(xa, (n_in, -1)), ia=dst, ib=src)
+            if message_op == "div":
+                dw = -dw * (w * w)
+            gy = M.reshape(dw, M.value(y).shape)
+        return gx, gy
+    if inv is not None:
+        g = g * inv
+    gm = M.op(_gather_rows, g, ids=dst)
+    if hit is not None:
+        gm = gm * hit
+    if M.tensor and xs is not None:
+        xs = M.op(_gather_rows, xa, ids=src)
+    gx, gy = _message_grads(M, gm, xs, ya, message_op, need_x, need_y)
+    if gx is not None:
+        gx = M.reshape(M.op(_scatter_rows, _unbroadcast_feat(M, gx, M.value(xa).shape), ids=src,
+                            n=n_in), M.value(x).shape)
+    if gy is not None:
+        gy = M.reshape(_unbroadcast_feat(M, gy, M.value(ya).shape), M.value(y).shape)
+    return gx, gy
+
+
+@op("send_ue_recv", saves=(0, 1), grad=_ue_recv_grad, residuals=True)
 def _ue_recv(x, y, src, dst, message_op, reduce_op, n_out, need_x=True, need_y=True):
     """op(x[src], y) per edge, reduced into ``dst``."""
     xa, ya = _align(x, y)
     feat = _feature_shape(xa, ya, "send_ue_recv")
+    seg = K.Segments(dst, n_out)
     if (reduce_op in ("sum", "mean") and message_op in ("mul", "div") and _edge_scalar(ya)
             and K._sparse_ok(x)):
-        return _ue_recv_weighted(x, xa, ya, y.shape, src, dst, message_op, reduce_op, n_out,
-                                 feat, need_x, need_y)
+        # mul/div by one scalar per edge, then sum/mean: one weighted sparse product (the GCN
+        # pattern), without the [E, F] message block
+        w = ya.reshape(-1)
+        if message_op == "div":
+            w = _reciprocal(w)
+        out = K.gather_sum(_flat(xa), src, seg, weight=w)
+        inv = None
+        if reduce_op == "mean":
+            out = K.divide_by_count(out, seg.count)
+            inv = K.inverse_count(seg.count, out.dtype, 2)
+        return out.reshape((n_out,) + feat), GRAD.save(seg, inv, None, None, True)
     xs = xa[src]
     msg = _message(xs, ya, message_op)
     msg = msg.reshape((msg.shape[0],) + feat) if msg.shape[1:] != feat else msg
-    seg = K.Segments(dst, n_out)
     flat = _flat(msg)
+    inv = hit = None
     if reduce_op in ("sum", "mean"):
         out = K.segment_sum(flat, seg)
         if reduce_op == "mean":
             out = K.divide_by_count(out, seg.count)
+            inv = K.inverse_count(seg.count, out.dtype, len(feat) + 1)
     else:
         out = K.segment_extreme(flat, seg, reduce_op)
-    out = out.reshape((n_out,) + feat)
-    n_in, xshape, yshape = x.shape[0], x.shape, y.shape
-
-    def bw(g):
-        if reduce_op == "mean":
-            g = g * K.inverse_count(seg.count, g.dtype, g.ndim)
-        gm = g[dst]
-        if reduce_op in ("max", "min"):
-            gm = gm * (msg == out[dst])
-        gx, gy = _message_grads(gm, xs, ya, message_op, need_x, need_y)
-        if gx is not None:
-            gx = _unbroadcast_feat(gx, xa.shape)
-            gx = K.segment_sum(_flat(gx), K.Segments(src, n_in)).reshape(xshape)
-        if gy is not None:
-            gy = _unbroadcast_feat(gy, ya.shape).reshape(yshape)
-        return gx, gy
-
-    return out, bw
+        hit = (flat == out[dst]).reshape(msg.shape)
+    keep_xs = xs if message_op in ("mul", "div") else None
+    return out.reshape((n_out,) + feat), GRAD.save(seg, inv, hit, keep_xs, False)
 
 
-def _ue_recv_weighted(x, xa, ya, yshape, src, dst, message_op, reduce_op, n_out, feat, need_x,
-                      need_y):
-    """mul/div by one scalar per edge, then sum/mean: one weighted sparse product (the GCN
-    pattern), without the [E, F] message block; the backward multiplies by its transpose."""
-    w = ya.reshape(-1)
-    if message_op == "div":
-        w = _reciprocal(w)
-    seg = K.Segments(dst, n_out)
-    xf = _flat(xa)
-    out = K.gather_sum(xf, src, seg, weight=w)
-    if reduce_op == "mean":
-        out = K.divide_by_count(out, seg.count)
-    out = out.reshape((n_out,) + feat)
-    n_in, xshape = x.shape[0], x.shape
-
-    def bw(g):
-        g = _flat(g)
-        if reduce_op == "mean":
-            g = g * K.inverse_count(seg.count, g.dtype, 2)
-        gx = gy = None
-        if need_x:
-            gx = K.gather_sum_adjoint(g, src, seg, n_in, weight=w).reshape(xshape)
-        if need_y:
-            # d out / d w_e = x[src_e]: one dot product per edge
-            dw = np.einsum("ef,ef->e", g[dst], xf[src])
-            if message_op == "div":
-                dw = -dw * (w * w)
-            gy = dw.astype(g.dtype, copy=False).reshape(yshape)
-        return gx, gy
-
-    return out, bw
+def _wsum_grad(M, x, w, out, g, src, seg, n_out):
+    # out[t] = sum over edges e into t of w_e x[src_e]
+    gx = M.op(_wsum_adjoint, g, w, src=src, seg=seg, n_in=M.value(x).shape[0])
+    return gx, M.op(_row_dots, g, x, ia=seg.ids, ib=src)
 
 
-# -------------------------------------------------- higher-order rules (written with these ops)
-
-def _no_rule(op, message_op, reduce_op=None):
-    from paddle_hl.framework.engine import NoHigherOrderRuleError  # noqa: PLC0415
-
-    what = f"message_op='{message_op}'" + ("" if reduce_op is None else
-                                            f", reduce_op='{reduce_op}'")
-    raise NoHigherOrderRuleError(
-        f"paddle_hl: {op} with {what} has no higher-order gradient rule (add, sub and mul with "
-        "sum or mean have one), so create_graph=True cannot differentiate through its "
-        "gradient. Compute this gradient with create_graph=False.")
+@op("send_ue_recv_weighted", grad=_wsum_grad)
+def _wsum(x, w, src, seg, n_out):
+    """``sum over edges e into t of w[e] * x[src[e]]`` for x [N, F] and w [E]."""
+    return K.gather_sum(x, src, seg, weight=w), GRAD
 
 
-def _aligned_t(x, y):
-    """Tensor-level :func:`_align` (differentiable reshapes)."""
-    xs, ys = _align(np.empty(x.shape, np.bool_), np.empty(y.shape, np.bool_))
-    return x.reshape(list(xs.shape)), y.reshape(list(ys.shape))
+def _wsum_adjoint_grad(M, g, w, out, u, src, seg, n_in):
+    # out = A^T g with A[dst_e, src_e] = w_e: its transpose is _wsum, its w-gradient per edge
+    # the dot product of u[src_e] and g[dst_e]
+    gg = M.op(_wsum, u, w, src=src, seg=seg, n_out=M.value(g).shape[0])
+    return gg, M.op(_row_dots, u, g, ia=src, ib=seg.ids)
 
 
-def _sum_to(g, shape):
-    """Sum Tensor g ([rows, feat]) over the feature dims where ``shape`` has 1."""
-    axes = [i for i in range(1, g.ndim) if shape[i] == 1 and g.shape[i] != 1]
-    return paddle_hl.sum(g, axis=axes, keepdim=True) if axes else g
-
-
-def _edges_t(a):
-    return paddle_hl.to_tensor(a)
-
-
-def _ue_recv_hi(inputs, grads, src, dst, message_op, reduce_op, n_out, need_x=True,
-                need_y=True):
-    if reduce_op not in ("sum", "mean") or message_op == "div":
-        _no_rule("send_ue_recv", message_op, reduce_op)
-    x, y = inputs
-    g = grads[0]
-    if reduce_op == "mean":
-        inv = K.inverse_count(K.Segments(dst, n_out).count, g._data.dtype, g.ndim)
-        g = g * paddle_hl.to_tensor(inv)
-    xa, ya = _aligned_t(x, y)
-    s, d = _edges_t(src), _edges_t(dst)
-    n_in = x.shape[0]
-    if message_op == "mul":
-        # gx[s] = sum over edges s->t of g[t] * y_e;  gy_e = g[t] * x[s]
-        gx = send_ue_recv(g, ya, d, s, "mul", "sum", out_size=n_in)
-        gy = send_uv(g, xa, d, s, "mul")
-    else:
-        gx = send_u_recv(g, d, s, "sum", out_size=n_in)
-        gy = paddle_hl.gather(g, d)
-        if message_op == "sub":
-            gy = -gy
-    gx = _sum_to(gx, xa.shape).reshape(x.shape)
-    gy = _sum_to(gy, ya.shape).reshape(y.shape)
-    return gx, gy
-
-
-op("ue_recv", hi=_ue_recv_hi)(_ue_recv)
-
+@op("send_ue_recv_weighted_grad", grad=_wsum_adjoint_grad)
+def _wsum_adjoint(g, w, src, seg, n_in):
+    """The transpose of :func:`_wsum`: ``w[e] * g[dst[e]]`` summed into the sources."""
+    return K.gather_sum_adjoint(g, src, seg, n_in, weight=w), GRAD
 
 def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None,
                  name=None):
@@ -390,8 +399,24 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", 
                  n_out=n_out, need_x=not x.stop_gradient, need_y=not y.stop_gradient)
 
 
-# backward reads only the gathered copies
-@op("send_uv", saves=())
+def _uv_grad(M, x, y, out, saved, g, src, dst, message_op, need_x=True, need_y=True):
+    # residuals: the gathered copies for mul/div (recomputed from the Tensors under
+    # create_graph, being differentiable)
+    xs, ys = saved
+    xa, ya = _aligned(M, x, y)
+    if M.tensor and xs is not None:
+        xs, ys = M.op(_gather_rows, xa, ids=src), M.op(_gather_rows, ya, ids=dst)
+    gx, gy = _message_grads(M, g, xs, ys, message_op, need_x, need_y)
+    if gx is not None:
+        gx = M.reshape(M.op(_scatter_rows, _unbroadcast_feat(M, gx, M.value(xa).shape), ids=src,
+                            n=M.value(x).shape[0]), M.value(x).shape)
+    if gy is not None:
+        gy = M.reshape(M.op(_scatter_rows, _unbroadcast_feat(M, gy, M.value(ya).shape), ids=dst,
+                            n=M.value(y).shape[0]), M.value(y).shape)
+    return gx, gy
+
+
+@op("send_uv", saves=(), grad=_uv_grad, residuals=True)
 def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
     """op(x[src], y[dst]) per edge."""
     xa, ya = _align(x, y)
@@ -400,44 +425,8 @@ def _uv(x, y, src, dst, message_op, need_x=True, need_y=True):
     out = _message(xs, ys, message_op)
     if out.shape[1:] != feat:
         out = out.reshape((out.shape[0],) + feat)
-    nx, ny, xshape, yshape = x.shape[0], y.shape[0], x.shape, y.shape
-
-    def bw(g):
-        gx, gy = _message_grads(g, xs, ys, message_op, need_x, need_y)
-        if gx is not None:
-            gx = K.segment_sum(_flat(_unbroadcast_feat(gx, xa.shape)),
-                               K.Segments(src, nx)).reshape(xshape)
-        if gy is not None:
-            gy = K.segment_sum(_flat(_unbroadcast_feat(gy, ya.shape)),
-                               K.Segments(dst, ny)).reshape(yshape)
-        return gx, gy
-
-    return out, bw
-
-
-def _uv_hi(inputs, grads, src, dst, message_op, need_x=True, need_y=True):
-    if message_op == "div":
-        _no_rule("send_uv", message_op)
-    x, y = inputs
-    g = grads[0]
-    xa, ya = _aligned_t(x, y)
-    s, d = _edges_t(src), _edges_t(dst)
-    nx, ny = x.shape[0], y.shape[0]
-    if message_op == "mul":
-        # gx[s] = sum over edges s->t of g_e * y[t];  gy[t] = sum over edges s->t of g_e * x[s]
-        gx = send_ue_recv(ya, g, d, s, "mul", "sum", out_size=nx)
-        gy = send_ue_recv(xa, g, s, d, "mul", "sum", out_size=ny)
-    else:
-        e = _edges_t(np.arange(g.shape[0]))
-        gx = send_u_recv(g, e, s, "sum", out_size=nx)
-        gy = send_u_recv(g, e, d, "sum", out_size=ny)
-        if message_op == "sub":
-            gy = -gy
-    return (_sum_to(gx, xa.shape).reshape(x.shape), _sum_to(gy, ya.shape).reshape(y.shape))
-
-
-op("uv", hi=_uv_hi)(_uv)
-
+    keep = message_op in ("mul", "div")
+    return out, GRAD.save(xs if keep else None, ys if keep else None)
 
 def send_uv(x, y, src_index, dst_index, message_op="add", name=None):
     """Per edge, combine the source's features ``x[src]`` with the destination's ``y[dst]``.

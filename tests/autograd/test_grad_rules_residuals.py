@@ -61,6 +61,17 @@ CASES = {
         lambda a: geometric.segment_sum(a * a, _IDS) * a[1:4], [_x((5, 4))]),
     "send_u_recv mean (grouping as residual)": (
         lambda a: geometric.send_u_recv(a * a, _SRC, _DST, "mean") * a, [_x((4, 3))]),
+    "segment_max (hit mask as residual)": (
+        lambda a: geometric.segment_max(a * a * a, _IDS) * a[1:4], [_x((5, 4))]),
+    "send_ue_recv div, mean": (
+        lambda a, b: geometric.send_ue_recv(a * a, b * b, _SRC, _DST, "div", "mean") * a,
+        [_x((4, 3)), _x((6, 3))]),
+    "send_ue_recv mul by an edge scalar (weighted sparse form)": (
+        lambda a, b: geometric.send_ue_recv(a * a, b * b, _SRC, _DST, "mul", "sum") * a,
+        [_x((4, 3)), _x((6, 1))]),
+    "send_uv mul": (
+        lambda a, b: geometric.send_uv(a * a, b * a[:, :1], _SRC, _DST, "mul").tanh(),
+        [_x((4, 3)), _x((4, 3))]),
     "send_u_recv sum": (
         lambda a: geometric.send_u_recv(a * a, _SRC, _DST, "sum", out_size=5)[1:] * a,
         [_x((4, 3))]),

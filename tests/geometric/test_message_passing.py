@@ -385,13 +385,28 @@ def test_send_uv_second_order(message_op):
     _second_order_check(lambda x, y: G.send_uv(x * x, y * y, s, d, message_op), [x, y])
 
 
-def test_no_second_order_rule_is_a_clear_error():
+@pytest.mark.parametrize("message_op, reduce_op, yf", [
+    ("div", "sum", (3,)), ("div", "mean", (1,)), ("mul", "max", (3,)), ("add", "min", (1,)),
+    ("div", "max", (1,)), ("sub", "min", (3,))])
+def test_send_ue_recv_second_order_div_and_extremes(message_op, reduce_op, yf):
+    # every form has one rule now (div and max/min had no create_graph rule before); the
+    # messages are distinct, so max/min pick one message per destination
     x, src, dst = graph(4, 9, (3,), "float64", "int64", seed=28)
-    xt = paddle_hl.to_tensor(x, stop_gradient=False)
-    yt = paddle_hl.to_tensor(np.ones((9, 3)), stop_gradient=False)
+    y = np.random.default_rng(29).uniform(0.5, 2.0, (9,) + yf)
     s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
-    out = G.send_ue_recv(xt * xt, yt, s, d, "div", "sum")
-    with pytest.raises(RuntimeError, match="send_ue_recv with message_op='div'"):
-        paddle_hl.grad(out.sum(), [xt], create_graph=True)
-    (g,) = paddle_hl.grad(G.send_ue_recv(xt, yt, s, d, "div", "sum").sum(), [xt])  # 1st order
-    assert g.shape == [4, 3]
+    _second_order_check(lambda x, y: G.send_ue_recv(x * x, y * y, s, d, message_op, reduce_op),
+                        [x, y])
+
+
+@pytest.mark.parametrize("reduce_op", ["max", "min"])
+def test_send_u_recv_extremes_second_order(reduce_op):
+    x, src, dst = graph(4, 9, (3,), "float64", "int64", seed=30)
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst)
+    _second_order_check(lambda x: G.send_u_recv(x * x * x, s, d, reduce_op), [x])
+
+
+def test_send_uv_div_second_order():
+    x, src, dst = graph(4, 9, (3,), "float64", "int64", seed=31)
+    y = np.random.default_rng(32).uniform(0.5, 2.0, (3, 3))
+    s, d = paddle_hl.to_tensor(src), paddle_hl.to_tensor(dst % 3)
+    _second_order_check(lambda x, y: G.send_uv(x * x, y * y, s, d, "div"), [x, y])
