@@ -27,6 +27,7 @@ import zlib
 
 import numpy as np
 
+from ..backend import to_numpy
 from ..framework import io as _io
 from ..framework.tensor import Tensor
 from . import auto_parallel as _ap
@@ -68,16 +69,12 @@ def _group_info(process_group, coordinator_rank, fn):
     return g
 
 
-def _host(a):
-    return a if isinstance(a, np.ndarray) else a.get()
-
-
 def _owned_blocks(t, rank):
     """The (offsets, array) blocks of tensor ``t`` this rank writes."""
     meta = _ap._meta(t)
     if meta is None:
         return None  # dense: the coordinator writes it
-    data = _host(t._data)
+    data = to_numpy(t._data)
     if any(p.is_partial() for p in meta.placements):
         data = _ap._reduce_partials(data, meta)
         meta = _ap._Meta(meta.mesh, [_ap.Replicate() if p.is_partial() else p
@@ -141,10 +138,10 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
         if isinstance(v, Tensor):
             meta = _ap._meta(v)
             shape = meta.global_shape if meta is not None else list(v.shape)
-            info[key] = (list(shape), str(_host(v._data).dtype))
+            info[key] = (list(shape), str(to_numpy(v._data).dtype))
             blocks = _owned_blocks(v, rank)
             if blocks is None:
-                blocks = [([0] * v.ndim, np.ascontiguousarray(_host(v._data)))] \
+                blocks = [([0] * v.ndim, np.ascontiguousarray(to_numpy(v._data)))] \
                     if coordinator else []
             if blocks:
                 mine[key] = blocks
@@ -402,7 +399,7 @@ def load_state_dict(state_dict, path, process_group=None, coordinator_rank=0) ->
         if list(shape) != list(entry["global_shape"]):
             raise ValueError(f"paddle_hl.distributed.load_state_dict: {key!r} has global shape "
                              f"{list(shape)} here but {entry['global_shape']} in the checkpoint")
-        dtype = _host(t._data).dtype
+        dtype = to_numpy(t._data).dtype
         full = tuple(slice(0, n) for n in shape)
         sharded = dmeta is not None and _ap._multi() and any(
             p.is_shard() for p in dmeta.placements)
