@@ -95,7 +95,12 @@ def _linear_kernel(x, w, b, need_x=True):
     out = _mm(x2, w)
     if b is not None:
         out += b
-    return out.reshape(lead + (n,)), GRAD
+    # a 2-D x's result is returned as the GEMM made it, not as a reshaped view of it: as the
+    # weight gradient (x2.T @ g2) it is stored in .grad as it is, and clear_grad tells a
+    # gradient buffer that something else holds only by counting the references to it
+    if out.shape != lead + (n,):
+        out = out.reshape(lead + (n,))
+    return out, GRAD
 
 
 def linear(x, weight, bias=None, name=None):
