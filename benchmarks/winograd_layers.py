@@ -48,7 +48,7 @@ PAUSE_S = 0.005
 
 def _forms(x, w, b, torch):
     """``{name: callable}`` of every form on one layer (NumPy arrays ``x``, ``w``, ``b``)."""
-    from paddle_hl.backend import winograd, windows
+    from paddle_hl.backend import windows, winograd
 
     u = winograd.weight_transform(w)
     osz = (x.shape[2], x.shape[3])

@@ -372,11 +372,22 @@ def _wide(geo_narrow, k):
 def _numba_kernels(x):
     """The compiled transforms (``backend/_numba/winograd.py``) when numba is in use, else
     None."""
-    if x.dtype.char not in "fd" or not _numba.enabled():
+    if x.dtype.char not in "fd" or not _numba.enabled() or _compiled["error"]:
         return None
-    from ._numba import winograd as kernels  # noqa: PLC0415  (imports numba)
+    if _compiled["kernels"] is None:
+        try:
+            from ._numba import winograd as kernels  # noqa: PLC0415  (imports numba)
 
-    return kernels
+            kernels.warm_up()
+        except Exception as e:  # a numba that cannot build them here: NumPy's forms run
+            _compiled["error"] = f"{type(e).__name__}: {e}"
+            return None
+        _compiled["kernels"] = kernels
+    return _compiled["kernels"]
+
+
+# the compiled transforms once built, or why they could not be
+_compiled = {"kernels": None, "error": None}
 
 
 # --------------------------------------------------------------------------- input transform

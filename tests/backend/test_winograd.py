@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from paddle_hl.backend import settings, winograd, windows
+from paddle_hl.backend import settings, windows, winograd
 
 # (batch, C, K, H, W, pads): odd sizes, every padding 0..2 (also uneven), C and K not
 # multiples of anything, batch 1, a 1x1 output, planes of one row or column
@@ -296,3 +296,19 @@ def test_wins_where_measured(compiled_forms):
         assert got is won[compiled_forms], (n, c, k, size)
         assert not winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float64,
                                  compiled_forms)
+
+
+def test_compiled_forms_that_cannot_build_fall_back(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, True)
+    from paddle_hl.backend._numba import winograd as kernels
+
+    def broken():
+        raise RuntimeError("no LLVM here")
+
+    monkeypatch.setattr(kernels, "warm_up", broken)
+    monkeypatch.setattr(winograd, "_compiled", {"kernels": None, "error": None})
+    x, wt, b = _data(1, 3, 2, 6, 6, seed=12)
+    got = winograd.conv3x3_forward(x, winograd.weight_transform(wt), ((1, 1), (1, 1)), b)
+    np.testing.assert_allclose(got, _reference(x, wt, ((1, 1), (1, 1)), b), atol=1e-5)
+    assert "no LLVM here" in winograd._compiled["error"]

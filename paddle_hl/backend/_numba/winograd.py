@@ -118,3 +118,13 @@ def output_transform(m, out, geo, bias):
         wino_output(m, out, b, geo.th, geo.tw, lo, hi)
 
     _threads.split(part, k, m.nbytes + out.nbytes)
+
+
+def warm_up():
+    """Compile both kernels (or load them from numba's cache) for float32 and float64 on tiny
+    arrays, where a failure can still fall back to NumPy's forms."""
+    for dt in (np.float32, np.float64):
+        x = np.zeros((1, 1, 2, 2), dt)
+        v = np.empty((16, 1, 1), dt)
+        wino_input(x, v, 1, 1, 1, 1, 0, 1)
+        wino_output(v, np.empty((1, 1, 2, 2), dt), np.zeros(1, dt), 1, 1, 0, 1)
