@@ -74,9 +74,6 @@ TABLE = (
           "is emptied when it is full",
           "not measured: a memory bound (a network runs a few dozen geometries per step; a "
           "plan holds a few hundred bytes)"),
-    Entry("winograd.block_bytes", 512 << 10,
-          "bytes of scratch (phase planes and row-transformed rows, or output rows) per "
-          "channel block of the Winograd 3x3 convolution", "no figure recorded"),
     # ------------------------------------------------------------ depthwise (backend/_numpy)
     Entry("depthwise.block_bytes", 1 << 20,
           "scratch bytes of the input planes of one block of the blocked depthwise kernels",
@@ -226,7 +223,6 @@ PENDING = {
                                 "_DENSE_LOOKUP_MAX"),
     "sparse.pairs_below": ("paddle_hl/sparse/nn/functional/conv.py", "_PAIRS_BELOW"),
     "dp.shm_chunk_bytes": ("paddle_hl/distributed/_shm.py", "_CHUNK_BYTES"),
-    "winograd.block_bytes": ("paddle_hl/backend/winograd.py", "_BLOCK_BYTES"),
     "io.inline_bytes": ("paddle_hl/io/_worker.py", "INLINE_BYTES"),
     "io.pool_slots": ("paddle_hl/io/_worker.py", "POOL_SLOTS"),
     "vision.chunk_elems": ("vision/ops.py", "_CHUNK_ELEMS"),

@@ -19,44 +19,10 @@ import paddle_hl
 
 # "module.kernel name" -> why the array backward is hand-written and the create_graph rule apart
 FUSED = {
-    "paddle_hl.nn.functional.conv._conv_kernel":
-        "im2col/GEMM convolution whose backward calls the data- and filter-gradient kernels",
-    "paddle_hl.nn.functional.conv._convt_kernel":
-        "transposed convolution computed as a data gradient; backward is a conv plus filter grad",
-    "paddle_hl.nn.functional.conv._convw_kernel":
-        "filter-gradient kernel (used by conv's create_graph rule), backward by GEMM layouts",
-    "paddle_hl.nn.functional.conv._unfold_kernel":
-        "window gather whose backward is a scatter-add over overlapping windows",
-    "paddle_hl.nn.functional.conv._fold_kernel":
-        "window scatter-add whose backward is the window gather",
     "paddle_hl.nn.functional.norm._norm_k":
         "one-pass statistics and normalization with the closed-form batch/layer-norm backward",
     "paddle_hl.nn.functional.norm._norm_act_k":
         "batch norm and ReLU/ReLU6 in the compiled kernels' two passes each way",
-    "paddle_hl.nn.functional.pooling._maxpool_kernel":
-        "window maximum whose backward routes g to the argmax positions found at forward",
-    "paddle_hl.nn.functional.pooling._maxpool_route_kernel":
-        "max-pool gradient as an op of (x, g), so create_graph can differentiate it",
-    "paddle_hl.nn.functional.pooling._maxpool_gather_kernel":
-        "adjoint of the max-pool route: each window reads h at its maximum",
-    "paddle_hl.nn.functional.pooling._avgpool_kernel":
-        "window mean with padding/divisor rules; backward spreads g over the windows",
-    "paddle_hl.nn.functional.pooling._avgpool_adj_kernel":
-        "adjoint of avg_pool as an op of g",
-    "paddle_hl.nn.functional.pooling._adaptive_avg_kernel":
-        "adaptive window means with a hand-written spread-back backward",
-    "paddle_hl.nn.functional.pooling._adaptive_avg_adj_kernel":
-        "adjoint of adaptive_avg_pool as an op of g",
-    "paddle_hl.nn.functional.pooling._adaptive_max_kernel":
-        "adaptive window maximum routing g to the argmax found at forward",
-    "paddle_hl.nn.functional.pooling._amax_route_kernel":
-        "adaptive-max gradient as an op of (x, g)",
-    "paddle_hl.nn.functional.pooling._amax_gather_kernel":
-        "adjoint of the adaptive-max route",
-    "paddle_hl.nn.functional.pooling._unpool_kernel":
-        "scatter of pooled values to their indices; backward is the gather kernel",
-    "paddle_hl.nn.functional.pooling._unpool_gather_kernel":
-        "adjoint of max_unpool: reads g at the indices",
 }
 
 def _import_all():

@@ -29,6 +29,7 @@ from ...backend import plans as _plans
 from ...backend import windows as _win
 from ...framework import dtype as _dt
 from ...framework import state
+from ...framework.engine import GRAD
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
@@ -74,20 +75,34 @@ def _bias_grad(g, cl):
 
 
 # --------------------------------------------------------------------------- kernels
+# Each kernel runs its plan and hands the plan, with what its forward made, to its one gradient
+# rule as residuals (GRAD.save). On arrays the rule runs the plan's adjoints on them (the
+# trimmed weight, the kept im2col columns, the batch-innermost backward that serves both
+# gradients from one copy of g); under create_graph the same rule writes the gradient with the
+# other two kernels (the C/T/W closure of the module docstring), so it is differentiable again.
 def _conv_kernel(x, w, b, stride, pads, dil, groups, cl, need):
     (x, w, b), low = _up(x, w, b)
     xl = _win.to_cf(x, cl)
     plan = _plans.plan_conv(xl, w, stride, pads, dil, groups, cl, train=any(need))
     # the columns are kept only for the weight gradient
     out, wk, cols = plan.forward(xl, w, b, keep=need[1])
+    return _down(out, low), GRAD.save(plan, xl, w, wk, cols, low)
 
-    def bw(g):
-        g = _dense(g, low)
-        gx, gw = plan.backward(xl, _win.to_cf(g, cl), w, wk, cols, need)
-        gb = _bias_grad(g, cl) if need[2] and b is not None else None
-        return _down(gx, low), _down(gw, low), _down(gb, low)
 
-    return _down(out, low), bw
+def _conv_grad(M, x, w, b, out, saved, g, stride, pads, dil, groups, cl, need):
+    """C's gradient: ``(T(g, w), W(x, g), bias sum)``."""
+    if M.tensor:
+        a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
+        gx = M.op(_convt_kernel, g, w, None, size=_spatial(x, cl), need=_need(g, w, None),
+                  **a) if _live(x) else None
+        gw = M.op(_convw_kernel, x, g, ksize=tuple(w.shape[2:]), need=_need(x, g),
+                  **a) if _live(w) else None
+        return gx, gw, (_bias_grad_t(g, cl) if _live(b) else None)
+    plan, xl, wu, wk, cols, low = saved
+    g = _dense(g, low)
+    gx, gw = plan.backward(xl, _win.to_cf(g, cl), wu, wk, cols, need)
+    gb = _bias_grad(g, cl) if need[2] and b is not None else None
+    return _down(gx, low), _down(gw, low), _down(gb, low)
 
 
 def _base_plan(xl, w, stride, pads, dil, groups, cl, op):
@@ -103,20 +118,28 @@ def _convt_kernel(x, w, b, stride, pads, dil, groups, cl, size, need):
     plan = _base_plan(_shape_only(xl, (n, w.shape[1] * groups, *size)), w, stride, pads, dil,
                       groups, cl, "_transpose")
     out = _win.from_cf(plan.data_grad(xl, w), cl, b)
+    return _down(out, low), GRAD.save(plan, xl, w, low)
 
-    def bw(g):
-        g = _dense(g, low)
-        gl = _win.to_cf(g, cl)
-        gx = gw = gb = None
-        if need[0]:
-            gx = _win.from_cf(plan.base_forward(gl, w)[0], cl)
-        if need[1]:
-            gw = plan.filter_grad(gl, xl)
-        if need[2] and b is not None:
-            gb = _bias_grad(g, cl)
-        return _down(gx, low), _down(gw, low), _down(gb, low)
 
-    return _down(out, low), bw
+def _convt_grad(M, x, w, b, out, saved, g, stride, pads, dil, groups, cl, size, need):
+    """T's gradient: ``(C(g, w), W(g, x), bias sum)``."""
+    if M.tensor:
+        a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
+        gx = M.op(_conv_kernel, g, w, None, need=_need(g, w, None), **a) if _live(x) else None
+        gw = M.op(_convw_kernel, g, x, ksize=tuple(w.shape[2:]), need=_need(g, x),
+                  **a) if _live(w) else None
+        return gx, gw, (_bias_grad_t(g, cl) if _live(b) else None)
+    plan, xl, wu, low = saved
+    g = _dense(g, low)
+    gl = _win.to_cf(g, cl)
+    gx = gw = gb = None
+    if need[0]:
+        gx = _win.from_cf(plan.base_forward(gl, wu)[0], cl)
+    if need[1]:
+        gw = plan.filter_grad(gl, xl)
+    if need[2] and b is not None:
+        gb = _bias_grad(g, cl)
+    return _down(gx, low), _down(gw, low), _down(gb, low)
 
 
 def _convw_kernel(x, g, stride, pads, dil, groups, cl, ksize, need):
@@ -124,18 +147,25 @@ def _convw_kernel(x, g, stride, pads, dil, groups, cl, ksize, need):
     xl, gl = _win.to_cf(x, cl), _win.to_cf(g, cl)
     plan = _base_plan(xl, _shape_only(gl, (gl.shape[1], xl.shape[1] // groups, *ksize)), stride,
                       pads, dil, groups, cl, "_filter_grad")
-    out = plan.filter_grad(xl, gl)
+    return _down(plan.filter_grad(xl, gl), low), GRAD.save(plan, xl, gl, low)
 
-    def bw(h):
-        h = _dense(h, low)
-        gx = gg = None
-        if need[0]:
-            gx = _win.from_cf(plan.data_grad(gl, h), cl)
-        if need[1]:
-            gg = _win.from_cf(plan.base_forward(xl, h)[0], cl)
-        return _down(gx, low), _down(gg, low)
 
-    return _down(out, low), bw
+def _convw_grad(M, x, g, out, saved, h, stride, pads, dil, groups, cl, ksize, need):
+    """W's gradient: ``(T(g, h), C(x, h))``."""
+    if M.tensor:
+        a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
+        gx = M.op(_convt_kernel, g, h, None, size=_spatial(x, cl), need=_need(g, h, None),
+                  **a) if _live(x) else None
+        gg = M.op(_conv_kernel, x, h, None, need=_need(x, h, None), **a) if _live(g) else None
+        return gx, gg
+    plan, xl, gl, low = saved
+    h = _dense(h, low)
+    gx = gg = None
+    if need[0]:
+        gx = _win.from_cf(plan.data_grad(gl, h), cl)
+    if need[1]:
+        gg = _win.from_cf(plan.base_forward(xl, h)[0], cl)
+    return _down(gx, low), _down(gg, low)
 
 
 def _shape_only(a, shape):
@@ -143,9 +173,6 @@ def _shape_only(a, shape):
     values are never read)."""
     mod = get_array_module(a)
     return mod.broadcast_to(mod.zeros((), dtype=a.dtype), shape)
-
-
-_plans.LABELLED.update((_conv_kernel, _convt_kernel, _convw_kernel))
 
 
 def _need(*ts):
@@ -170,11 +197,6 @@ def _apply_t(x, w, b, stride, pads, dil, groups, cl, size):
                  cl=cl, size=size, need=_need(x, w, b))
 
 
-def _apply_w(x, g, stride, pads, dil, groups, cl, ksize):
-    return apply(_convw_kernel, x, g, stride=stride, pads=pads, dil=dil, groups=groups, cl=cl,
-                 ksize=ksize, need=_need(x, g))
-
-
 def _live(t):
     return isinstance(t, Tensor) and not t.stop_gradient
 
@@ -184,38 +206,10 @@ def _bias_grad_t(g, cl):
     return g.sum(axis=axes)
 
 
-def _conv_hi(inputs, grads, stride, pads, dil, groups, cl, need):
-    x, w, b = inputs
-    g = grads[0]
-    a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
-    gx = _apply_t(g, w, None, size=_spatial(x, cl), **a) if _live(x) else None
-    gw = _apply_w(x, g, ksize=tuple(w.shape[2:]), **a) if _live(w) else None
-    gb = _bias_grad_t(g, cl) if _live(b) else None
-    return gx, gw, gb
-
-
-def _convt_hi(inputs, grads, stride, pads, dil, groups, cl, size, need):
-    x, w, b = inputs
-    g = grads[0]
-    a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
-    gx = _apply_c(g, w, None, **a) if _live(x) else None
-    gw = _apply_w(g, x, ksize=tuple(w.shape[2:]), **a) if _live(w) else None
-    gb = _bias_grad_t(g, cl) if _live(b) else None
-    return gx, gw, gb
-
-
-def _convw_hi(inputs, grads, stride, pads, dil, groups, cl, ksize, need):
-    x, g = inputs
-    h = grads[0]
-    a = dict(stride=stride, pads=pads, dil=dil, groups=groups, cl=cl)
-    gx = _apply_t(g, h, None, size=_spatial(x, cl), **a) if _live(x) else None
-    gg = _apply_c(x, h, None, **a) if _live(g) else None
-    return gx, gg
-
-
-op("conv", hi=_conv_hi)(_conv_kernel)
-op("conv_transpose", hi=_convt_hi)(_convt_kernel)
-op("conv_filter_grad", hi=_convw_hi)(_convw_kernel)
+op("conv", grad=_conv_grad, residuals=True)(_conv_kernel)
+op("conv_transpose", grad=_convt_grad, residuals=True)(_convt_kernel)
+op("conv_filter_grad", grad=_convw_grad, residuals=True)(_convw_kernel)
+_plans.LABELLED.update((_conv_kernel, _convt_kernel, _convw_kernel))
 
 
 # --------------------------------------------------------------------------- argument parsing
@@ -581,16 +575,13 @@ def _unfold_kernel(x, ksize, stride, pads, dil):
     cols = _win.windows(_win.pad(x, pads), ksize, stride, dil, osz, "nk")
     # [N, C, *out, *k] -> [N, C, *k, *out] -> [N, C*prod(k), L] (one copy)
     out = xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3))
-    out = out.reshape(n, c * math.prod(ksize), -1)
+    return out.reshape(n, c * math.prod(ksize), -1), GRAD.save(tuple(size))
 
-    def bw(g):
-        psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
-        g6 = g.reshape(n, c, *ksize, -1).transpose(1, 2, 3, 0, 4).reshape(
-            c, *ksize, n, *osz)
-        acc = _win.col2im(g6, (n, c, *psz), ksize, stride, dil, osz)
-        return (xp.ascontiguousarray(_win.crop(acc, pads, size)),)
 
-    return out, bw
+# unfold and fold are linear, each the other's transpose: that is their gradient rule
+def _unfold_grad(M, x, out, saved, g, ksize, stride, pads, dil):
+    return (M.op(_fold_kernel, g, size=saved[0], ksize=ksize, stride=stride, pads=pads,
+                 dil=dil),)
 
 
 def _fold_kernel(x, size, ksize, stride, pads, dil):
@@ -601,27 +592,15 @@ def _fold_kernel(x, size, ksize, stride, pads, dil):
     psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
     g6 = x.reshape(n, c, *ksize, *osz).transpose(1, 2, 3, 0, 4, 5)
     acc = _win.col2im(g6, (n, c, *psz), ksize, stride, dil, osz)
-    out = xp.ascontiguousarray(_win.crop(acc, pads, size))
-
-    def bw(g):
-        cols = _win.windows(_win.pad(g, pads), ksize, stride, dil, osz, "nk")
-        return (xp.ascontiguousarray(cols.transpose(0, 1, 4, 5, 2, 3)).reshape(x.shape),)
-
-    return out, bw
+    return xp.ascontiguousarray(_win.crop(acc, pads, size)), GRAD
 
 
-def _unfold_hi(inputs, grads, ksize, stride, pads, dil):
-    x = inputs[0]
-    return (apply(_fold_kernel, grads[0], size=tuple(x.shape[2:]), ksize=ksize, stride=stride,
-                  pads=pads, dil=dil),)
+def _fold_grad(M, x, out, g, size, ksize, stride, pads, dil):
+    return (M.op(_unfold_kernel, g, ksize=ksize, stride=stride, pads=pads, dil=dil),)
 
 
-def _fold_hi(inputs, grads, size, ksize, stride, pads, dil):
-    return (apply(_unfold_kernel, grads[0], ksize=ksize, stride=stride, pads=pads, dil=dil),)
-
-
-op("unfold", saves=(), hi=_unfold_hi)(_unfold_kernel)
-op("fold", saves=(), hi=_fold_hi)(_fold_kernel)
+op("unfold", saves=(), grad=_unfold_grad, residuals=True)(_unfold_kernel)
+op("fold", saves=(), grad=_fold_grad)(_fold_kernel)
 
 
 def _fold_pads(paddings, op):

@@ -20,6 +20,7 @@ from ...backend import get_array_module
 from ...backend import plans as _plans
 from ...backend import windows as _win
 from ...backend.arrays import up as _up
+from ...framework.engine import GRAD
 from ...framework.op import apply, op
 from ...framework.tensor import Tensor
 from ...tensor._helpers import tensor_arg
@@ -95,78 +96,56 @@ def _maxpool_kernel(x, ksize, stride, ext, cl, mask, need):
     plan = _plans.plan_pool("max", xpad, ksize, stride, ext, cl)
     out, arg = plan.max(xpad, want_arg=need or mask)
     res = _win.from_cf(out, cl).astype(dt, copy=False)
-    pshape = xpad.shape
-    del xpad
-
-    def bw(g, *_):
-        g = _win.to_cf(_up(g), cl)
-        acc = plan.max_grad(g, arg, pshape)
-        return (_win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False),)
-
+    # the rule routes g by the winning offsets found here (a choice: constant under
+    # create_graph, where the route is differentiated as the gather at the same offsets)
+    saved = GRAD.save(arg, xpad.shape)
     if mask:
-        return (res, _win.max_pool_index(arg, ksize, stride, ext, size)), bw
-    return res, bw
+        return (res, _win.max_pool_index(arg, ksize, stride, ext, size)), saved
+    return res, saved
 
 
-def _max_arg(x, ksize, stride, ext, cl):
-    """Recompute the winning offsets of a max pool (for the higher-order rules)."""
-    xpad = _win.pad(_win.to_cf(_up(x), cl), ext, float(np.finfo(np.float32).min))
-    plan = _plans.plan_pool("max", xpad, ksize, stride, ext, cl)
-    return plan.max(xpad)[1], xpad.shape, plan
+def _maxpool_grad(M, x, out, saved, g, *_mask_grad, ksize, stride, ext, cl, mask, need):
+    arg, pshape = saved
+    return (M.op(_maxpool_route_kernel, g, arg, pshape=pshape, ksize=ksize, stride=stride,
+                 ext=ext, cl=cl),)
 
 
-def _route(g, arg, pshape, ksize, stride, ext, cl, dt, plan):
-    acc = plan.max_grad(_win.to_cf(_up(g), cl), arg, pshape)
+def _pool_plan(a, pshape, ksize, stride, ext, cl):
+    """The max pool's plan of the padded shape ``pshape`` (``a`` gives dtype and backend)."""
+    mod = get_array_module(a)
+    stand_in = mod.broadcast_to(mod.zeros((), dtype=_up(mod.zeros((), a.dtype)).dtype), pshape)
+    return _plans.plan_pool("max", stand_in, ksize, stride, ext, cl)
+
+
+def _maxpool_route_kernel(g, arg, pshape, ksize, stride, ext, cl):
+    """The max-pool gradient as an op of g: each output gradient sent to the input pixel its
+    window's maximum came from (``arg``: the offsets the forward found)."""
+    gl = _win.to_cf(_up(g), cl)
+    acc = _pool_plan(gl, pshape, ksize, stride, ext, cl).max_grad(gl, arg, pshape)
     size = tuple(n - lo - hi for n, (lo, hi) in zip(pshape[2:], ext))
-    return _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False)
+    return _win.from_cf(_win.crop(acc, ext, size), cl).astype(g.dtype, copy=False), GRAD
 
 
-def _gather(h, arg, ksize, stride, ext, cl, dt):
+def _maxpool_gather_kernel(h, arg, pshape, ksize, stride, ext, cl):
+    """The adjoint of the route: each window reads h at its maximum's position."""
     hpad = _win.pad(_win.to_cf(_up(h), cl), ext)
     out = _win.max_pool_gather(hpad, arg, ksize, stride)
-    return _win.from_cf(out, cl).astype(dt, copy=False)
+    return _win.from_cf(out, cl).astype(h.dtype, copy=False), GRAD
 
 
-def _maxpool_route_kernel(x, g, ksize, stride, ext, cl):
-    """The max-pool gradient as an op of (x, g): g sent to each window's maximum."""
-    arg, pshape, plan = _max_arg(x, ksize, stride, ext, cl)
-    out = _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype, plan)
-
-    def bw(h):
-        return None, _gather(h, arg, ksize, stride, ext, cl, h.dtype)
-
-    return out, bw
+# the route and the gather are linear in their first input and each other's adjoint; the
+# offsets are a constant (a choice, no derivative)
+def _maxpool_route_grad(M, g, arg, out, h, **a):
+    return M.op(_maxpool_gather_kernel, h, arg, **a), None
 
 
-def _maxpool_gather_kernel(x, h, ksize, stride, ext, cl):
-    """The adjoint of the route: each window reads h at its maximum's position."""
-    arg, pshape, plan = _max_arg(x, ksize, stride, ext, cl)
-    out = _gather(h, arg, ksize, stride, ext, cl, h.dtype)
-
-    def bw(g):
-        return None, _route(g, arg, pshape, ksize, stride, ext, cl, g.dtype, plan)
-
-    return out, bw
+def _maxpool_gather_grad(M, h, arg, out, g, **a):
+    return M.op(_maxpool_route_kernel, g, arg, **a), None
 
 
-def _maxpool_route_hi(i, g, **a):
-    return None, apply(_maxpool_gather_kernel, i[0], g[0], **a)
-
-
-def _maxpool_gather_hi(i, g, **a):
-    return None, apply(_maxpool_route_kernel, i[0], g[0], **a)
-
-
-op("max_pool_grad", saves=(0,), hi=_maxpool_route_hi)(_maxpool_route_kernel)
-op("max_pool_gather", saves=(0,), hi=_maxpool_gather_hi)(_maxpool_gather_kernel)
-
-
-def _maxpool_hi(inputs, grads, ksize, stride, ext, cl, mask, need):
-    return (apply(_maxpool_route_kernel, inputs[0], grads[0], ksize=ksize, stride=stride,
-                  ext=ext, cl=cl),)
-
-
-op("max_pool", saves=(), hi=_maxpool_hi)(_maxpool_kernel)
+op("max_pool_grad", saves=(1,), grad=_maxpool_route_grad)(_maxpool_route_kernel)
+op("max_pool_gather", saves=(1,), grad=_maxpool_gather_grad)(_maxpool_gather_kernel)
+op("max_pool", saves=(), grad=_maxpool_grad, residuals=True)(_maxpool_kernel)
 _plans.LABELLED.add(_maxpool_kernel)
 
 
@@ -289,16 +268,13 @@ def _avgpool_kernel(x, ksize, stride, pads, ext, cl, exclusive, divisor):
         summed = plan.sum(xpad)
         summed *= scale
     res = _win.from_cf(summed, cl).astype(dt, copy=False)
-    pshape = xpad.shape
-    del xpad
+    # the rule is the adjoint kernel, which needs the input's spatial size
+    return res, GRAD.save(tuple(size))
 
-    def bw(g):
-        with np.errstate(invalid="ignore"):
-            gl = _win.to_cf(_up(g), cl) * scale
-            acc = _win.sum_pool_grad(gl, pshape, ksize, stride)
-        return (_win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False),)
 
-    return res, bw
+# avg_pool and its adjoint are linear, each the other's transpose: that is their gradient rule
+def _avgpool_grad(M, x, out, saved, g, **a):
+    return (M.op(_avgpool_adj_kernel, g, size=saved[0], **a),)
 
 
 def _avgpool_adj_kernel(g, size, ksize, stride, pads, ext, cl, exclusive, divisor):
@@ -315,28 +291,16 @@ def _avgpool_adj_kernel(g, size, ksize, stride, pads, ext, cl, exclusive, diviso
             div = div * (divisor / math.prod(ksize))
         acc = _win.sum_pool_grad(gl * xp.asarray(1.0 / div, dtype=gl.dtype), pshape, ksize,
                                  stride)
-    out = _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False)
-
-    def bw(h):
-        return (_avgpool_kernel(h, ksize=ksize, stride=stride, pads=pads, ext=ext, cl=cl,
-                                exclusive=exclusive, divisor=divisor)[0],)
-
-    return out, bw
+    return _win.from_cf(_win.crop(acc, ext, size), cl).astype(dt, copy=False), GRAD
 
 
-def _avgpool_hi(inputs, grads, **a):
-    x = inputs[0]
-    size = tuple(x.shape[1:-1] if a["cl"] else x.shape[2:])
-    return (apply(_avgpool_adj_kernel, grads[0], size=size, **a),)
+def _avgpool_adj_grad(M, g, out, h, size, **a):
+    return (M.op(_avgpool_kernel, h, **a),)
 
 
-def _avgpool_adj_hi(inputs, grads, size, **a):
-    return (apply(_avgpool_kernel, grads[0], **a),)
-
-
-op("avg_pool", saves=(), hi=_avgpool_hi)(_avgpool_kernel)
+op("avg_pool", saves=(), grad=_avgpool_grad, residuals=True)(_avgpool_kernel)
 _plans.LABELLED.add(_avgpool_kernel)
-op("avg_pool_grad", saves=(), hi=_avgpool_adj_hi)(_avgpool_adj_kernel)
+op("avg_pool_grad", saves=(), grad=_avgpool_adj_grad)(_avgpool_adj_kernel)
 
 
 def _avg_pool(op, nd, x, kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
@@ -449,12 +413,12 @@ def _adaptive_avg_kernel(x, osz, cl):
     size = xl.shape[2:]
     mats = [_avg_matrix(n, o) for n, o in zip(size, osz)]
     res = _win.from_cf(_apply_mats(xl, mats, False), cl).astype(dt, copy=False)
+    return res, GRAD.save(tuple(size))
 
-    def bw(g):
-        gl = _win.to_cf(_up(g), cl)
-        return (_win.from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False),)
 
-    return res, bw
+# adaptive_avg_pool and its adjoint are linear, each the other's transpose
+def _adaptive_avg_grad(M, x, out, saved, g, osz, cl):
+    return (M.op(_adaptive_avg_adj_kernel, g, size=saved[0], cl=cl),)
 
 
 def _adaptive_avg_adj_kernel(g, size, cl):
@@ -463,28 +427,16 @@ def _adaptive_avg_adj_kernel(g, size, cl):
     gl = _win.to_cf(_up(g), cl)
     mats = [_avg_matrix(n, o) for n, o in zip(size, gl.shape[2:])]
     out = _win.from_cf(_apply_mats(gl, mats, True), cl).astype(dt, copy=False)
-
-    def bw(h):
-        hl = _win.to_cf(_up(h), cl)
-        return (_win.from_cf(_apply_mats(hl, mats, False), cl).astype(dt, copy=False),)
-
-    return out, bw
+    return out, GRAD.save(tuple(gl.shape[2:]))
 
 
-def _adaptive_avg_hi(inputs, grads, osz, cl):
-    x = inputs[0]
-    size = tuple(x.shape[1:-1] if cl else x.shape[2:])
-    return (apply(_adaptive_avg_adj_kernel, grads[0], size=size, cl=cl),)
+def _adaptive_avg_adj_grad(M, g, out, saved, h, size, cl):
+    return (M.op(_adaptive_avg_kernel, h, osz=saved[0], cl=cl),)
 
 
-def _adaptive_avg_adj_hi(inputs, grads, size, cl):
-    g = inputs[0]
-    osz = tuple(g.shape[1:-1] if cl else g.shape[2:])
-    return (apply(_adaptive_avg_kernel, grads[0], osz=osz, cl=cl),)
-
-
-op("adaptive_avg_pool", saves=(), hi=_adaptive_avg_hi)(_adaptive_avg_kernel)
-op("adaptive_avg_pool_grad", saves=(), hi=_adaptive_avg_adj_hi)(_adaptive_avg_adj_kernel)
+op("adaptive_avg_pool", saves=(), grad=_adaptive_avg_grad, residuals=True)(_adaptive_avg_kernel)
+op("adaptive_avg_pool_grad", saves=(), grad=_adaptive_avg_adj_grad,
+   residuals=True)(_adaptive_avg_adj_kernel)
 
 
 def _output_size(output_size, size, op):
@@ -568,56 +520,44 @@ def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", name=None):
     return _adaptive_avg("adaptive_avg_pool3d", 3, x, output_size, data_format)
 
 
-def _amax_route(g, flat, xshape, dt):
-    return _win.adaptive_max_grad(g, flat, xshape).astype(dt, copy=False)
-
-
 def _adaptive_max_kernel(x, osz, mask):
     out, flat = _win.adaptive_max(x, osz)
-
-    def bw(g, *_):
-        return (_amax_route(g, flat, x.shape, x.dtype),)
-
+    # the rule routes g by the maxima's flat indices found here (a choice: constant under
+    # create_graph)
+    saved = GRAD.save(flat, x.shape)
     if mask:
-        return (out, flat.astype(np.int32)), bw
-    return out, bw
+        return (out, flat.astype(np.int32)), saved
+    return out, saved
 
 
-def _amax_route_kernel(x, g, osz):
-    """The adaptive-max gradient as an op of (x, g)."""
-    flat = _win.adaptive_max(x, osz)[1]
-
-    def bw(h):
-        return None, _win.adaptive_max_gather(h, flat)
-
-    return _amax_route(g, flat, x.shape, g.dtype), bw
+def _adaptive_max_grad(M, x, out, saved, g, *_mask_grad, osz, mask):
+    flat, xshape = saved
+    return (M.op(_amax_route_kernel, g, flat, xshape=xshape),)
 
 
-def _amax_gather_kernel(x, h, osz):
+def _amax_route_kernel(g, flat, xshape):
+    """The adaptive-max gradient as an op of g: g summed at the maxima's flat indices."""
+    return _win.adaptive_max_grad(g, flat, xshape).astype(g.dtype, copy=False), GRAD
+
+
+def _amax_gather_kernel(h, flat):
     """The adjoint of the adaptive-max route: each window reads h at its maximum."""
-    flat = _win.adaptive_max(x, osz)[1]
-
-    def bw(g):
-        return None, _amax_route(g, flat, x.shape, g.dtype)
-
-    return _win.adaptive_max_gather(h, flat), bw
+    return _win.adaptive_max_gather(h, flat), GRAD.save(tuple(h.shape))
 
 
-def _adaptive_max_hi(i, g, osz, mask):
-    return (apply(_amax_route_kernel, i[0], g[0], osz=osz),)
+# the route and the gather are linear in their first input and each other's adjoint
+def _amax_route_grad(M, g, flat, out, h, xshape):
+    return M.op(_amax_gather_kernel, h, flat), None
 
 
-def _amax_route_hi(i, g, osz):
-    return None, apply(_amax_gather_kernel, i[0], g[0], osz=osz)
+def _amax_gather_grad(M, h, flat, out, saved, g):
+    return M.op(_amax_route_kernel, g, flat, xshape=saved[0]), None
 
 
-def _amax_gather_hi(i, g, osz):
-    return None, apply(_amax_route_kernel, i[0], g[0], osz=osz)
-
-
-op("adaptive_max_pool", saves=(), hi=_adaptive_max_hi)(_adaptive_max_kernel)
-op("adaptive_max_pool_grad", saves=(0,), hi=_amax_route_hi)(_amax_route_kernel)
-op("adaptive_max_pool_gather", saves=(0,), hi=_amax_gather_hi)(_amax_gather_kernel)
+op("adaptive_max_pool", saves=(), grad=_adaptive_max_grad, residuals=True)(_adaptive_max_kernel)
+op("adaptive_max_pool_grad", saves=(1,), grad=_amax_route_grad)(_amax_route_kernel)
+op("adaptive_max_pool_gather", saves=(1,), grad=_amax_gather_grad,
+   residuals=True)(_amax_gather_kernel)
 
 
 def _adaptive_max(op, nd, x, output_size, return_mask):
@@ -682,12 +622,13 @@ def _unpool_kernel(x, idx, osz):
     flat_idx = idx.reshape(n, c, -1).astype(np.int64, copy=False)
     out = mod.zeros((n, c, total), dtype=x.dtype)
     mod.put_along_axis(out, flat_idx, x.reshape(n, c, -1), axis=2)
+    return out.reshape(n, c, *osz), GRAD
 
-    def bw(g):
-        gx = mod.take_along_axis(g.reshape(n, c, total), flat_idx, axis=2)
-        return gx.reshape(x.shape), None
 
-    return out.reshape(n, c, *osz), bw
+# max_unpool and its gather are linear in their first input and each other's adjoint; the
+# indices are a constant
+def _unpool_grad(M, x, idx, out, g, osz):
+    return M.op(_unpool_gather_kernel, g, idx), None
 
 
 def _unpool_gather_kernel(g, idx):
@@ -697,21 +638,15 @@ def _unpool_gather_kernel(g, idx):
     flat_idx = idx.reshape(n, c, -1).astype(np.int64, copy=False)
     osz = g.shape[2:]
     out = mod.take_along_axis(g.reshape(n, c, -1), flat_idx, axis=2).reshape(idx.shape)
-
-    def bw(h):
-        return _unpool_kernel(h, idx, osz)[0], None
-
-    return out, bw
+    return out, GRAD.save(tuple(osz))
 
 
-op("max_unpool",
-   saves=(),
-   hi=lambda i, g, osz: (apply(_unpool_gather_kernel, g[0], i[1]), None))(_unpool_kernel)
-def _unpool_gather_hi(i, g):
-    return apply(_unpool_kernel, g[0], i[1], osz=tuple(i[0].shape[2:])), None
+def _unpool_gather_grad(M, g, idx, out, saved, h):
+    return M.op(_unpool_kernel, h, idx, osz=saved[0]), None
 
 
-op("max_unpool_grad", saves=(), hi=_unpool_gather_hi)(_unpool_gather_kernel)
+op("max_unpool", saves=(1,), grad=_unpool_grad)(_unpool_kernel)
+op("max_unpool_grad", saves=(1,), grad=_unpool_gather_grad, residuals=True)(_unpool_gather_kernel)
 
 
 def _max_unpool(op, nd, x, indices, kernel_size, stride, padding, data_format, output_size):
