@@ -198,8 +198,8 @@ lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
 want[1] = b1 * want[1] + (1 - b1) * g
 want[2] = b2 * want[2] + (1 - b2) * g * g
 want[0] = want[0] - lr * want[1] / (np.sqrt(want[2]) + eps)
-used = _numba.optim.adam_update(p, g, m, v, np.float32(lr), np.float32(b1), np.float32(b2),
-                                np.float32(eps), np.float32(1))
+# the scalars of a step whose bias corrections are 1: lr_t = lr, eps_t = eps
+used = _numba.optim.adam_update(p, g, m, v, lr, b1, b2, 1 - b1, 1 - b2, eps, 1.0)
 print("CLOSE", used and np.allclose(p, want[0], rtol=1e-5, atol=1e-7))
 """
 

@@ -50,7 +50,7 @@ from .. import settings
 __all__ = []
 
 # the family modules, in import order (the shared helpers first)
-FAMILIES = ("_planes", "norm", "pool", "depthwise", "conv", "optim")
+FAMILIES = ("_planes", "norm", "pool", "depthwise", "conv", "optim", "winograd")
 
 _state = {"loaded": False, "error": None}
 
