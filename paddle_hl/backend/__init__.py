@@ -56,7 +56,9 @@ dtype or shape it does not take), and a backend without the name is asked throug
   thin dense convolutions without im2col columns (see ``windows.use_direct``);
 - ``batch_norm_train`` / ``batch_norm_train_grad``: batch norm's training passes, optionally
   with ReLU/ReLU6 (``nn/functional/norm.py``);
-- ``compiled_kernels()``: whether such kernels are in use (:func:`compiled_kernels`).
+- ``compiled_kernels()``: whether such kernels are in use (:func:`compiled_kernels`);
+- ``depthwise_method(x, w, stride, out_size)``: the form the backend's depthwise kernels take
+  for a layer (a name for the plan's label, ``plans.py``).
 
 Outside this package, code asks :func:`gpu_available` / :func:`gpu_error` whether a GPU can be
 used and reaches the GPU's functions through :func:`gpu_backend`, or an array's through
@@ -83,7 +85,9 @@ No module outside ``backend/`` names numba, ``_numba``, ``_threads`` or ``_openb
 
 ``windows.py`` holds the sliding-window algorithms shared by all backends (im2col/col2im and
 the convolution's GEMM forms, depthwise taps, pooling windows): they use only the backend's
-``xp`` and ``as_strided``. Adding a backend is one module with the names above plus a branch
+``xp`` and ``as_strided``. ``plans.py`` chooses which of them a convolution or pooling geometry
+runs, once per geometry (``plan_conv``, ``plan_pool``: a cached, frozen plan with a readable
+``label``), and ``tuning.py`` holds every performance threshold of the package in one table. Adding a backend is one module with the names above plus a branch
 in :func:`for_array` (and :func:`get_array_module`) that recognises its arrays.
 """
 
