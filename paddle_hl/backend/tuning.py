@@ -47,8 +47,8 @@ TABLE = (
           "output pixels from which a 1x1 convolution is a per-sample GEMM on x itself; "
           "smaller planes run one batched im2col GEMM with k=1; also the smallest output "
           "plane of the direct kernels",
-          "no figure recorded; measured as: on smaller planes one GEMM over the whole batch "
-          "(im2col with k=1) is faster"),
+          "no figure recorded: on smaller planes one GEMM over the whole batch (im2col with "
+          "k=1) was measured faster"),
     Entry("conv.wide_max", 2.0,
           "padded/output plane width ratio below which a stride-1 input gradient runs col2im "
           "on flattened padded planes",
@@ -99,13 +99,13 @@ TABLE = (
     Entry("depthwise.planes_min_row", 16,
           "shortest output row from which a depthwise layer runs as the compiled phase-plane "
           "kernels (shorter rows run NumPy's blocked passes)",
-          "MobileNetV2's layers: the compiled loops' per-row work costs more than NumPy's "
-          "blocked passes on rows under 16 outputs"),
+          "no figure recorded: on shorter rows the per-row work of the compiled loops costs "
+          "more than NumPy's blocked passes"),
     Entry("depthwise.cl_smallbuf_max", 32,
           "largest output plane (pixels) whose channels-last taps run with the small ufunc "
           "buffer",
-          "MobileNetV2's late layers: faster with the small buffer on runs of a few hundred "
-          "values, slower on larger planes"),
+          "no figure recorded: faster there (runs of a few hundred values), slower on larger "
+          "planes"),
     Entry("depthwise.plan_cache", 512,
           "depthwise phase-plane plans kept (least recently used dropped)",
           "not measured: a memory bound (one plan per depthwise layer geometry)"),
@@ -128,12 +128,13 @@ TABLE = (
     # ------------------------------------------------------------ thread pool (backend/_threads)
     Entry("threads.min_bytes", 4 << 20,
           "bytes an op must touch before it is split over the CPU thread pool",
-          "waking a thread costs tens of microseconds, more than an op below 4 MiB takes"),
+          "no figure recorded: waking a thread costs tens of microseconds, more than a small "
+          "op takes"),
     Entry("threads.pieces_per_thread", 2,
           "pieces per thread a split cuts its work into (the caller takes over pieces no "
           "worker started)",
-          "on shared cores a slow-to-wake worker then costs nothing: the call degrades to the "
-          "one-thread time"),
+          "no figure recorded: on shared cores a worker the OS is slow to wake then costs "
+          "nothing, the call degrades to the one-thread time"),
     # ------------------------------------------------------------ nn/functional
     Entry("norm.vecdot_min", 64,
           "row length from which a per-channel sum of products uses np.vecdot",
