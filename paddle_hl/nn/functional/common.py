@@ -52,18 +52,27 @@ def _mm(a, b):
 
 
 # ------------------------------------------------------------------------------------ linear
+def _gemm(M, a, b):
+    """``a @ b`` in a rule: the namespace's matmul, except for float16/bfloat16 NumPy arrays,
+    which take the linear kernel's float32 GEMM (NumPy has no half-precision BLAS)."""
+    if not M.tensor and _low_numpy(a.dtype, M.xp):
+        return M.op(_linear_kernel, a, b, None)
+    return M.matmul(a, b)
+
+
 def _linear_grad(M, x, w, b, out, g, need_x=True):
-    """Both GEMMs are the linear kernel itself on the flattened leading dims (``g @ w.T`` and
-    ``x2.T @ g2``), the bias gradient a column sum; the input GEMM is skipped when x needs no
-    gradient (``need_x``)."""
+    """``g @ w.T`` and ``x2.T @ g2`` over the flattened leading dims, and the bias gradient a
+    column sum; the input GEMM is skipped when x needs no gradient (``need_x``)."""
     k, n = M.value(w).shape
     g2 = M.reshape(g, (-1, n))
     gx = None
     if need_x:
-        gx = M.reshape(M.op(_linear_kernel, g2, M.transpose(w, (1, 0)), None),
-                       M.value(x).shape)
-    gw = M.op(_linear_kernel, M.transpose(M.reshape(x, (-1, k)), (1, 0)), g2, None)
-    gb = None if b is None else M.op(_colsum_kernel, g2)
+        gx = M.reshape(_gemm(M, g2, M.transpose(w, (1, 0))), M.value(x).shape)
+    gw = _gemm(M, M.transpose(M.reshape(x, (-1, k)), (1, 0)), g2)
+    gb = None
+    if b is not None:
+        low = not M.tensor and g2.dtype in _dt.LOW_FLOATS
+        gb = M.op(_colsum_kernel, g2) if low else M.sum(g2, axis=0)
     return gx, gw, gb
 
 
@@ -73,8 +82,8 @@ def _colsum_grad(M, g, out, gg):
 
 @op("linear_bias_grad", saves=(), grad=_colsum_grad)
 def _colsum_kernel(g):
-    """Column sums of a 2-D array (linear's bias gradient), accumulated in float32 for
-    float16/bfloat16."""
+    """Column sums of a 2-D float16/bfloat16 array (linear's bias gradient), accumulated in
+    float32."""
     low = g.dtype in _dt.LOW_FLOATS
     return g.sum(axis=0, dtype=np.float32 if low else None).astype(g.dtype, copy=False), GRAD
 
