@@ -20,9 +20,10 @@ import paddle_hl
 # "module.kernel name" -> why the array backward is hand-written and the create_graph rule apart
 FUSED = {
     "paddle_hl.nn.functional.norm._norm_k":
-        "one-pass statistics and normalization with the closed-form batch/layer-norm backward",
+        "threaded 4-pass (compiled: 2-pass) backward; one M rule is ~8 passes, and a fused "
+        "adjoint kernel is nonlinear in x, so it would need a second-order rule of its own",
     "paddle_hl.nn.functional.norm._norm_act_k":
-        "batch norm and ReLU/ReLU6 in the compiled kernels' two passes each way",
+        "batch norm and ReLU/ReLU6 in the compiled kernels' two passes each way (as _norm_k)",
 }
 
 def _import_all():
