@@ -37,8 +37,9 @@ Kernels are declared with the :func:`op` decorator, which sets their attributes:
   differentiable to any order.
 - ``hi``: the higher-order rule, ``hi(inputs, grads, **attrs)`` written with public Tensor ops,
   used when ``create_graph=True``; derived from ``grad`` when there is one, hand-written only
-  for fused kernels that still pair it with a backward closure. An op without one raises a
-  clear error under create_graph.
+  for fused kernels that still pair it with a backward closure (batch/layer norm, whose
+  threaded or compiled backward is nonlinear in x, so an adjoint kernel would need a
+  second-order rule of its own). An op without one raises a clear error under create_graph.
 
 Residuals. A kernel declared with ``@op(name, grad=rule, residuals=True)`` returns
 ``(out, GRAD.save(r0, r1, ...))`` and its rule takes the residuals as one tuple between the
@@ -62,7 +63,8 @@ True, so that its derivative reaches the gradient, e.g.::
 
 Only the residual is recomputed there; the derivative itself is still one text. Residuals the
 rule does not read cost nothing but memory until backward (the node frees them with the
-inputs).
+inputs). A residual may also be a plain Python value the forward worked out (a divisor, a
+kept-dims shape, a grouping of indices), which spares the rule recomputing it.
 
 :func:`apply` turns a kernel call into Tensor outputs and, when grad mode is on and an input needs
 grad, one graph node. AMP casting and profiler events cost one attribute check each when off.
