@@ -228,6 +228,15 @@ def array_rule(fn, arrays, out, attrs=None, saved=None):
                 return grad(ns, *arrays, out, res, *grads, **attrs)
 
             return saved_bw
+        if saves is False and not uses_out:
+            # no input value is saved (normal log_prob): inputs and output ride along unsaved
+            held = _Held((arrays, out))
+
+            def residual_bw(*grads):
+                a, o = held.v
+                return grad(ns, *a, o, res, *grads, **attrs)
+
+            return residual_bw
     if saves is None and uses_out:
         def bw(*grads):
             return grad(ns, *arrays, out, *grads, **attrs)

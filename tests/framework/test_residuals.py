@@ -164,3 +164,36 @@ def test_undeclared_residuals_are_refused():
         apply(bad, _t(X))
     with pytest.raises(ValueError, match="residuals=True needs"):
         op("test_bad2", residuals=True)
+
+
+def _scale_rule(M, x, s, out, saved, g):
+    (k,) = saved
+    return g * k, None
+
+
+@op("test_scale", saves=(), grad=_scale_rule, residuals=True, broadcast=True)
+def _scale_k(x, s):
+    """x * 2s with the factor a residual; no input value is saved (saves=())."""
+    k = 2.0 * s
+    return x * k, GRAD.save(k)
+
+
+def test_residuals_of_a_kernel_that_saves_no_input_under_hooks_and_broadcast():
+    packed = []
+
+    def pack(t):
+        packed.append(t.numpy().copy())
+        return packed[-1]
+
+    x = _t(X)
+    s = paddle.to_tensor(np.array([1.0, 2.0, 3.0]))  # broadcast against x: the bound form
+    y = apply(_scale_k, x, s)
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * X * np.array([2.0, 4.0, 6.0]) ** 2)
+    x2 = _t(X)
+    with paddle.autograd.saved_tensors_hooks(pack, lambda a: paddle.to_tensor(a)):
+        y2 = apply(_scale_k, x2, s)
+    # only the residual is packed: neither input's value is saved
+    assert len(packed) == 1 and packed[0].shape == (3,)
+    y2.sum().backward()
+    np.testing.assert_allclose(x2.grad.numpy(), np.broadcast_to([2.0, 4.0, 6.0], X.shape))
