@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from paddle_hl.backend import tuning
 from paddle_hl.framework.op import apply, op
 
 from . import _checks as ck
@@ -17,7 +18,7 @@ from . import _kernels as K
 
 __all__ = []  # the public names are exported by paddle_hl.geometric
 
-_DENSE_LIMIT = 1 << 22
+_DENSE_LIMIT = tuning.value("geometric.dense_limit")
 
 
 def _table_ids(xp, x, nbrs):

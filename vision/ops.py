@@ -21,6 +21,7 @@ import numpy as np
 import paddle_hl as paddle
 from paddle_hl import nn
 from paddle_hl.autograd import PyLayer
+from paddle_hl.backend import tuning
 
 __all__ = ["yolo_loss", "yolo_box", "prior_box", "box_coder", "deform_conv2d", "DeformConv2D",
            "distribute_fpn_proposals", "generate_proposals", "read_file", "decode_jpeg",
@@ -28,10 +29,8 @@ __all__ = ["yolo_loss", "yolo_box", "prior_box", "box_coder", "deform_conv2d", "
            "matrix_nms"]
 
 # Largest number of elements one gathered block may hold before work is split into chunks.
-_CHUNK_ELEMS = 1 << 24
-# Boxes resolved together by the blocked greedy NMS.
-_NMS_BLOCK = 256
-# exp() argument cap of the RPN box decoder (Paddle's kBBoxClipDefault).
+_CHUNK_ELEMS = tuning.value("vision.chunk_elems")
+_NMS_BLOCK = tuning.value("vision.nms_block")
 _BBOX_CLIP = math.log(1000.0 / 16.0)
 
 

@@ -45,13 +45,14 @@ import uuid
 
 import numpy as np
 
+from ..backend import tuning
 from . import _comm
 
 __all__ = []
 
 ENV = "PADDLE_HL_DP_SHM"
 _ALIGN = 4096  # every region starts on its own page
-_CHUNK_BYTES = 1 << 18  # bytes of one rank's buffer averaged per step (a few fit in L2)
+_CHUNK_BYTES = tuning.value("dp.shm_chunk_bytes")
 _EMPTY = np.empty(0, np.uint8)
 _WHAT = "DataParallel gradient all_reduce"
 

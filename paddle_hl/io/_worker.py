@@ -22,6 +22,8 @@ from multiprocessing import resource_tracker, shared_memory
 
 import numpy as np
 
+from ..backend import tuning
+
 __all__ = []
 
 
@@ -66,8 +68,8 @@ class WorkerError:
 # steady-state batch costs no page faults. The slot table (one byte per slot, shared by all
 # processes) says who holds each pooled segment; each transition has a single writer.
 EMPTY, LIVE, FREE, DROPPED = 0, 1, 2, 3
-POOL_SLOTS = 32  # pooled segments per worker; beyond that, one-shot segments
-INLINE_BYTES = 1 << 16  # smaller arrays travel in the pickle: cheaper than a segment
+POOL_SLOTS = tuning.value("io.pool_slots")
+INLINE_BYTES = tuning.value("io.inline_bytes")
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..backend import tuning
 from ..framework import dtype as _dt
 from ..framework import state
 from ..framework.tensor import Tensor, _wrap, _zero_grad
@@ -21,7 +22,7 @@ __all__ = []
 # elements per cache block of the NumPy in-place updates (see Optimizer._blockwise): the blocks
 # of the operands and the scratch stay in cache through all of an update's passes (measured on
 # ResNet-18's parameters, Adam: 18.6 ms whole-array, 16.1 ms at 32K, 15.7 ms at 64K elements)
-_BLOCK = 65536
+_BLOCK = tuning.value("optimizer.block")
 
 
 def _check_params(parameters, where):

@@ -12,13 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from paddle_hl import backend
+from paddle_hl.backend import tuning
 
 __all__ = []
 
 _EXTRA = "pip install 'paddle_hl[sparse]'"
 _SCIPY = None
-_CHUNK = 1 << 22  # elements per gathered block in sddmm (16 MiB of float32)
-_PARALLEL_MIN = 1 << 23  # multiply-adds below which one thread is faster than several
+_CHUNK = tuning.value("sparse.chunk")
+_PARALLEL_MIN = tuning.value("sparse.parallel_min")
 
 
 def _threads():

@@ -5,11 +5,8 @@ What counts as a threshold constant (the AST scan below): a module-level assignm
 float literal, or an arithmetic expression of literals (``1 << 20``, ``4 * 1024``), to an
 upper-case name (``_NAME`` or ``NAME``) that contains one of the words of ``TUNED_WORDS``
 (MIN, MAX, BYTES, BLOCK, CHUNK, LIMIT, ...). Scope: every module of paddle_hl and of the
-domains (vision, audio, text, geometric, hub), except the (file, name) pairs of
-``tuning.PENDING``, whose readers keep a copy that must equal the table, the short
-``NOT_TUNING`` allowlist of constants that match the pattern but choose nothing about speed, and
-the ``NOT_YET`` files, which another change is writing now (their thresholds join the table
-when it lands).
+domains (vision, audio, text, geometric, hub), except the short ``NOT_TUNING`` allowlist of
+constants that match the pattern but choose nothing about speed.
 """
 
 from __future__ import annotations
@@ -53,12 +50,6 @@ NOT_TUNING = {
     ("text/datasets/wmt14.py", "MAX_LENGTH"): "the dataset's sentence-length filter",
 }
 
-# modules being written by another change: file -> what must happen before they are scanned
-NOT_YET = {
-    "paddle_hl/backend/winograd.py": "the Winograd convolution (issue 34) is being built: its "
-                                     "thresholds move into the table when it is wired into "
-                                     "the convolution plans",
-}
 
 
 def _sources():
@@ -97,25 +88,16 @@ def _constants(tree):
 
 
 def test_no_module_keeps_its_own_threshold():
-    pending = {v for v in tuning.PENDING.values()}
     found = []
     for path in _sources():
         rel = path.relative_to(ROOT).as_posix()
-        if rel == "paddle_hl/backend/tuning.py" or rel in NOT_YET:
+        if rel == "paddle_hl/backend/tuning.py":
             continue
         for name, line, _ in _constants(ast.parse(path.read_text(), rel)):
-            if (rel, name) not in pending and (rel, name) not in NOT_TUNING:
+            if (rel, name) not in NOT_TUNING:
                 found.append(f"{rel}:{line} {name}")
     assert not found, ("module-level threshold constants outside backend/tuning.py (add an "
                        f"entry to tuning.TABLE and read it with tuning.value): {found}")
-
-
-def test_pending_copies_equal_the_table():
-    for name, (rel, const) in tuning.PENDING.items():
-        consts = {n: v for n, _, v in _constants(ast.parse((ROOT / rel).read_text(), rel))}
-        assert const in consts, (f"{rel} no longer defines {const}: its reader was moved to "
-                                 f"tuning.value({name!r}); drop it from tuning.PENDING")
-        assert consts[const] == tuning.value(name), (rel, const, consts[const])
 
 
 def test_every_entry_is_read_and_documented():
@@ -128,11 +110,8 @@ def test_every_entry_is_read_and_documented():
         for e in tuning.TABLE:
             if f'tuning.value("{e.name}")' in text:
                 readers.setdefault(e.name, []).append(rel)
-    unread = [e.name for e in tuning.TABLE if e.name not in readers and e.name not in
-              tuning.PENDING]
+    unread = [e.name for e in tuning.TABLE if e.name not in readers]
     assert not unread, f"tuning entries nobody reads: {unread}"
-    both = [n for n in tuning.PENDING if n in readers]
-    assert not both, f"entries read from the table and still pending: {both}"
     for e in tuning.TABLE:
         assert isinstance(e.value, (int, float)) and e.value > 0, e
         assert len(e.decides) > 20 and len(e.measured) > 10 and e.machine, e

@@ -27,6 +27,7 @@ import weakref
 import numpy as np
 
 from ... import backend
+from ...backend import tuning
 from ...framework.op import op
 
 __all__ = []
@@ -244,12 +245,12 @@ def _seq_kernel(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, mode, reverse, time_maj
 # is process-wide: while a shard loop runs, other NumPy GEMMs of the process are single-threaded
 # too (the count is restored when the last loop ends). Threads that wait here block instead of
 # spinning, which also keeps the step fast when the cores are shared with other processes.
-_SHARD_MIN_ROWS = 8  # rows per shard below which a shard's GEMM loses its efficiency
-_SHARD_MIN_WORK = 1 << 24  # batch * hidden² * steps below which one thread is as fast
-_SHARD_MIN_STEP = 1 << 17  # rows * hidden² of one shard's step below which threads contend
+_SHARD_MIN_ROWS = tuning.value("rnn.shard_min_rows")
+_SHARD_MIN_WORK = tuning.value("rnn.shard_min_work")
+_SHARD_MIN_STEP = tuning.value("rnn.shard_min_step")
 # rows of an LSTM shard from which one GEMM per step of [x|1|h] beats projecting the inputs
 # of all steps first (see _lstm_seq)
-_FUSED_MIN_ROWS = 16
+_FUSED_MIN_ROWS = tuning.value("rnn.fused_min_rows")
 
 
 def _row_shards(xp, batch, hidden, steps):
@@ -284,7 +285,7 @@ def _in_shards(fn, shards):
 # function freed: after ``backward()`` without ``retain_graph``, or at once under no_grad)
 # go back to a small free list keyed by shape and dtype, and the next call of the same
 # shapes takes them. NumPy only; at most _WORK_MAX_BYTES are kept.
-_WORK_MAX_BYTES = 1 << 29
+_WORK_MAX_BYTES = tuning.value("rnn.work_max_bytes")
 _WORK = {}
 _WORK_LOCK = threading.Lock()
 _work_bytes = 0

@@ -17,10 +17,11 @@ import itertools
 import numpy as np
 
 from paddle_hl import backend
+from paddle_hl.backend import tuning
 
 __all__ = []
 
-_DENSE_LOOKUP_MAX = 1 << 25  # grid positions; the table is int32, so 128 MiB at most
+_DENSE_LOOKUP_MAX = tuning.value("sparse.dense_lookup_max")
 
 
 class Rulebook:

@@ -14,6 +14,7 @@ import numpy as np
 
 from paddle_hl import backend
 from paddle_hl import tensor as _ops
+from paddle_hl.backend import tuning
 from paddle_hl.framework.op import apply, op
 from paddle_hl.framework.state import is_grad_enabled
 from paddle_hl.framework.tensor import Tensor
@@ -100,7 +101,7 @@ def _conv_pairs_kernel(v, w, pairs, n_out, need_v=True):
 
 # below this share of filled (output, offset) slots the per-offset pair lists beat the dense
 # [n_out, K, C] patch matrix: most of its rows would be the zero padding row
-_PAIRS_BELOW = 0.3
+_PAIRS_BELOW = tuning.value("sparse.pairs_below")
 
 
 def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, key, nd, subm, op):
