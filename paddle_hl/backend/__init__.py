@@ -87,8 +87,9 @@ No module outside ``backend/`` names numba, ``_numba``, ``_threads`` or ``_openb
 the convolution's GEMM forms, depthwise taps, pooling windows): they use only the backend's
 ``xp`` and ``as_strided``. ``plans.py`` chooses which of them a convolution or pooling geometry
 runs, once per geometry (``plan_conv``, ``plan_pool``: a cached, frozen plan with a readable
-``label``), and ``tuning.py`` holds every performance threshold of the package in one table. Adding a backend is one module with the names above plus a branch
-in :func:`for_array` (and :func:`get_array_module`) that recognises its arrays.
+``label``), and ``tuning.py`` holds every performance threshold of the package in one table.
+Adding a backend is one module with the names above plus a branch in :func:`for_array` (and
+:func:`get_array_module`) that recognises its arrays.
 """
 
 from __future__ import annotations

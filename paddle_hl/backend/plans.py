@@ -13,6 +13,9 @@ same few geometries every step: one dict lookup per call), frozen, and readable:
 Convolution kinds (``ConvPlan.kind``), chosen in this order:
 
 - ``direct``: thin 2-D layers as the backend's direct compiled kernels (``windows.use_direct``);
+- ``winograd``: a 3x3 stride-1 layer when no gradient is wanted, by Winograd's F(2x2, 3x3)
+  (``backend/winograd.py``: 16/36 of im2col's multiplications), where ``winograd.wins`` says it
+  was measured faster; CPU only; values that are not all finite run the im2col form;
 - ``nin``: im2col in the batch-innermost layout (``windows.use_nin``);
 - ``pointwise``: a 1x1 layer as a batched GEMM on x itself (``windows.is_pointwise``);
 - ``depthwise``: a multiply-add per tap (``windows.is_depthwise``); ``detail`` names the form
@@ -21,8 +24,9 @@ Convolution kinds (``ConvPlan.kind``), chosen in this order:
   flattened padded planes (``windows.flat_ratio``).
 
 Before that, kernel taps that only read padding are dropped (``trim``: ``windows.trim_taps``).
-The kinds other than ``direct`` and ``nin`` are the *base* forms: the transposed convolution
-and the weight-gradient op, and the fallbacks of the direct kernels, run those.
+The kinds other than ``direct``, ``winograd`` and ``nin`` are the *base* forms: the transposed
+convolution and the weight-gradient op, and the fallbacks of the direct and Winograd forms, run
+those.
 
 The thresholds behind every choice are entries of ``backend/tuning.py``.
 """
@@ -32,8 +36,11 @@ from __future__ import annotations
 import dataclasses
 import threading
 
+import numpy as np
+
 from . import compiled_kernels, for_array, kernel, tuning
 from . import windows as W
+from . import winograd as WG
 
 __all__ = []
 
@@ -121,6 +128,8 @@ class ConvPlan:
         if kind == "direct":  # the kernel adds the bias
             y = W.conv_forward_direct(xl, wk, self.pads, self.osz, b)
             return W.from_cf(y, self.cl), wk, None
+        if kind == "winograd":
+            return self._winograd(xl, wk, b), wk, None
         if kind == "nin":
             y, cols = W.conv_forward_nin(xl, wk, self.stride, self.pads, self.dil, self.groups,
                                          self.osz)
@@ -130,6 +139,24 @@ class ConvPlan:
                 cols = None
         out = W.from_cf(y, self.cl, b)
         return out, wk, cols if keep else None
+
+    def _winograd(self, xl, w, b):
+        """The ``winograd`` forward in the caller's layout, bias added. The weight is
+        transformed on every call: the kernel sees arrays, whose in-place changes (an
+        optimizer step, ``set_value``) it cannot tell, and the thresholds count that cost."""
+        u = WG.weight_transform(w)
+        if u is not None:
+            n, k = xl.shape[0], w.shape[0]
+            if self.cl:
+                res = np.empty((n, *self.osz, k), xl.dtype)
+                out = W.to_cf(res, True)
+            else:
+                res = out = np.empty((n, k, *self.osz), xl.dtype)
+            if WG.conv3x3_forward(xl, u, self.pads, b, out=out) is not None:
+                return res
+        # values that are not all finite: im2col keeps them in the windows that read them
+        y, _ = self.base_forward(xl, w)
+        return W.from_cf(y, self.cl, b)
 
     def backward(self, xl, gl, w, wk, cols, need):
         """The input and weight gradients of :meth:`forward` for the output gradient ``gl``
@@ -213,7 +240,8 @@ def plan_conv(xl, w, stride, pads, dil, groups, cl, train=True, fused=True, op=N
     """
     key = (xl.shape, w.shape, stride, pads, dil, groups, cl, xl.dtype, w.dtype, train, fused,
            op, for_array(xl).name, compiled_kernels(xl), W._NIN_MIN_BATCH,
-           W._NIN_FWD_MAX_PLANE, W._DIRECT_MAX_TAPS, W._POINTWISE_MIN, W._WIDE_MAX)
+           W._NIN_FWD_MAX_PLANE, W._DIRECT_MAX_TAPS, W._POINTWISE_MIN, W._WIDE_MAX,
+           WG._MIN_TILES, WG._MIN_CHANNELS, WG._MIN_WORK)
     try:
         plan = _CONV.get(key)
     except TypeError:  # list arguments
@@ -242,6 +270,8 @@ def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op):
         wk = w if trim is None else _shaped(w, kk)
         if W.use_direct(xl, wk, stride, dil, groups, osz):
             kind = "direct"
+        elif not train and trim is None and _use_winograd(xl, w, stride, pads, dil, groups):
+            kind = "winograd"
         elif W.use_nin(xl.shape, (w.shape[0], w.shape[1], *kk), kpads, groups, osz, stride,
                        train=train):
             kind = "nin"
@@ -264,6 +294,13 @@ def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op):
                     flat=flat, trim=trim, ksize=ksize, kk=kk,
                     size=size, osz=osz, stride=stride, pads=kpads, dil=dil, groups=groups,
                     cl=cl, train=train)
+
+
+def _use_winograd(xl, w, stride, pads, dil, groups):
+    """Whether an inference convolution runs as Winograd: the geometry it computes, on the
+    CPU, where it was measured faster (``winograd.wins``)."""
+    return (type(xl) is np.ndarray and WG.applies(xl.shape, w.shape, stride, pads, dil, groups)
+            and WG.wins(xl.shape, w.shape, pads, xl.dtype, compiled_kernels(xl)))
 
 
 def _shaped(w, kk):

@@ -10,9 +10,6 @@ tuning.value("conv.keep_cols")``): a hot path then reads a global, as before, an
 still patch that global. No module keeps a numeric threshold of its own
 (``tests/backend/test_tuning.py`` checks it).
 
-``PENDING`` lists the entries whose reader still holds its own copy of the value (modules that
-were being changed elsewhere when the table was made); the test checks that each copy equals
-the table, so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -194,6 +191,49 @@ TABLE = (
     Entry("io.pool_slots", 32,
           "pooled shared-memory segments per DataLoader worker (beyond them, one-shot "
           "segments)", "no figure recorded: steady-state batches reuse mapped pages"),
+    # ------------------------------------------------------------ Winograd (backend/winograd)
+    Entry("winograd.block_bytes", 512 << 10,
+          "bytes of scratch (phase planes and row-transformed rows, or output rows) per "
+          "channel block of the Winograd transforms",
+          "no figure recorded: a block's planes stay in the 2-core VM's L2 (512 KiB)"),
+    Entry("winograd.wide_max_k_per_tile", 64,
+          "output channels per tile of a tile row up to which NumPy's transforms use wide tile "
+          "rows (one skipped GEMM column each, the column transform one pass per block)",
+          "one thread, CPU time, conv forward: 64->64 at 56x56 batch 8 26.7 -> 23.8 ms, 256 at "
+          "8x8 batch 32 23.3 -> 20.8 ms; 512 at 7x7 batch 8 17.7 -> 18.4 ms, 512 at 4x4 batch "
+          "32 22.3 -> 23.6 ms"),
+    Entry("winograd.fused_max_u_bytes", 256 << 10,
+          "weight-transform bytes up to which a layer runs in blocks of tile rows kept in "
+          "cache (transform, products and inverse transform per block)",
+          "one thread, CPU time, against the whole-layer form: 64->64 at 56x56 batch 8 0.92x "
+          "(NumPy) and 0.86x (numba), at 32x32 batch 32 0.85x and 0.75x; 128->128 at 28x28 "
+          "batch 8 1.15x and 1.06x (so not there)"),
+    Entry("winograd.fused_block_bytes", 1 << 20,
+          "bytes of V and M per block of tile rows in the blocked form",
+          "against 2 MiB blocks: 0.94/0.94, 0.86/0.70, 1.23/1.13 of the whole-layer form on "
+          "the layers above; 256 KiB blocks lose on NumPy (many small passes)"),
+    Entry("winograd.min_channels", 64,
+          "least input and output channels for a 3x3 stride-1 inference layer to run as "
+          "Winograd with NumPy's transforms",
+          "one thread, CPU time: 16->16 at 32x32 batch 8 1.4x, 32->64 at 28x28 1.3x the "
+          "im2col forms; every ResNet-50/ResNet-18 layer (64..512 channels) 0.63-0.91x"),
+    Entry("winograd.min_channels_compiled", 16,
+          "the same with the compiled (numba) transforms",
+          "one thread, CPU time: 8->8 at 28x28 1.0x, 16->32 at 9x9 batch 4 1.5x (too little "
+          "work, see min_work_compiled); ResNet layers 0.44-0.78x"),
+    Entry("winograd.min_tiles", 256,
+          "least 2x2 output tiles in the batch (the GEMMs' column count) for Winograd: the "
+          "weight is transformed on every call (about 20 passes over [K, C]), which only "
+          "pays over enough tiles",
+          "one thread, CPU time, weight transformed per call: 256->256 at 14x14 batch 8 (392 "
+          "tiles) 0.77x NumPy / 0.71x numba; 512->512 at 7x7 batch 8 (128 tiles) 1.13x / "
+          "1.01x, 512 at 4x4 batch 32 (128 tiles) 1.06x / 0.80x"),
+    Entry("winograd.min_work", 1 << 21,
+          "least C * K * tiles for Winograd with NumPy's transforms",
+          "one thread, CPU time: 64->64 at 8x8 batch 8 (2^18) 1.1x the im2col forms"),
+    Entry("winograd.min_work_compiled", 1 << 18,
+          "the same with the compiled transforms",
+          "one thread, CPU time: 16->32 at 9x9 batch 4 (2^15.3) 1.5x"),
     # ------------------------------------------------------------ domains
     Entry("vision.chunk_elems", 1 << 24,
           "elements one gathered block of the detection ops may hold before the work is split",
@@ -209,27 +249,6 @@ TABLE = (
 
 _VALUES = {e.name: e.value for e in TABLE}
 assert len(_VALUES) == len(TABLE), "tuning: duplicate entry names"
-
-#: entries whose reader still keeps its own copy: name -> (file, constant)
-PENDING = {
-    "rnn.shard_min_rows": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_ROWS"),
-    "rnn.shard_min_work": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_WORK"),
-    "rnn.shard_min_step": ("paddle_hl/nn/functional/rnn.py", "_SHARD_MIN_STEP"),
-    "rnn.fused_min_rows": ("paddle_hl/nn/functional/rnn.py", "_FUSED_MIN_ROWS"),
-    "rnn.work_max_bytes": ("paddle_hl/nn/functional/rnn.py", "_WORK_MAX_BYTES"),
-    "optimizer.block": ("paddle_hl/optimizer/optimizer.py", "_BLOCK"),
-    "sparse.chunk": ("paddle_hl/sparse/_kernels.py", "_CHUNK"),
-    "sparse.parallel_min": ("paddle_hl/sparse/_kernels.py", "_PARALLEL_MIN"),
-    "sparse.dense_lookup_max": ("paddle_hl/sparse/nn/functional/_rulebook.py",
-                                "_DENSE_LOOKUP_MAX"),
-    "sparse.pairs_below": ("paddle_hl/sparse/nn/functional/conv.py", "_PAIRS_BELOW"),
-    "dp.shm_chunk_bytes": ("paddle_hl/distributed/_shm.py", "_CHUNK_BYTES"),
-    "io.inline_bytes": ("paddle_hl/io/_worker.py", "INLINE_BYTES"),
-    "io.pool_slots": ("paddle_hl/io/_worker.py", "POOL_SLOTS"),
-    "vision.chunk_elems": ("vision/ops.py", "_CHUNK_ELEMS"),
-    "vision.nms_block": ("vision/ops.py", "_NMS_BLOCK"),
-    "geometric.dense_limit": ("geometric/reindex.py", "_DENSE_LIMIT"),
-}
 
 
 def value(name):

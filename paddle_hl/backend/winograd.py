@@ -35,7 +35,8 @@ Non-finite values: a tile mixes 16 input values into every entry of ``V``, so an
 would spread to the tile's other outputs (and inf turn into NaN) where im2col keeps it in the
 windows that read it. :func:`weight_transform` answers None for a weight that is not all
 finite and :func:`conv3x3_forward` None for such an input: the caller then runs im2col, and
-non-finite values propagate exactly as there (:func:`conv3x3` does both).
+non-finite values propagate exactly as there (the convolution plan's ``winograd`` kind does
+both: ``backend/plans.py``).
 
 Accuracy: in float32 the result's error against a float64 reference is about that of the
 im2col GEMM (the transforms' coefficients are 0, +-1 and +-1/2; measured in
@@ -45,37 +46,23 @@ im2col GEMM (the transforms' coefficients are 0, +-1 and +-1/2; measured in
 from __future__ import annotations
 
 import copy
-import functools
-import weakref
 
 import numpy as np
 
-from . import _numba, blas_one_thread, get_array_module, parallel_map, split
+from . import _numba, blas_one_thread, get_array_module, parallel_map, split, tuning
 
 __all__ = []
 
-# bytes of scratch (phase planes and row-transformed rows, or output rows) per channel block
-_BLOCK_BYTES = 512 << 10
-# NumPy's transforms use wide tile rows (one skipped column each, the GEMM 1 / tw larger) up to
-# this many output channels per tile of a tile row (one thread, CPU time, conv forward: 64 -> 64
-# at 56x56 batch 8 26.7 -> 23.8 ms, 256 at 8x8 batch 32 23.3 -> 20.8 ms; 512 at 7x7 batch 8
-# 17.7 -> 18.4 ms, 512 at 4x4 batch 32 22.3 -> 23.6 ms)
-_WIDE_MAX_K_PER_TILE = 64
-# layers whose weight transform is at most this large (64 -> 64 channels) run in blocks of tile
-# rows whose V and M (16 x (C + K) x tiles) take about _FUSED_BLOCK_BYTES: one thread, CPU time,
-# interleaved, against the whole-layer form: 64 -> 64 at 56x56 batch 8 0.92x (NumPy) and 0.86x
-# (numba), at 32x32 batch 32 0.85x and 0.75x; 128 -> 128 at 28x28 batch 8 1.15x and 1.06x (so
-# not there); 2 MiB blocks: 0.94/0.94, 0.86/0.70, 1.23/1.13; 256 KiB blocks lose on NumPy (many
-# small passes)
-_FUSED_MAX_U_BYTES = 256 << 10
-_FUSED_BLOCK_BYTES = 1 << 20
-# where Winograd wins (see wins): the least channels (in and out), tiles in the batch and
-# C * K * tiles, with NumPy's transforms and with the compiled ones
-_MIN_CHANNELS = 64
-_MIN_CHANNELS_COMPILED = 16
-_MIN_TILES = 64
-_MIN_WORK = 1 << 21
-_MIN_WORK_COMPILED = 1 << 18
+# the thresholds, with what each decides and the measurement behind it: backend/tuning.py
+_BLOCK_BYTES = tuning.value("winograd.block_bytes")
+_WIDE_MAX_K_PER_TILE = tuning.value("winograd.wide_max_k_per_tile")
+_FUSED_MAX_U_BYTES = tuning.value("winograd.fused_max_u_bytes")
+_FUSED_BLOCK_BYTES = tuning.value("winograd.fused_block_bytes")
+_MIN_CHANNELS = tuning.value("winograd.min_channels")
+_MIN_CHANNELS_COMPILED = tuning.value("winograd.min_channels_compiled")
+_MIN_TILES = tuning.value("winograd.min_tiles")
+_MIN_WORK = tuning.value("winograd.min_work")
+_MIN_WORK_COMPILED = tuning.value("winograd.min_work_compiled")
 
 
 def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
@@ -265,68 +252,6 @@ def _forward_blocks(x, u, geo, bias, out, fast, rows):
 
     with blas_one_thread():
         return all(parallel_map(block, blocks))
-
-
-def cached_weight_transform(w, version=0):
-    """:func:`weight_transform` of ``w``, kept until ``w`` is freed or ``version`` changes.
-
-    ``w`` is a weight array that is changed in place only with a new ``version`` (the
-    ``inplace_version`` of the Tensor holding it: an optimizer step updates the array in
-    place). The transform costs about 20 passes over ``[K, C]`` (measured, one thread: 0.3 ms
-    at 128 -> 128, 4.5 ms at 512 -> 512, a quarter of that layer's Winograd time at 7x7 batch
-    8), so an inference network keeps its weights' transforms: one weak reference and one
-    ``[16, K, C]`` array per weight. Thread-safe: two threads may both compute a transform,
-    one is kept.
-    """
-    key = id(w)
-    hit = _U_CACHE.get(key)
-    if hit is not None and hit[0]() is w and hit[1] == version:
-        return hit[2]
-    u = weight_transform(w)
-    try:
-        ref = weakref.ref(w, functools.partial(_forget, key))
-    except TypeError:  # an array type without weak references: not kept
-        return u
-    _U_CACHE[key] = (ref, version, u)
-    return u
-
-
-# id(weight) -> (weak reference to it, version, its transform or None when not finite)
-_U_CACHE = {}
-
-
-def _forget(key, ref):
-    """Drop the entry of a freed weight (not a newer one that reuses its id)."""
-    hit = _U_CACHE.get(key)
-    if hit is not None and hit[0] is ref:
-        _U_CACHE.pop(key, None)
-
-
-def conv3x3(x, w, pads, bias=None, u=None):
-    """``conv3x3_forward`` with its fallback: the convolution of ``x`` ``[N, C, H, W]`` with
-    ``w`` ``[K, C, 3, 3]`` (stride 1), through Winograd where the values are finite and through
-    ``windows.conv_forward`` (im2col) otherwise; ``u``: ``w``'s transform when the caller keeps
-    one. Returns a C-contiguous ``[N, K, OH, OW]`` array."""
-    if u is None:
-        u = weight_transform(w)
-    y = None if u is None else conv3x3_forward(x, u, pads, bias)
-    if y is not None:
-        return y
-    return _im2col_conv(x, w, pads, bias)
-
-
-def _im2col_conv(x, w, pads, bias):
-    """The im2col + GEMM form of the same convolution (``windows.im2col``), bias added."""
-    from . import windows  # noqa: PLC0415  (windows imports the backend's modules)
-
-    mod = get_array_module(x)
-    n, k = x.shape[0], w.shape[0]
-    osz = (x.shape[2] + sum(pads[0]) - 2, x.shape[3] + sum(pads[1]) - 2)
-    cols = windows.im2col(windows.pad(x, pads), (3, 3), (1, 1), (1, 1), osz)
-    y = mod.matmul(w.reshape(1, k, -1), cols).reshape(k, n, *osz)
-    if bias is not None:
-        y += bias.reshape(k, 1, 1, 1)
-    return mod.ascontiguousarray(y.swapaxes(0, 1))
 
 
 def _products(u, v):

@@ -4,12 +4,15 @@ zoo's networks runs is pinned, with and without the compiled kernels.
 The pinned kinds were taken from the code before the choices moved into plans (its separate
 ``use_direct`` / ``use_nin`` / ``is_pointwise`` / ``is_depthwise`` / ``flat_ratio`` tests and
 the NumPy backend's depthwise rules), run on each layer geometry of the models below; a change
-here is a change of algorithm for a real network and must be measured.
+here is a change of algorithm for a real network and must be measured. One such change since:
+ResNet-50's inference 3x3 stride-1 layers on 14x14 and larger planes run as ``winograd``
+(measured per layer in ``benchmarks/winograd_layers.py``).
 
 Layer geometry strings: ``c CxHxW OxIxKhxKw s<stride> p<pads> [d<dil>] [g<groups>] [cl]`` (a
 convolution; pads as lo,hi per dim when not all equal) or ``max|avg CxHxW k<ksize> s<stride>
 p<applied padding> [cl]``. Kind strings: ``direct``, ``nin``, ``pointwise``, ``im2col``
-(``-flat``: the input gradient's col2im on flat planes), ``depthwise-cl|planes|blocked``, with
+(``-flat``: the input gradient's col2im on flat planes), ``winograd``,
+``depthwise-cl|planes|blocked``, with
 `` trim`` when taps that only read padding are dropped; ``max``, ``max-compiled``, ``avg``.
 """
 
@@ -78,46 +81,46 @@ PINNED = {
         ('c 3x224x224 64x3x7x7 s2 p3', 'im2col', 'im2col'),
         ('max 64x112x112 k3 s2 p1', 'max', 'max-compiled'),
         ('c 64x56x56 64x64x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 64x256x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 64x256x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 128x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 128x56x56 128x128x3x3 s2 p1', 'im2col', 'im2col'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 512x256x1x1 s2 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'im2col-flat'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 256x512x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x28x28 256x256x3x3 s2 p1', 'im2col', 'im2col'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 1024x512x1x1 s2 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'nin'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'nin'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'nin'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'nin'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'nin'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 512x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x14x14 512x512x3x3 s2 p1', 'im2col', 'im2col'),
