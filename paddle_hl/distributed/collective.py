@@ -71,15 +71,16 @@ def env_world_size() -> int:
 
 
 class ParallelEnv:
-    """The trainer environment as the launcher describes it (Paddle's variables, or MPI's)."""
+    """The trainer environment as the launcher describes it (Paddle's variables, or MPI's),
+    read from the environment as Paddle does, whatever groups this process has made."""
 
     @property
     def rank(self) -> int:
-        return get_rank()
+        return env_rank()
 
     @property
     def world_size(self) -> int:
-        return get_world_size()
+        return env_world_size()
 
     @property
     def device_id(self) -> int:

@@ -36,6 +36,16 @@ def test_environment(monkeypatch):
     assert (env.world_size, env.rank, env.nranks, env.local_rank) == (4, 2, 4, 2)
 
 
+def test_environment_is_read_after_the_group_is_made(monkeypatch):
+    # ParallelEnv describes the launcher's variables, as Paddle's does, even once this
+    # process has made its (one-process) global group
+    paddle.distributed.init_parallel_env()
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "4")
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "2")
+    env = paddle.distributed.ParallelEnv()
+    assert (env.world_size, env.rank) == (4, 2)
+
+
 def test_decorate_after_data_parallel_is_refused():
     dp = paddle.DataParallel(paddle.nn.Linear(2, 2))
     with pytest.raises((RuntimeError, ValueError, TypeError)):
