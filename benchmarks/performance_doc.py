@@ -38,7 +38,8 @@ SETTINGS = """## Settings that change speed
   memory: batch norm's training forward and backward (with a following ReLU or ReLU6 in the
   zoo's blocks), the 2-D max pool and its gradient, depthwise convolutions, thin first layers
   (computed from the padded input without im2col), im2col and col2im in the batch-innermost
-  layout, and the Adam update. The first process compiles them and caches them on disk; later
+  layout, the Winograd transforms of inference 3x3 convolutions, and the Adam update. The first
+  process compiles them and caches them on disk; later
   processes load them in well under a second. Without numba, or with
   `paddle.device.set_numba(False)` (`PADDLE_HL_NUMBA=0`), the NumPy forms run; the two agree to
   float rounding (Adam's bit for bit).
@@ -54,6 +55,11 @@ SETTINGS = """## Settings that change speed
   activation-sized blocks stay in the process, so the next step does not page-fault them in
   again. PyTorch and Paddle use glibc's defaults; to give every library the same allocator in a
   comparison, set `MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824`.
+- Which algorithm each convolution and pooling layer runs (im2col, the batch-innermost layout,
+  direct thin kernels, Winograd for inference 3x3 layers, depthwise forms) is chosen once per
+  layer geometry from the thresholds of `paddle_hl/backend/tuning.py`, each with the
+  measurement behind it; `paddle.nn.utils.explain(model, x)` lists the choice per layer and the
+  profiler's timeline shows it on each convolution.
 - `PADDLE_HL_FUSE_CONV_BN=0` turns off the fusion chains the zoo's blocks declare: a batch norm
   folded into the convolution before it at inference (eval mode without gradients; refolded
   when weights or statistics change), and a batch norm with its ReLU or ReLU6 in one op in
