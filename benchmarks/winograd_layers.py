@@ -5,7 +5,7 @@ Layers: ResNet-50's 3x3 stride-1 geometries at batch 8 (224x224 input: 64 channe
 32x32 ... 512 at 4x4), all with padding 1. For each layer and each form of the CPU backend
 (NumPy alone, and with the numba extra's kernels):
 
-- ``im2col``: the im2col columns and one GEMM (``windows.im2col``), bias added;
+- ``im2col``: the im2col columns and one GEMM (``windows.im2col_forward``), bias added;
 - ``nin``: the batch-innermost columns (``windows.conv_forward_nin``; the inference rule
   uses it on stride-1 planes of at most 256 pixels), bias added;
 - ``wino``: ``backend.winograd.conv3x3_forward`` with the weight's transform kept;
@@ -53,7 +53,8 @@ def _forms(x, w, b, torch):
     u = winograd.weight_transform(w)
     osz = (x.shape[2], x.shape[3])
     forms = {
-        "im2col": lambda: winograd._im2col_conv(x, w, PADS, b),
+        "im2col": lambda: windows.from_cf(
+            windows.im2col_forward(x, w, (1, 1), PADS, (1, 1), 1, osz)[0], False, b),
         "wino": lambda: winograd.conv3x3_forward(x, u, PADS, b),
         "wino+wt": lambda: winograd.conv3x3_forward(x, winograd.weight_transform(w), PADS, b),
     }

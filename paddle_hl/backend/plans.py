@@ -15,7 +15,8 @@ Convolution kinds (``ConvPlan.kind``), chosen in this order:
 - ``direct``: thin 2-D layers as the backend's direct compiled kernels (``windows.use_direct``);
 - ``winograd``: a 3x3 stride-1 layer when no gradient is wanted, by Winograd's F(2x2, 3x3)
   (``backend/winograd.py``: 16/36 of im2col's multiplications), where ``winograd.wins`` says it
-  was measured faster; CPU only; values that are not all finite run the im2col form;
+  was measured faster (with NumPy's transforms only on one thread); CPU only; values that are
+  not all finite run the im2col form;
 - ``nin``: im2col in the batch-innermost layout (``windows.use_nin``);
 - ``pointwise``: a 1x1 layer as a batched GEMM on x itself (``windows.is_pointwise``);
 - ``depthwise``: a multiply-add per tap (``windows.is_depthwise``); ``detail`` names the form
@@ -38,7 +39,7 @@ import threading
 
 import numpy as np
 
-from . import compiled_kernels, for_array, kernel, tuning
+from . import compiled_kernels, for_array, kernel, settings, tuning
 from . import windows as W
 from . import winograd as WG
 
@@ -241,7 +242,7 @@ def plan_conv(xl, w, stride, pads, dil, groups, cl, train=True, fused=True, op=N
     key = (xl.shape, w.shape, stride, pads, dil, groups, cl, xl.dtype, w.dtype, train, fused,
            op, for_array(xl).name, compiled_kernels(xl), W._NIN_MIN_BATCH,
            W._NIN_FWD_MAX_PLANE, W._DIRECT_MAX_TAPS, W._POINTWISE_MIN, W._WIDE_MAX,
-           WG._MIN_TILES, WG._MIN_CHANNELS, WG._MIN_WORK)
+           WG._MIN_TILES, WG._MIN_CHANNELS, WG._MIN_WORK, settings.num_threads())
     try:
         plan = _CONV.get(key)
     except TypeError:  # list arguments
@@ -300,7 +301,8 @@ def _use_winograd(xl, w, stride, pads, dil, groups):
     """Whether an inference convolution runs as Winograd: the geometry it computes, on the
     CPU, where it was measured faster (``winograd.wins``)."""
     return (type(xl) is np.ndarray and WG.applies(xl.shape, w.shape, stride, pads, dil, groups)
-            and WG.wins(xl.shape, w.shape, pads, xl.dtype, compiled_kernels(xl)))
+            and WG.wins(xl.shape, w.shape, pads, xl.dtype, compiled_kernels(xl),
+                        settings.num_threads()))
 
 
 def _shaped(w, kk):

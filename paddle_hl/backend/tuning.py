@@ -228,6 +228,12 @@ TABLE = (
           "one thread, CPU time, weight transformed per call: 256->256 at 14x14 batch 8 (392 "
           "tiles) 0.77x NumPy / 0.71x numba; 512->512 at 7x7 batch 8 (128 tiles) 1.13x / "
           "1.01x, 512 at 4x4 batch 32 (128 tiles) 1.06x / 0.80x"),
+    Entry("winograd.numpy_max_threads", 1,
+          "CPU pool threads up to which NumPy's Winograd transforms run (the compiled ones "
+          "run on any number)",
+          "wall time, 2 threads, ResNet-50 at batch 8, against the faster im2col form: NumPy "
+          "transforms 1.11x (64 at 56x56), 1.04x (128 at 28x28), 1.00x (256 at 14x14); "
+          "compiled 0.51x, 0.68x, 0.80x; one thread, CPU time: NumPy 0.63-0.77x"),
     Entry("winograd.min_work", 1 << 21,
           "least C * K * tiles for Winograd with NumPy's transforms",
           "one thread, CPU time: 64->64 at 8x8 batch 8 (2^18) 1.1x the im2col forms"),

@@ -62,6 +62,7 @@ _MIN_CHANNELS = tuning.value("winograd.min_channels")
 _MIN_CHANNELS_COMPILED = tuning.value("winograd.min_channels_compiled")
 _MIN_TILES = tuning.value("winograd.min_tiles")
 _MIN_WORK = tuning.value("winograd.min_work")
+_NUMPY_MAX_THREADS = tuning.value("winograd.numpy_max_threads")
 _MIN_WORK_COMPILED = tuning.value("winograd.min_work_compiled")
 
 
@@ -78,7 +79,7 @@ def applies(x_shape, w_shape, stride, pads, dil, groups) -> bool:
     return all(s + lo + hi >= 3 for s, (lo, hi) in zip(x_shape[2:], pads))
 
 
-def wins(x_shape, w_shape, pads, dtype, compiled) -> bool:
+def wins(x_shape, w_shape, pads, dtype, compiled, threads=1) -> bool:
     """Whether Winograd is measured faster than the im2col forms on a layer that
     :func:`applies`: float32, at least ``_MIN_TILES`` tiles in the batch (the GEMMs' column
     count), and enough channels and work for the transforms' passes to pay (``compiled``: the
@@ -91,8 +92,15 @@ def wins(x_shape, w_shape, pads, dtype, compiled) -> bool:
     1.3x), few tiles (512 -> 512 at 7x7 batch 1 or 2: 1.2x, 1.1x), a small layer (64 -> 64 at
     8x8 batch 8: 1.1x); with numba: 16 -> 32 at 9x9 batch 4 (1.5x), 8 -> 8 at 28x28 (1.0x),
     batch 1 at 7x7 (1.1x).
+
+    In wall time on several threads (``threads``: the CPU pool's) NumPy's transforms lose: their
+    many short passes split over the pool less well than the GEMM they replace (2 threads,
+    ResNet-50 at batch 8: 64 channels at 56x56 1.11x, 128 at 28x28 1.04x, 256 at 14x14 1.00x
+    the im2col forms, while the compiled transforms give 0.51x, 0.68x, 0.80x), so they run only
+    up to ``_NUMPY_MAX_THREADS`` threads (a data-parallel rank on one thread, a process limited
+    by ``paddle.device.set_num_threads(1)``).
     """
-    if dtype != np.float32:
+    if dtype != np.float32 or (not compiled and threads > _NUMPY_MAX_THREADS):
         return False
     n, c = x_shape[:2]
     k = w_shape[0]

@@ -5,8 +5,9 @@ The pinned kinds were taken from the code before the choices moved into plans (i
 ``use_direct`` / ``use_nin`` / ``is_pointwise`` / ``is_depthwise`` / ``flat_ratio`` tests and
 the NumPy backend's depthwise rules), run on each layer geometry of the models below; a change
 here is a change of algorithm for a real network and must be measured. One such change since:
-ResNet-50's inference 3x3 stride-1 layers on 14x14 and larger planes run as ``winograd``
-(measured per layer in ``benchmarks/winograd_layers.py``).
+ResNet-50's inference 3x3 stride-1 layers on 14x14 and larger planes run as ``winograd`` with
+the compiled transforms, and with NumPy's on one thread only (measured per layer in
+``benchmarks/winograd_layers.py``). The pinned kinds are those of a 2-thread CPU pool.
 
 Layer geometry strings: ``c CxHxW OxIxKhxKw s<stride> p<pads> [d<dil>] [g<groups>] [cl]`` (a
 convolution; pads as lo,hi per dim when not all equal) or ``max|avg CxHxW k<ksize> s<stride>
@@ -81,46 +82,46 @@ PINNED = {
         ('c 3x224x224 64x3x7x7 s2 p3', 'im2col', 'im2col'),
         ('max 64x112x112 k3 s2 p1', 'max', 'max-compiled'),
         ('c 64x56x56 64x64x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 64x256x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 64x256x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 64x56x56 64x64x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 64x56x56 64x64x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 64x56x56 256x64x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 128x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 128x56x56 128x128x3x3 s2 p1', 'im2col', 'im2col'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x56x56 512x256x1x1 s2 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 128x512x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 128x28x28 128x128x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 128x28x28 128x128x3x3 s1 p1', 'im2col-flat', 'winograd'),
         ('c 128x28x28 512x128x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 256x512x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 256x28x28 256x256x3x3 s2 p1', 'im2col', 'im2col'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x28x28 1024x512x1x1 s2 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 256x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
-        ('c 256x14x14 256x256x3x3 s1 p1', 'winograd', 'winograd'),
+        ('c 256x14x14 256x256x3x3 s1 p1', 'nin', 'winograd'),
         ('c 256x14x14 1024x256x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 1024x14x14 512x1024x1x1 s1 p0', 'pointwise', 'pointwise'),
         ('c 512x14x14 512x512x3x3 s2 p1', 'im2col', 'im2col'),
@@ -291,6 +292,7 @@ def compiled(request, monkeypatch):
     if request.param:
         pytest.importorskip("numba")
     monkeypatch.setitem(settings._values, settings.NUMBA_ENV, request.param)
+    monkeypatch.setitem(settings._values, settings.NUM_THREADS_ENV, 2)
     from paddle_hl import backend
 
     assert backend.compiled_kernels_in_use() is request.param
@@ -304,3 +306,15 @@ def test_pinned_kinds(model, compiled):
     want = [jit if compiled else plain for _, plain, jit in layers]
     diff = [(layer, w, g) for (layer, _, _), w, g in zip(layers, want, got) if w != g]
     assert not diff, f"{model}: the algorithm changed for (layer, pinned, now): {diff}"
+
+
+def test_numpy_winograd_runs_on_one_thread_only(monkeypatch):
+    """NumPy's Winograd transforms win in CPU time but lose in wall time on several threads
+    (backend/tuning.py, winograd.numpy_max_threads): a one-thread pool takes them."""
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, False)
+    layer = "c 64x56x56 64x64x3x3 s1 p1"
+    kinds = {}
+    for threads in (1, 2):
+        monkeypatch.setitem(settings._values, settings.NUM_THREADS_ENV, threads)
+        kinds[threads] = _kind(layer, 8, False)
+    assert kinds == {1: "winograd", 2: "im2col-flat"}

@@ -169,11 +169,16 @@ def _conv_op(x, wt, b, pads, data_format="NCHW"):
 
     padding = [p for pair in pads for p in pair]
     xt = paddle.to_tensor(x if data_format == "NCHW" else x.transpose(0, 2, 3, 1))
-    with paddle.no_grad():
-        y = paddle.nn.functional.conv2d(xt, paddle.to_tensor(wt), paddle.to_tensor(b),
-                                        padding=padding, data_format=data_format).numpy()
-    plan = plans.plan_conv(winograd_view(xt._data, data_format), wt, (1, 1), pads, (1, 1), 1,
-                           data_format == "NHWC", train=False)
+    threads = paddle.device.get_num_threads()
+    paddle.device.set_num_threads(1)  # NumPy's transforms run on one thread only
+    try:
+        with paddle.no_grad():
+            y = paddle.nn.functional.conv2d(xt, paddle.to_tensor(wt), paddle.to_tensor(b),
+                                            padding=padding, data_format=data_format).numpy()
+        plan = plans.plan_conv(winograd_view(xt._data, data_format), wt, (1, 1), pads, (1, 1),
+                               1, data_format == "NHWC", train=False)
+    finally:
+        paddle.device.set_num_threads(threads)
     return (y if data_format == "NCHW" else y.transpose(0, 3, 1, 2)), plan.label
 
 
@@ -246,11 +251,18 @@ def test_a_weight_changed_in_place_is_transformed_again():
     conv.bias.set_value(b)
     conv.eval()
     xt = paddle.to_tensor(x)
-    with paddle.no_grad():
-        first = conv(xt).numpy()
-    conv.weight._data *= 2  # in place, as the fused optimizer updates write
-    with paddle.no_grad():
-        second = conv(xt).numpy()
+    threads = paddle.device.get_num_threads()
+    paddle.device.set_num_threads(1)  # Winograd with either form of the transforms
+    try:
+        with paddle.no_grad():
+            first = conv(xt).numpy()
+        conv.weight._data *= 2  # in place, as the fused optimizer updates write
+        with paddle.no_grad():
+            second = conv(xt).numpy()
+        label = paddle.nn.utils.explain(conv, xt).rows[0][-1]
+    finally:
+        paddle.device.set_num_threads(threads)
+    assert "winograd" in label, label
     np.testing.assert_allclose(second - b[:, None, None], 2 * (first - b[:, None, None]),
                                rtol=1e-4, atol=1e-4)
 
@@ -326,6 +338,10 @@ def test_wins_where_measured(compiled_forms):
     for (n, c, k, size), won in measured.items():
         got = winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float32, compiled_forms)
         assert got is won[compiled_forms], (n, c, k, size)
+        # on several threads only the compiled transforms pay (wall time)
+        several = winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float32,
+                                compiled_forms, threads=2)
+        assert several is (won[compiled_forms] and compiled_forms), (n, c, k, size)
         assert not winograd.wins((n, c, size, size), (k, c, 3, 3), pads, np.float64,
                                  compiled_forms)
 
