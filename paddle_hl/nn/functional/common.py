@@ -25,18 +25,10 @@ from ...framework.tensor import Tensor
 from ...tensor import linalg as _linalg
 from ...tensor import math as _math
 from ...tensor import stat as _stat
-from ...tensor._helpers import norm_axis, tensor_arg
+from ...tensor._helpers import float_arg, norm_axis, tensor_arg
 from ...tensor.manipulation import broadcast_to
 
 __all__ = []
-
-
-def _float_tensor(x, op, arg="x"):
-    x = tensor_arg(x, op, arg)
-    if not _dt.is_float_np(x._data.dtype):
-        raise TypeError(f"{op}: '{arg}' must be a floating point Tensor (float16, bfloat16, "
-                        f"float32 or float64), got dtype {x.dtype.name}")
-    return x
 
 
 def _low_numpy(dt, xp):
@@ -128,10 +120,10 @@ def linear(x, weight, bias=None, name=None):
         >>> F.linear(paddle.ones([2, 3]), paddle.ones([3, 4])).shape
         [2, 4]
     """
-    x = _float_tensor(x, "linear", "x")
-    weight = _float_tensor(weight, "linear", "weight")
+    x = float_arg(x, "linear", "x")
+    weight = float_arg(weight, "linear", "weight")
     if bias is not None:
-        bias = _float_tensor(bias, "linear", "bias")
+        bias = float_arg(bias, "linear", "bias")
     for arg, t in (("weight", weight), ("bias", bias)):
         # under auto_cast the AMP hook casts the operands to one dtype before the kernel runs
         if t is not None and t._data.dtype != x._data.dtype and state.amp_hook is None:
@@ -203,11 +195,11 @@ def bilinear(x1, x2, weight, bias=None, name=None):
     Returns:
         Tensor: ``[N, out_features]``.
     """
-    x1 = _float_tensor(x1, "bilinear", "x1")
-    x2 = _float_tensor(x2, "bilinear", "x2")
-    weight = _float_tensor(weight, "bilinear", "weight")
+    x1 = float_arg(x1, "bilinear", "x1")
+    x2 = float_arg(x2, "bilinear", "x2")
+    weight = float_arg(weight, "bilinear", "weight")
     if bias is not None:
-        bias = _float_tensor(bias, "bilinear", "bias")
+        bias = float_arg(bias, "bilinear", "bias")
     ts = [("x1", x1), ("x2", x2), ("weight", weight)] + ([("bias", bias)] if bias is not None
                                                          else [])
     for arg, t in ts[1:]:
@@ -289,7 +281,7 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     if mode not in ("upscale_in_train", "downscale_in_infer"):
         raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', "
                          f"got {mode!r}")
-    x = _float_tensor(x, "dropout")
+    x = float_arg(x, "dropout")
     axes = None
     if axis is not None:
         if isinstance(axis, numbers.Integral) and not isinstance(axis, bool):
@@ -333,7 +325,7 @@ def _channel_dropout(x, p, training, data_format, op, ndim, formats):
     p = _check_p(p, op)
     if not training or p == 0.0:
         return x  # the identity, for any dtype (an integer x included), as in Paddle
-    _float_tensor(x, op)
+    float_arg(x, op)
     axis = [0, 1] if data_format == formats[0] else [0, ndim - 1]
     return dropout(x, p=p, axis=axis, training=training, mode="upscale_in_train")
 
@@ -411,7 +403,7 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
     x = tensor_arg(x, "alpha_dropout")
     if not training or p == 0.0:
         return x  # the identity, for any dtype (an integer x included), as in Paddle
-    x = _float_tensor(x, "alpha_dropout")
+    x = float_arg(x, "alpha_dropout")
     dt = x._data.dtype
     xp = _xp(x._data)
     if p == 1.0:
@@ -642,8 +634,8 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     Returns:
         Tensor: the broadcast shape without ``axis``.
     """
-    x1 = _float_tensor(x1, "cosine_similarity", "x1")
-    x2 = _float_tensor(x2, "cosine_similarity", "x2")
+    x1 = float_arg(x1, "cosine_similarity", "x1")
+    x2 = float_arg(x2, "cosine_similarity", "x2")
     if x1._data.dtype != x2._data.dtype:
         raise ValueError(f"cosine_similarity: x1 has dtype {x1.dtype.name} but x2 has dtype "
                          f"{x2.dtype.name}")
@@ -680,7 +672,7 @@ def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
     Example:
         >>> F.normalize(paddle.to_tensor([[3., 4.]]))   # [[0.6, 0.8]]
     """
-    x = _float_tensor(x, "normalize")
+    x = float_arg(x, "normalize")
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"normalize: p must be a number, got {type(p).__name__}")
     ax = norm_axis(axis, x.ndim, "normalize")
@@ -713,7 +705,7 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
     Returns:
         Tensor: same shape and dtype as label.
     """
-    label = _float_tensor(label, "label_smooth", "label")
+    label = float_arg(label, "label_smooth", "label")
     if isinstance(epsilon, Tensor):
         epsilon = epsilon.item()
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
@@ -725,7 +717,7 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
         raise ValueError("label_smooth: label must be at least 1-D [..., num_classes]")
     if prior_dist is None:
         return _math.scale(label, 1.0 - epsilon, epsilon / label.shape[-1])
-    prior_dist = _float_tensor(prior_dist, "label_smooth", "prior_dist")
+    prior_dist = float_arg(prior_dist, "label_smooth", "prior_dist")
     if prior_dist.shape[-1] != label.shape[-1]:
         raise ValueError(f"label_smooth: prior_dist of shape {prior_dist.shape} does not match "
                          f"label of shape {label.shape} in the class dim")
