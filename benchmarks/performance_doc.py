@@ -91,9 +91,14 @@ def render(runs, command) -> str:
     for run in runs:
         name = run["benchmark"]
         args = run["args"]
+        before = ""
+        if args.get("before"):
+            before = (" Rows `@before` time an earlier checkout of paddle_hl in the same run "
+                      "(`--before DIR`: the code before the floor plan of the performance "
+                      "layer), with and without numba.")
         lines += ["", f"## {TITLES.get(name, name)}", "",
                   f"{args['blocks']} blocks of {args['block_s']} s per library, "
-                  f"{args['pause']} s pauses.", ""]
+                  f"{args['pause']} s pauses.{before}", ""]
         lines += _blocks.table(run["results"], unit=UNITS.get(name, "ms"))
         if run.get("roofline"):
             lines += ["", "Roofline (the step's GEMMs at NumPy's SGEMM speed on this machine):", ""]
