@@ -19,6 +19,8 @@ Convolution kinds (``ConvPlan.kind``), chosen in this order:
   not all finite run the im2col form;
 - ``nin``: im2col in the batch-innermost layout (``windows.use_nin``);
 - ``pointwise``: a 1x1 layer as a batched GEMM on x itself (``windows.is_pointwise``);
+  ``nhwc`` when x is channels last in memory: one GEMM on its ``[N*L, C]`` rows, whatever the
+  plane size, the result channels last too;
 - ``depthwise``: a multiply-add per tap (``windows.is_depthwise``); ``detail`` names the form
   the backend runs (NumPy: ``channels-last``, ``phase-planes`` or ``blocked``);
 - ``im2col``: im2col + one GEMM per group; ``flat`` when the input gradient runs col2im on
@@ -28,6 +30,14 @@ Before that, kernel taps that only read padding are dropped (``trim``: ``windows
 The kinds other than ``direct``, ``winograd`` and ``nin`` are the *base* forms: the transposed
 convolution and the weight-gradient op, and the fallbacks of the direct and Winograd forms, run
 those.
+
+Memory layout. A channel-first network may keep channels last in memory from a layer on
+(``ConvPlan.keep``): a depthwise layer that runs ``channels-last`` leaves its result there
+instead of copying it back, and a 1x1 layer whose input is there (``nhwc``) does too; batch
+norm, the activations and the residual adds follow the layout they are given. A network such
+as MobileNetV2 thus runs its small planes channels last from the first such depthwise layer
+on, with no transposing copy between its layers. The arrays stay logical ``[N, C, *S]``; only
+their strides say where the channels are.
 
 The thresholds behind every choice are entries of ``backend/tuning.py``.
 """
@@ -79,7 +89,9 @@ class ConvPlan:
     """How one convolution geometry runs (see the module docstring for the kinds).
 
     Arrays are logical channel-first ``[N, C, *S]`` views (``windows.to_cf``); ``cl`` says the
-    caller's layout, which a result is materialised in.
+    caller's layout, which a result is materialised in; ``mem``: the input is channels last
+    in memory (``windows.in_cl_memory``); ``keep``: for a channel-first caller, the result
+    stays channels last in memory (a logical view, see the module docstring).
     """
 
     op: str
@@ -98,6 +110,8 @@ class ConvPlan:
     groups: int
     cl: bool
     train: bool
+    mem: bool = False
+    keep: bool = False
 
     @property
     def label(self):
@@ -113,10 +127,15 @@ class ConvPlan:
             s += f" trim->{_ks(self.kk)}"
         if self.flat and self.train and self.kind != "nin":
             s += " flat"
-        return s + (" cl" if self.cl else "")
+        return s + (" cl" if self.cl else "") + (" keeps-cl" if self.keep else "")
 
     def __repr__(self):
         return f"ConvPlan({self.label})"
+
+    def _out(self, y, b=None):
+        """The forward's result ``y`` (logical) in the caller's layout, or kept channels last
+        (``keep``), with the bias added."""
+        return W.keep_cl(y, b) if self.keep else W.from_cf(y, self.cl, b)
 
     # ---------------------------------------------------------------- the convolution
     def forward(self, xl, w, b=None, keep=False):
@@ -138,8 +157,7 @@ class ConvPlan:
             y, cols = self.base_forward(xl, wk)
             if cols is not None and cols.nbytes > W._KEEP_COLS:
                 cols = None
-        out = W.from_cf(y, self.cl, b)
-        return out, wk, cols if keep else None
+        return self._out(y, b), wk, cols if keep else None
 
     def _winograd(self, xl, w, b):
         """The ``winograd`` forward in the caller's layout, bias added. The weight is
@@ -157,11 +175,12 @@ class ConvPlan:
                 return res
         # values that are not all finite: im2col keeps them in the windows that read them
         y, _ = self.base_forward(xl, w)
-        return W.from_cf(y, self.cl, b)
+        return self._out(y, b)
 
     def backward(self, xl, gl, w, wk, cols, need):
         """The input and weight gradients of :meth:`forward` for the output gradient ``gl``
         (logical): ``(gx in the caller's layout or None, gw of w's shape or None)``."""
+        note(self.label)
         gx = gw = None
         if self.kind == "nin":
             gx, gw = W.conv_backward_nin(xl, gl, wk, self.stride, self.pads, self.dil,
@@ -181,7 +200,8 @@ class ConvPlan:
             if need[1] and gw is None:
                 gw = self.filter_grad(xl, gl, gcols, cols)
         if gx is not None:
-            gx = W.from_cf(gx, self.cl)
+            # the input's layout: channels last where the input was
+            gx = W.keep_cl(gx) if self.mem and not self.cl else W.from_cf(gx, self.cl)
         if gw is not None and self.trim is not None:
             gw = W.put_taps(gw, w.shape, self.trim[0])
         return gx, gw
@@ -191,22 +211,27 @@ class ConvPlan:
         """C by the base form: ``(y logical, im2col columns or None)``."""
         base = self.base
         if base == "pointwise":
+            if self.detail == "nhwc":
+                return W.pointwise_forward_cl(xl, w, self.stride, self.osz), None
             return W.pointwise_forward(xl, w, self.stride, self.osz), None
         if base == "depthwise":
             # the kernel pads as it goes (NumPy: block by block, in cache)
             return W.depthwise_forward(xl, w, self.stride, self.dil, self.osz, self.pads,
-                                       out_cl=self.cl), None
+                                       out_cl=self.cl or self.keep), None
         return W.im2col_forward(xl, w, self.stride, self.pads, self.dil, self.groups, self.osz)
 
     def data_grad(self, gl, w, gcols=None):
         """T, the adjoint in the input, by the base form: logical ``[N, C, *size]``."""
         base = self.base
         if base == "pointwise":
+            if self.detail == "nhwc":
+                return W.pointwise_data_grad_cl(gl, w, self.size, self.stride)
             return W.pointwise_data_grad(gl, w, self.size, self.stride)
         if base == "depthwise":
             psz = tuple(s + lo + hi for s, (lo, hi) in zip(self.size, self.pads))
             return W.depthwise_input_grad(gl, w, (gl.shape[0], w.shape[1] * self.groups, *psz),
-                                          self.stride, self.dil, self.pads, out_cl=self.cl)
+                                          self.stride, self.dil, self.pads,
+                                          out_cl=self.cl or self.mem)
         return W.im2col_data_grad(gl, w, self.size, self.stride, self.pads, self.dil,
                                   self.groups, self.flat, gcols)
 
@@ -214,6 +239,8 @@ class ConvPlan:
         """W, the adjoint in the weight, by the base form (of the kept taps' shape)."""
         base = self.base
         if base == "pointwise":
+            if self.detail == "nhwc":
+                return W.pointwise_filter_grad_cl(xl, gl, self.kk, self.stride)
             return W.pointwise_filter_grad(xl, gl, self.kk, self.stride)
         if base == "depthwise":
             return W.depthwise_weight_grad(xl, gl, self.kk, self.stride, self.dil, self.pads)
@@ -239,7 +266,8 @@ def plan_conv(xl, w, stride, pads, dil, groups, cl, train=True, fused=True, op=N
             weight-gradient op).
         op: the name in the label (default ``conv{nd}d``).
     """
-    key = (xl.shape, w.shape, stride, pads, dil, groups, cl, xl.dtype, w.dtype, train, fused,
+    mem = fused and W.in_cl_memory(xl)
+    key = (xl.shape, w.shape, stride, pads, dil, groups, cl, mem, xl.dtype, w.dtype, train, fused,
            op, for_array(xl).name, compiled_kernels(xl), W._NIN_MIN_BATCH,
            W._NIN_FWD_MAX_PLANE, W._DIRECT_MAX_TAPS, W._POINTWISE_MIN, W._WIDE_MAX,
            WG._MIN_TILES, WG._MIN_CHANNELS, WG._MIN_WORK, settings.num_threads())
@@ -250,14 +278,14 @@ def plan_conv(xl, w, stride, pads, dil, groups, cl, train=True, fused=True, op=N
         plan = _CONV.get(key)
     if plan is None:
         plan = _make_conv(xl, w, _key(stride), _key(pads), _key(dil), groups, cl, train, fused,
-                          op)
+                          op, mem)
         if len(_CONV) >= _CACHE_MAX:
             _CONV.clear()
         _CONV[key] = plan
     return plan
 
 
-def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op):
+def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op, mem=False):
     nd = xl.ndim - 2
     size = tuple(xl.shape[2:])
     ksize = tuple(w.shape[2:])
@@ -276,13 +304,15 @@ def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op):
         elif W.use_nin(xl.shape, (w.shape[0], w.shape[1], *kk), kpads, groups, osz, stride,
                        train=train):
             kind = "nin"
-    if W.is_pointwise(kk, kpads, groups, osz):
+    flat, detail = False, ""
+    if (mem or cl) and fused and W.is_1x1(kk, kpads, groups):
+        base, kind, detail = "pointwise", None, "nhwc"
+    elif W.is_pointwise(kk, kpads, groups, osz):
         base = "pointwise"
     elif W.is_depthwise(xl.shape[1], groups):
         base = "depthwise"
     else:
         base = "im2col"
-    flat, detail = False, ""
     if base == "im2col":
         psz = tuple(s + lo + hi for s, (lo, hi) in zip(size, kpads))
         ratio = W.flat_ratio(osz, psz, stride)
@@ -291,10 +321,13 @@ def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op):
         method = kernel(xl, "depthwise_method")
         if method is not None and xl.size:
             detail = method(xl, w, stride, osz)
+    # a channel-first caller's result stays channels last after a layer that computes it
+    # there (see the module docstring)
+    keep = fused and not cl and detail in ("nhwc", "channels-last")
     return ConvPlan(op=op or f"conv{nd}d", kind=kind or base, base=base, detail=detail,
                     flat=flat, trim=trim, ksize=ksize, kk=kk,
                     size=size, osz=osz, stride=stride, pads=kpads, dil=dil, groups=groups,
-                    cl=cl, train=train)
+                    cl=cl, train=train, mem=bool(mem), keep=bool(keep))
 
 
 def _use_winograd(xl, w, stride, pads, dil, groups):
@@ -344,6 +377,7 @@ class PoolPlan:
 
     def max_grad(self, g, arg, padded_shape):
         """The max pool's input gradient (padded), ``windows.max_pool_grad``."""
+        note(self.label)
         return W.max_pool_grad(g, arg, padded_shape, self.ksize, self.stride, self.compiled)
 
     def sum(self, xpad):

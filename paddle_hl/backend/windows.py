@@ -670,6 +670,22 @@ def from_cf(al, cl, bias=None):
     return res
 
 
+def in_cl_memory(a):
+    """Whether the logical ``[N, C, *S]`` array ``a`` is laid out channels last in memory:
+    not C-contiguous as it stands, but its ``[N, *S, C]`` transpose is (a tensor of a
+    channels-last format, or what a layer that keeps channels last made, see
+    :func:`keep_cl`)."""
+    return (a.ndim >= 3 and not a.flags.c_contiguous
+            and a.transpose(0, *range(2, a.ndim), 1).flags.c_contiguous)
+
+
+def keep_cl(al, bias=None):
+    """The logical ``[N, C, *S]`` result ``al`` of a layer that keeps channels last in memory
+    (see ``plans.ConvPlan.keep``): channels last as it is, or copied there, with ``bias`` added
+    in the same pass; a logical view."""
+    return to_cf(from_cf(al, True, bias), True)
+
+
 def conv_out_size(size, ksize, stride, pads, dil):
     return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
                  for n, k, s, (lo, hi), d in zip(size, ksize, stride, pads, dil))
@@ -677,6 +693,11 @@ def conv_out_size(size, ksize, stride, pads, dil):
 
 def is_depthwise(c, groups):
     return groups > 1 and groups == c
+
+
+def is_1x1(ksize, pads, groups):
+    """A 1x1 convolution without padding or groups (its forms need no window copies)."""
+    return groups == 1 and all(k == 1 for k in ksize) and not any(lo or hi for lo, hi in pads)
 
 
 def is_pointwise(ksize, pads, groups, osz):
@@ -805,6 +826,48 @@ def pointwise_filter_grad(xl, gl, ksize, stride):
     else:
         gw = mod.tensordot(g3, x3, axes=([0, 2], [0, 2]))
     return gw.reshape(o, c, *ksize)
+
+
+# The 1x1 convolution on channels-last memory: x as ``[N*L, C]`` rows, one GEMM each way and
+# no copy (a batched GEMM per sample would first copy x to channel-first, and the result
+# back). The results are logical views of channels-last arrays; a strided layer copies the
+# pixels it reads once.
+def _rows(al):
+    """``[N*L, C]``: the rows of logical ``[N, C, *S]`` ``al`` channels last (a view when its
+    memory is channels last, else one copy)."""
+    return ascontiguous(al.transpose(0, *range(2, al.ndim), 1)).reshape(-1, al.shape[1])
+
+
+def _from_rows(rows, n, osz):
+    """The logical ``[N, O, *osz]`` view of ``[N*L, O]`` rows."""
+    return to_cf(rows.reshape(n, *osz, rows.shape[1]), True)
+
+
+def pointwise_forward_cl(xl, w, stride, osz):
+    """:func:`pointwise_forward` on channels-last memory: ``rows @ w.T``."""
+    o, c = w.shape[:2]
+    return _from_rows(_rows(_strided(xl, stride)) @ w.reshape(o, c).T, xl.shape[0], osz)
+
+
+def pointwise_data_grad_cl(gl, w, size, stride):
+    """T of :func:`pointwise_forward_cl`: a logical ``[N, C, *size]`` view of channels-last
+    memory."""
+    mod = get_array_module(gl)
+    n, o = gl.shape[:2]
+    c = w.shape[1]
+    dx = _from_rows(_rows(gl) @ w.reshape(o, c), n, gl.shape[2:])
+    if tuple(gl.shape[2:]) == tuple(size):
+        return dx
+    full = to_cf(mod.zeros((n, *size, c), dtype=dx.dtype), True)
+    full[(slice(None), slice(None)) + tuple(
+        slice(0, s * (m - 1) + 1, s) for s, m in zip(stride, gl.shape[2:]))] = dx
+    return full
+
+
+def pointwise_filter_grad_cl(xl, gl, ksize, stride):
+    """W of :func:`pointwise_forward_cl`: ``g_rows.T @ x_rows``, ``[O, C, *k]``."""
+    o, c = gl.shape[1], xl.shape[1]
+    return (_rows(gl).T @ _rows(_strided(xl, stride))).reshape(o, c, *ksize)
 
 
 def im2col_forward(xl, w, stride, pads, dil, groups, osz):

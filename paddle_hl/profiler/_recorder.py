@@ -155,7 +155,9 @@ class Recorder:
         t1 = perf()
         if on_gpu:  # the backward's kernels, timed on the device like the forward's
             self.kernels.append((len(self.ops), ev0, gpu.record_event(), gpu.current_device()))
-        self.ops.append((node.fn, t0, t1, _thread(), 1, None))
+        # a plan's adjoints note its label as its forward does
+        info = (None, None, None, _plans.take_label()) if node.fn in _plans.LABELLED else None
+        self.ops.append((node.fn, t0, t1, _thread(), 1, info))
         if self.profile_memory:
             self._track(tuple(r for r in res if r is not None), t1)
         return res

@@ -70,6 +70,21 @@ def test_profiler_event_carries_the_plan(numpy_kernels):
     assert "input_shapes" not in ev["conv"].args
 
 
+def test_backward_events_carry_the_plan(numpy_kernels):
+    x = _x(8, 16, 6, 6)
+    x.stop_gradient = False
+    w = _x(32, 16, 3, 3)
+    w.stop_gradient = False
+    with profiler.Profiler(on_trace_ready=lambda p: None) as p:
+        y = F.conv2d(x, w, padding=1)
+        z = F.max_pool2d(y, 2)
+        (z * z).sum().backward()
+    ev = {e.name: e for e in p.profiler_result.events if e.type == "Operator"}
+    assert ev["conv_grad"].args["plan"] == "conv2d nin 3x3 s1"
+    assert ev["max_pool_grad"].args["plan"] == "max_pool2d windows 2x2 s2"
+    assert "plan" not in ev["multiply_grad"].args
+
+
 def test_profiler_with_shapes_keeps_both(numpy_kernels):
     with profiler.Profiler(on_trace_ready=lambda p: None, record_shapes=True) as p:
         F.avg_pool2d(_x(2, 3, 8, 8), 2)

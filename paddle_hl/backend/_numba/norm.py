@@ -110,6 +110,125 @@ def bn_backward(g, x, w, mean, invstd, act, mask, dx, gw, gb, lo, hi):
         gb[c] = sg
 
 
+# the same two passes each way on channels-last memory: x as [M, C] rows (M = N * L, row
+# r = n * L + i, so each channel's terms come in the order of the kernels above), the loops
+# over a row's channels lo..hi innermost (they vectorise); the per-channel sums and
+# coefficients live in float64 arrays (acc), the coefficients as the kernels above round them
+@fast
+def bn_forward_rows(x, w, b, eps, act, top, out, mask, mean, var, invstd, ss_, acc, lo, hi):
+    # every array is sliced to the channels lo..hi first: loops indexed from 0 vectorise
+    m_ = x.shape[0]
+    k_ = hi - lo
+    s, q, sc, sh = acc[0, lo:hi], acc[1, lo:hi], acc[2, lo:hi], acc[3, lo:hi]
+    for c in range(k_):
+        s[c] = 0.0
+        q[c] = 0.0
+    for r in range(m_):
+        row = x[r, lo:hi]
+        for c in range(k_):
+            s[c] += row[c]
+    for c in range(k_):
+        s[c] = s[c] / m_
+    for r in range(m_):
+        row = x[r, lo:hi]
+        for c in range(k_):
+            d = row[c] - s[c]
+            q[c] += d * d
+    wc, bc = w[lo:hi], b[lo:hi]
+    scd, shd, zero = ss_[0, lo:hi], ss_[1, lo:hi], ss_[2, lo:hi]
+    mc, vc, ic = mean[lo:hi], var[lo:hi], invstd[lo:hi]
+    for c in range(k_):
+        mu = s[c]
+        va = q[c] / m_
+        inv = 1.0 / np.sqrt(va + eps)
+        sc[c] = inv * wc[c]
+        sh[c] = bc[c] - mu * sc[c]
+        scd[c] = sc[c]
+        shd[c] = sh[c]
+        mc[c] = mu
+        vc[c] = va
+        ic[c] = inv
+    if act == 0:
+        for r in range(m_):
+            row, o = x[r, lo:hi], out[r, lo:hi]
+            for c in range(k_):
+                o[c] = row[c] * sc[c] + sh[c]
+    elif act == 1:
+        for r in range(m_):
+            row, o, k = x[r, lo:hi], out[r, lo:hi], mask[r, lo:hi]
+            for c in range(k_):
+                y = row[c] * scd[c] + shd[c]
+                y = y if y > zero[c] else zero[c]
+                o[c] = y
+                k[c] = y > zero[c]
+    else:
+        for r in range(m_):
+            row, o, k = x[r, lo:hi], out[r, lo:hi], mask[r, lo:hi]
+            for c in range(k_):
+                y = row[c] * scd[c] + shd[c]
+                y = top if y > top else y
+                y = zero[c] if y < zero[c] else y
+                o[c] = y
+                k[c] = (y > zero[c]) & (y < top)
+
+@fast
+def bn_backward_rows(g, x, w, mean, invstd, act, mask, dx, gw, gb, acc, lo, hi):
+    m_ = x.shape[0]
+    k_ = hi - lo
+    sg, sgx, sc, a, sh = (acc[0, lo:hi], acc[1, lo:hi], acc[2, lo:hi], acc[3, lo:hi],
+                          acc[4, lo:hi])
+    mc = mean[lo:hi]
+    for c in range(k_):
+        sg[c] = 0.0
+        sgx[c] = 0.0
+    for r in range(m_):
+        gr, xr = g[r, lo:hi], x[r, lo:hi]
+        if act == 0:
+            for c in range(k_):
+                gv = gr[c]
+                sg[c] += gv
+                sgx[c] += gv * (xr[c] - mc[c])
+        else:
+            k = mask[r, lo:hi]
+            for c in range(k_):
+                gv = gr[c] * k[c]
+                sg[c] += gv
+                sgx[c] += gv * (xr[c] - mc[c])
+    wc, ic, gwc, gbc = w[lo:hi], invstd[lo:hi], gw[lo:hi], gb[lo:hi]
+    for c in range(k_):
+        inv = ic[c]
+        sc[c] = inv * wc[c]
+        kk = sc[c] / m_
+        a[c] = kk * inv * inv * sgx[c]
+        sh[c] = kk * sg[c] - a[c] * mc[c]
+        gwc[c] = inv * sgx[c]
+        gbc[c] = sg[c]
+    for r in range(m_):
+        gr, xr, d = g[r, lo:hi], x[r, lo:hi], dx[r, lo:hi]
+        if act == 0:
+            for c in range(k_):
+                d[c] = sc[c] * gr[c] - a[c] * xr[c] - sh[c]
+        else:
+            k = mask[r, lo:hi]
+            for c in range(k_):
+                d[c] = sc[c] * (gr[c] * k[c]) - a[c] * xr[c] - sh[c]
+
+
+def _rows(a):
+    """The ``[M, C]`` rows of an ``[N, C, L]`` array laid out channels last in memory (its
+    ``[N, L, C]`` transpose C-contiguous, itself not), else None."""
+    if a.flags.c_contiguous:
+        return None
+    t = a.transpose(0, 2, 1)
+    return t.reshape(-1, a.shape[1]) if t.flags.c_contiguous else None
+
+
+def _logical(rows, shape):
+    """The logical ``[N, C, L]`` view of ``[M, C]`` rows."""
+    n, c, l_ = shape
+    return rows.reshape(n, l_, c).transpose(0, 2, 1)
+
+
 
 def batch_norm_train(x, w, b, eps, act=None):
     """Batch statistics and normalised output of a contiguous ``[N, C, L]`` float array over
@@ -117,9 +236,14 @@ def batch_norm_train(x, w, b, eps, act=None):
     ``'relu'`` or ``'relu6'``, applied to the output in the same pass.
 
     Returns ``(out, mean, var, invstd, mask)``; mean, var and invstd have shape ``[C]``;
-    ``mask`` (None without ``act``) is the activation's 0/1 derivative, for the backward."""
+    ``mask`` (None without ``act``) is the activation's 0/1 derivative, for the backward.
+    An ``x`` laid out channels last in memory runs as its rows, and ``out`` and ``mask``
+    come back laid out as it is."""
     dt = x.dtype
     c = x.shape[1]
+    rows = _rows(x)
+    if rows is not None:
+        return _train_rows(rows, x.shape, w, b, eps, act)
     x = np.ascontiguousarray(x, dtype=dt)
     w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
     b = np.zeros(c, dt) if b is None else np.ascontiguousarray(b.reshape(-1), dtype=dt)
@@ -143,6 +267,9 @@ def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
     activation, ``mask`` is the one it returned (its derivative is applied first)."""
     dt = x.dtype
     c = x.shape[1]
+    rows = _rows(x)
+    if rows is not None:
+        return _grad_rows(g, rows, x.shape, w, mean, invstd, mask)
     g = np.ascontiguousarray(g, dtype=dt)
     x = np.ascontiguousarray(x, dtype=dt)
     w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
@@ -156,3 +283,49 @@ def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
 
     _threads.split(part, c, 3 * x.nbytes)
     return dx, gw, gb
+
+
+def _train_rows(x, shape, w, b, eps, act):
+    """:func:`batch_norm_train` of the ``[M, C]`` rows ``x`` of a channels-last ``[N, C, L]``
+    array of ``shape``."""
+    dt = x.dtype
+    c = x.shape[1]
+    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
+    b = np.zeros(c, dt) if b is None else np.ascontiguousarray(b.reshape(-1), dtype=dt)
+    out = np.empty_like(x)
+    code = ACTS[act]
+    mask = np.empty(x.shape if code else (1, 1), np.bool_)
+    mean, var, invstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
+    e = dt.type(eps)
+    top = dt.type(np.inf if act == "relu" else 6)
+    ss = np.zeros((3, c), dt)
+    acc = np.empty((4, c))
+
+    def part(lo, hi):
+        bn_forward_rows(x, w, b, e, code, top, out, mask, mean, var, invstd, ss, acc, lo, hi)
+
+    _threads.split(part, c, 2 * x.nbytes)
+    return (_logical(out, shape), mean, var, invstd,
+            _logical(mask, shape) if code else None)
+
+
+def _grad_rows(g, x, shape, w, mean, invstd, mask):
+    """:func:`batch_norm_train_grad` of the rows ``x`` (see :func:`_train_rows`); ``dx``
+    comes back laid out as x."""
+    dt = x.dtype
+    c = x.shape[1]
+    g = np.ascontiguousarray(g.transpose(0, 2, 1), dtype=dt).reshape(x.shape)
+    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
+    dx = np.empty_like(x)
+    gw, gb = np.empty(c, dt), np.empty(c, dt)
+    code = 0 if mask is None else 1
+    m = np.empty((1, 1), np.bool_) if mask is None else _rows(mask)
+    if m is None:  # a mask not laid out as x
+        m = np.ascontiguousarray(mask.transpose(0, 2, 1)).reshape(x.shape)
+    acc = np.empty((5, c))
+
+    def part(lo, hi):
+        bn_backward_rows(g, x, w, mean, invstd, code, m, dx, gw, gb, acc, lo, hi)
+
+    _threads.split(part, c, 3 * x.nbytes)
+    return _logical(dx, shape), gw, gb

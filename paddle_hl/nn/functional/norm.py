@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from ... import backend
-from ...backend import tuning
+from ...backend import tuning, windows
 from ...backend.arrays import up as _up
 from ...framework.engine import GRAD
 from ...framework.op import apply, op
@@ -92,6 +92,8 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
     """
     if raxes == (0, 2) and xv.dtype in _NATIVE and backend.compiled_kernels(xv):
         return _bn_jit(xv, w, b, eps, dt, shape)
+    if raxes == (0, 2) and xv.ndim == 3 and windows.in_cl_memory(xv):
+        return _bn_rows(xv, w, b, eps, dt, shape, xp)
     m = 1
     for k in raxes:
         m *= view[k]
@@ -160,6 +162,26 @@ def _bn_k(xv, w, b, view, raxes, pshape, eps, dt, shape, xp):
         return _cast(dx.reshape(shape), dt), gw, gb
 
     return (_cast(out.reshape(shape), dt), mean.squeeze(raxes), var.squeeze(raxes)), backward
+
+
+def _bn_rows(xv, w, b, eps, dt, shape, xp):
+    """:func:`_bn_k` of an ``[N, C, L]`` view laid out channels last in memory, as the
+    ``[N*L, C]`` rows it is (no transposing copy); the output and the input gradient come back
+    laid out as x."""
+    n, c, l_ = xv.shape
+    rows = xv.transpose(0, 2, 1).reshape(n * l_, c)
+    (out, mean, var), bw = _bn_k(rows, w, b, (n * l_, c), (0,), (1, c), eps, dt,
+                                 (n, l_, c), xp)
+
+    def logical(a):
+        return a.transpose(0, 2, 1).reshape(shape)
+
+    def backward(g, _gm=None, _gv=None):
+        gr = backend.ascontiguous(g.reshape(n, c, l_).transpose(0, 2, 1))
+        dx, gw, gb = bw(gr)
+        return logical(dx), gw, gb
+
+    return (logical(out), mean, var), backward
 
 
 def _bn_jit(xv, w, b, eps, dt, shape, act=None):
