@@ -28,10 +28,13 @@ def _second(fn, x, r1):
     lambda x: F.max_pool2d(x, 3, 2, 1),
     lambda x: F.avg_pool2d(x, 2, 1, exclusive=False),
     lambda x: F.adaptive_avg_pool2d(x, [2, 3]),
+    lambda x: F.adaptive_avg_pool2d(x, [2, 5]),  # windows that tile the input: a mean
+    lambda x: F.adaptive_avg_pool2d(x, 1),
     lambda x: F.adaptive_max_pool2d(x, [2, 3]),
     lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_mask=True), 2, output_size=[4, 5]),
     lambda x: F.fold(F.unfold(x, 2, strides=1, paddings=1), [4, 5], 2, strides=1, paddings=1),
-], ids=["max2d", "avg2d", "aavg2d", "amax2d", "unpool2d", "unfold_fold"])
+], ids=["max2d", "avg2d", "aavg2d", "aavg2d_tiled", "aavg2d_global", "amax2d", "unpool2d",
+        "unfold_fold"])
 def test_third_derivative_finite_difference(fn):
     x = RNG.permutation(40).reshape(1, 2, 4, 5).astype(np.float64) * 0.1 - 2.0
     r1, r2 = RNG.standard_normal(x.shape), RNG.standard_normal(x.shape)

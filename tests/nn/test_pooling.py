@@ -111,6 +111,18 @@ def test_adaptive_pool2d_parity(pd, size):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("size", [[3, 4], [2, 2], [6, 8], 1], ids=str)
+def test_adaptive_avg_pool_tiling_windows_parity(pd, size):
+    # outputs that divide the input: the windows tile it, taken as a mean and its broadcast
+    check_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, size), [_r(2, 3, 6, 8)],
+                 pd)
+    check_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, size, "NHWC"),
+                 [_r(2, 6, 8, 3)], pd)
+    check_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, [2, 1, 3]),
+                 [_r(2, 3, 4, 5, 6)], pd)
+
+
+@pytest.mark.parity
 def test_adaptive_pool1d_3d_parity(pd):
     check_parity(lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, 4, True), [_r(2, 3, 9)],
                  pd)

@@ -394,10 +394,39 @@ def _avg_matrix(n, o):
     return inside / (end - start)[:, None]
 
 
+def _even_windows(size, osz):
+    """The window sizes of an adaptive pool whose output divides its input in every spatial
+    dim (the windows then tile the input exactly), else None."""
+    if all(o > 0 and n % o == 0 for n, o in zip(size, osz)):
+        return tuple(n // o for n, o in zip(size, osz))
+    return None
+
+
+def _tiled(shape, osz, k):
+    """``[N, C, o1, k1, o2, k2, ...]``: the view of ``[N, C, *S]`` whose odd axes from 3 on
+    run inside the windows."""
+    return (*shape[:2], *[v for pair in zip(osz, k) for v in pair])
+
+
 def _apply_mats(xl, mats, transpose):
     """Contract every spatial dim d of ``xl`` ([N, C, *S]) with ``mats[d]`` (``[o_d, S_d]``,
-    or its transpose)."""
+    or its transpose).
+
+    Windows that tile the input (a global average pool, any output that divides the input)
+    take a mean over the window axes instead (and its adjoint a broadcast): the products with
+    the averaging matrices would be one tiny GEMM per sample and channel."""
     mod = get_array_module(xl)
+    osz = tuple(m.shape[0] for m in mats)
+    size = tuple(m.shape[1] for m in mats)
+    k = _even_windows(size, osz)
+    if k is not None:
+        nd = len(mats)
+        inner = tuple(3 + 2 * d for d in range(nd))
+        if not transpose:
+            return xl.reshape(_tiled(xl.shape, osz, k)).mean(axis=inner)
+        scale = xl.dtype.type(1.0 / math.prod(k))
+        g = mod.expand_dims(xl * scale, inner)
+        return mod.broadcast_to(g, _tiled(xl.shape, osz, k)).reshape(*xl.shape[:2], *size)
     y = xl
     for d, m in enumerate(mats):
         m = mod.asarray(m.T if transpose else m, dtype=xl.dtype)
