@@ -547,26 +547,7 @@ def run(program, inputs, params, free_dim=None):
     vals = {}
     consts = [const_array(c, free_dim, xp) for c in program["consts"]]
 
-    def get(ref):
-        kind = ref[0]
-        if kind == "v":
-            return vals[ref[1]]
-        if kind == "in":
-            return inputs[ref[1]]
-        if kind == "p":
-            return params[ref[1]]
-        if kind == "c":
-            return consts[ref[1]]
-        if kind == "lit":
-            return _bind_sym(ref[1], free_dim)
-        if kind == "seq":
-            return (tuple if ref[1] == "tuple" else list)(get(r) for r in ref[2])
-        if kind == "reshape":
-            return get(ref[1]).reshape(_bind_sym(ref[2], free_dim))
-        if kind == "view":
-            return strided(get(ref[1]), *(_bind_sym(r, free_dim) for r in ref[2:]))
-        raise TraceError(f"unknown value reference {ref!r}")
-
+    get = resolver(vals, inputs, params, consts, free_dim)
     for op in program["ops"]:
         fn = _resolve(op["fn"])
         args = [get(r) for r in op["ins"]]
@@ -587,6 +568,53 @@ def strided(base, offset, shape, strides):
     flat = base.reshape(-1)[offset:]
     item = flat.itemsize
     return for_array(flat).as_strided(flat, shape, [s * item for s in strides])
+
+
+def _reshape(x, shape):
+    return x.reshape(shape)
+
+
+def resolver(vals, inputs, params, consts, free_dim, *, seq_item=None, reshape=_reshape,
+             view=strided, error=TraceError):
+    """The function ``get(ref)`` that turns a value reference of a program into its value.
+
+    A reference is ``("v", key)`` (an op's output, looked up in ``vals``, which the caller
+    fills as ops run), ``("in", i)``, ``("p", name)``, ``("c", i)``, ``("lit", value)`` (its
+    Sym integers bound to ``free_dim``), ``("seq", "tuple"|"list", refs)``, ``("reshape", ref,
+    shape)`` or ``("view", ref, offset, shape, strides)``. The defaults work on backend
+    arrays; a caller replaying on other values (Tensors) passes the operations that differ.
+
+    Args:
+        vals (dict), inputs (list), params (dict), consts (list): where the references point.
+        free_dim (tuple): the sizes of the free-dim symbols.
+        seq_item (callable, optional): applied to each item of a ``"seq"`` (default: none).
+        reshape (callable): ``reshape(x, shape)``.
+        view (callable): ``view(x, offset, shape, strides)``.
+        error (callable): makes the exception for an unknown kind from its message.
+    """
+    def get(ref):
+        kind = ref[0]
+        if kind == "v":
+            return vals[ref[1]]
+        if kind == "in":
+            return inputs[ref[1]]
+        if kind == "p":
+            return params[ref[1]]
+        if kind == "c":
+            return consts[ref[1]]
+        if kind == "lit":
+            return _bind_sym(ref[1], free_dim)
+        if kind == "seq":
+            items = (get(r) for r in ref[2]) if seq_item is None else (
+                seq_item(get(r)) for r in ref[2])
+            return (tuple if ref[1] == "tuple" else list)(items)
+        if kind == "reshape":
+            return reshape(get(ref[1]), _bind_sym(ref[2], free_dim))
+        if kind == "view":
+            return view(get(ref[1]), *(_bind_sym(r, free_dim) for r in ref[2:]))
+        raise error(f"unknown value reference {ref!r}")
+
+    return get
 
 
 # ----------------------------------------------------------------------------- files

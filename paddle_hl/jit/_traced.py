@@ -196,27 +196,12 @@ def _replay(program, xs, params, d):
     xp = backend.get_array_module(xs[0]._data) if xs else np
     consts = [_wrap(xp.array(_program.const_array(c, d, xp))) for c in program["consts"]]
 
-    def get(ref):
-        kind = ref[0]
-        if kind == "v":
-            return vals[ref[1]]
-        if kind == "in":
-            return xs[ref[1]]
-        if kind == "p":
-            return params[ref[1]]
-        if kind == "c":
-            return consts[ref[1]]
-        if kind == "lit":
-            return _program._bind_sym(ref[1], d)
-        if kind == "seq":
-            return (tuple if ref[1] == "tuple" else list)(get(r)._data for r in ref[2])
-        if kind == "reshape":
-            return reshape(get(ref[1]), list(_program._bind_sym(ref[2], d)))
-        if kind == "view":
-            off, shape, strides = (_program._bind_sym(r, d) for r in ref[2:])
-            return as_strided(reshape(get(ref[1]), [-1]), list(shape), list(strides), off)
-        raise ValueError(f"TranslatedLayer: unknown value reference {ref!r}")
-
+    get = _program.resolver(
+        vals, xs, params, consts, d, seq_item=lambda t: t._data,
+        reshape=lambda t, shape: reshape(t, list(shape)),
+        view=lambda t, off, shape, strides: as_strided(reshape(t, [-1]), list(shape),
+                                                        list(strides), off),
+        error=lambda msg: ValueError(f"TranslatedLayer: {msg}"))
     for op in program["ops"]:
         fn = _program._resolve(op["fn"])
         args = [get(r) for r in op["ins"]]

@@ -607,17 +607,8 @@ def _record_meta(program, specs, params, d):
     xs = [_to_host(x._data) for x in _example(specs, d, rng)]  # the replay runs on the host
     meta = {}
     vals = {}
-
-    def get(ref):
-        kind = ref[0]
-        if kind == "v":
-            return vals[ref[1]]
-        if kind == "in":
-            return xs[ref[1]]
-        if kind == "p":
-            return params[ref[1]]
-        return _program.run({"ops": [], "consts": program["consts"], "outs": [ref],
-                             "single": True}, xs, params, d)[0]
+    consts = [_program.const_array(c, d) for c in program["consts"]]
+    get = _program.resolver(vals, xs, params, consts, d)
 
     for op in program["ops"]:
         args = []

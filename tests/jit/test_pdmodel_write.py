@@ -37,6 +37,22 @@ def _real_outputs(pd, prefix, inputs):
     return loaded, infer
 
 
+def _assert_matches_paddle(pd, net, prefix, inputs, where="", inference=True):
+    """``net``'s outputs on ``inputs`` against real Paddle's jit.load and Paddle Inference
+    running the program saved at ``prefix``, output by output (``inference=False`` skips the
+    Paddle Inference comparison); returns ``net``'s outputs."""
+    with paddle.no_grad():
+        out = net(*[paddle.to_tensor(a) for a in inputs])
+    want = [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+    loaded, infer = _real_outputs(pd, prefix, inputs)
+    assert len(loaded) == len(infer) == len(want)
+    for i, w in enumerate(want):
+        zoo.assert_close(loaded[i], w, f"jit.load output {i}{where}")
+        if inference:
+            zoo.assert_close(infer[i], w, f"inference output {i}{where}")
+    return want
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_real_paddle_runs_paddle_hl_exports(pd, tmp_path, name):
     paddle.seed(0)
@@ -48,14 +64,7 @@ def test_real_paddle_runs_paddle_hl_exports(pd, tmp_path, name):
     _export.save(net, str(tmp_path / "m"), [InputSpec([None, ch, size, size], "float32",
                                                       "image")])
     x = np.random.default_rng(1).standard_normal([3, ch, size, size]).astype(np.float32)
-    with paddle.no_grad():
-        out = net(paddle.to_tensor(x))
-    want = [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    assert len(loaded) == len(infer) == len(want)
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    want = _assert_matches_paddle(pd, net, tmp_path / "m", [x])
     # the parameters file is Paddle's layout, and paddle_hl reads its own program back
     back = paddle.jit.load(str(tmp_path / "m"))
     zoo.assert_close(back(paddle.to_tensor(x[:1])).numpy() if len(want) == 1 else
@@ -128,11 +137,7 @@ def test_transformer_encoder_with_mask_two_inputs(pd, tmp_path):
     x = np.random.default_rng(1).standard_normal([2, 6, 32]).astype(np.float32)
     mask = np.zeros([2, 4, 6, 6], np.float32)
     mask[..., -1] = -1e9
-    with paddle.no_grad():
-        want = net(paddle.to_tensor(x), paddle.to_tensor(mask)).numpy()
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x, mask])
-    zoo.assert_close(loaded[0], want, "jit.load")
-    zoo.assert_close(infer[0], want, "inference")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x, mask])
     ops = {o["type"] for o in _proto.decode((tmp_path / "m.pdmodel").read_bytes())["blocks"][0][
         "ops"]}
     assert {"layer_norm", "softmax", "gelu", "matmul_v2", "transpose2"} <= ops
@@ -179,12 +184,7 @@ def test_rnn_programs(pd, tmp_path, make):
     net, spec, inputs = make(paddle.nn)
     net.eval()
     _export.save(net, str(tmp_path / "m"), spec)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(*[paddle.to_tensor(a) for a in inputs])]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", inputs)
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    _assert_matches_paddle(pd, net, tmp_path / "m", inputs)
     # another batch size: the states follow it
     more = [np.concatenate([a, a[:1]]) for a in inputs]
     with paddle.no_grad():
@@ -215,12 +215,7 @@ def test_transposed_and_depthwise_convolutions_and_padding(pd, tmp_path):
     net.eval()
     _export.save(net, str(tmp_path / "m"), [InputSpec([None, 4, 5, 5], "float32", "x")])
     x = np.random.default_rng(1).standard_normal([2, 4, 5, 5]).astype(np.float32)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(paddle.to_tensor(x))]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x])
 
 
 # every zoo model not in MODELS: one per family fast, the others slow
@@ -256,11 +251,7 @@ def test_every_zoo_model_exports_through_jit_save(pd, tmp_path, name):
         paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, 3, size, size], "float32",
                                                              "image")])
     x = np.random.default_rng(1).standard_normal([2, 3, size, size]).astype(np.float32)
-    with paddle.no_grad():
-        want = net(paddle.to_tensor(x)).numpy()
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    zoo.assert_close(loaded[0], want, "jit.load")
-    zoo.assert_close(infer[0], want, "inference")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x])
 
 
 _INTERP = [dict(mode="bilinear", align_corners=False, align_mode=0),
@@ -295,15 +286,9 @@ def test_interpolation_modes_and_alignments(pd, tmp_path, kw):
     ops = {o.type for o in paddle.jit.load(str(tmp_path / "m")).program().ops}
     assert f"{'bilinear' if kw['mode'] == 'bilinear' else kw['mode']}_interp_v2" in ops
     x = np.random.default_rng(0).standard_normal([3, 2, 5, 6]).astype(np.float32)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(paddle.to_tensor(x))]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        # Paddle Inference 2.6.2 on the CPU resizes 'nearest' differently from Paddle itself,
-        # on a program Paddle wrote as well (same attributes as this one): no oracle there
-        if kw["mode"] != "nearest":
-            zoo.assert_close(infer[i], w, f"inference output {i}")
+    # Paddle Inference 2.6.2 on the CPU resizes 'nearest' differently from Paddle itself, on a
+    # program Paddle wrote as well (same attributes as this one): no oracle there
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x], inference=kw["mode"] != "nearest")
 
 
 def test_strided_views_and_small_constants(pd, tmp_path):
@@ -330,12 +315,7 @@ def test_strided_views_and_small_constants(pd, tmp_path):
         warnings.simplefilter("error")
         paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, 2, 5, 6], "float32", "x")])
     x = np.random.default_rng(0).standard_normal([3, 2, 5, 6]).astype(np.float32)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(paddle.to_tensor(x))]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x])
 
 
 @pytest.mark.parametrize("fmt", ["NCHW", "NHWC"])
@@ -366,12 +346,7 @@ def test_group_and_instance_norm(pd, tmp_path, fmt):
     ops = {o.type for o in paddle.jit.load(str(tmp_path / "m")).program().ops}
     assert {"group_norm", "instance_norm"} <= ops
     x = rng.standard_normal([3, 2, 5, 6]).astype(np.float32)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(paddle.to_tensor(x))]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x])
 
 
 def test_position_ids_over_a_free_sequence_length(pd, tmp_path):
@@ -398,11 +373,7 @@ def test_position_ids_over_a_free_sequence_length(pd, tmp_path):
         paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, None], "int64", "ids")])
     for shape in ((2, 5), (3, 9)):
         ids = np.random.default_rng(0).integers(0, 20, shape).astype(np.int64)
-        with paddle.no_grad():
-            want = net(paddle.to_tensor(ids)).numpy()
-        loaded, infer = _real_outputs(pd, tmp_path / "m", [ids])
-        zoo.assert_close(loaded[0], want, f"jit.load {shape}")
-        zoo.assert_close(infer[0], want, f"inference {shape}")
+        _assert_matches_paddle(pd, net, tmp_path / "m", [ids], f" at {shape}")
 
 
 def test_encoder_with_batch_and_sequence_free(pd, tmp_path):
@@ -421,11 +392,7 @@ def test_encoder_with_batch_and_sequence_free(pd, tmp_path):
     rng = np.random.default_rng(4)
     for shape in ((1, 3), (2, 6), (4, 9)):
         ids = rng.integers(0, 50, shape).astype(np.int64)
-        with paddle.no_grad():
-            want = net(paddle.to_tensor(ids)).numpy()
-        loaded, infer = _real_outputs(pd, tmp_path / "enc", [ids])
-        zoo.assert_close(loaded[0], want, f"jit.load {shape}")
-        zoo.assert_close(infer[0], want, f"inference {shape}")
+        _assert_matches_paddle(pd, net, tmp_path / "enc", [ids], f" at {shape}")
 
 
 def test_elementwise_math_comparisons_and_reductions(pd, tmp_path):
@@ -458,9 +425,4 @@ def test_elementwise_math_comparisons_and_reductions(pd, tmp_path):
         warnings.simplefilter("error")
         paddle.jit.save(net, str(tmp_path / "m"), [InputSpec([None, 4], "float32", "x")])
     x = np.random.default_rng(0).standard_normal([3, 4]).astype(np.float32)
-    with paddle.no_grad():
-        want = [o.numpy() for o in net(paddle.to_tensor(x))]
-    loaded, infer = _real_outputs(pd, tmp_path / "m", [x])
-    for i, w in enumerate(want):
-        zoo.assert_close(loaded[i], w, f"jit.load output {i}")
-        zoo.assert_close(infer[i], w, f"inference output {i}")
+    _assert_matches_paddle(pd, net, tmp_path / "m", [x])
