@@ -1033,24 +1033,7 @@ def _replay_shapes(program, named, specs):
     params = {name: backend.to_numpy(v._data) for name, v in named}
     consts = [P.const_array(c, d, np) for c in program["consts"]]
     vals = {}
-
-    def get(r):
-        kind = r[0]
-        if kind == "v":
-            return vals[r[1]]
-        if kind == "in":
-            return xs[r[1]]
-        if kind == "p":
-            return params[r[1]]
-        if kind == "c":
-            return consts[r[1]]
-        if kind == "lit":
-            return P._bind_sym(r[1], d)
-        if kind == "seq":
-            return (tuple if r[1] == "tuple" else list)(get(x) for x in r[2])
-        if kind == "reshape":
-            return get(r[1]).reshape(P._bind_sym(r[2], d))
-        return P.strided(get(r[1]), *(P._bind_sym(x, d) for x in r[2:]))
+    get = P.resolver(vals, xs, params, consts, d)
 
     for op in program["ops"]:
         attrs = P._bind_sym(op["attrs"], d) if d else op["attrs"]
