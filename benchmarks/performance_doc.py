@@ -59,7 +59,10 @@ SETTINGS = """## Settings that change speed
   direct thin kernels, Winograd for inference 3x3 layers, depthwise forms) is chosen once per
   layer geometry from the thresholds of `paddle_hl/backend/tuning.py`, each with the
   measurement behind it; `paddle.nn.utils.explain(model, x)` lists the choice per layer and the
-  profiler's timeline shows it on each convolution.
+  profiler's timeline shows it on each convolution and its gradient. A channel-first network
+  keeps channels last in memory from its first depthwise layer that runs channels last on
+  (`keeps-cl` in the label): its 1x1 layers then run as one GEMM on `[N*L, C]` rows and batch
+  norm on the same rows, with no transposing copy between layers.
 - `PADDLE_HL_FUSE_CONV_BN=0` turns off the fusion chains the zoo's blocks declare: a batch norm
   folded into the convolution before it at inference (eval mode without gradients; refolded
   when weights or statistics change), and a batch norm with its ReLU or ReLU6 in one op in
@@ -67,7 +70,35 @@ SETTINGS = """## Settings that change speed
 """
 
 
-def render(runs, command) -> str:
+def _load(env):
+    return ", ".join(f"{v:.2f}" for v in env["load_avg"])
+
+
+def _sections(runs, before_is, _blocks, suffix=""):
+    lines = []
+    for run in runs:
+        name = run["benchmark"]
+        args = run["args"]
+        before = ""
+        if args.get("before"):
+            before = (" Rows `@before` time an earlier checkout of paddle_hl in the same run "
+                      f"(`--before DIR`: {before_is}), with and without numba.")
+        lines += ["", f"## {TITLES.get(name, name)}{suffix}", "",
+                  f"{args['blocks']} blocks of {args['block_s']} s per library, "
+                  f"{args['pause']} s pauses.{before}", ""]
+        if suffix:
+            lines[-1:-1] = [f"Load average at its start: {_load(run['environment'])}.", ""]
+        lines += _blocks.table(run["results"], unit=UNITS.get(name, "ms"))
+        if run.get("roofline"):
+            lines += ["", "Roofline (the step's GEMMs at NumPy's SGEMM speed on this machine):", ""]
+            lines += [f"- {text}" for text in run["roofline"]]
+    return lines
+
+
+def render(runs, command, before_is="an earlier version of the code", loaded=(),
+           load_cmd=None) -> str:
+    """The document from the benchmarks' JSON ``runs``; ``loaded``: runs of the same benchmarks
+    measured while ``load_cmd`` kept the CPUs busy, rendered after them."""
     sys.path.insert(0, str(BENCH))
     import _blocks
 
@@ -86,23 +117,15 @@ def render(runs, command) -> str:
              f"NumPy {env['numpy']}, PyTorch {env.get('torch', '-')}, Paddle "
              f"{env.get('paddle', '-')}, numba {env.get('numba', '-')}; OPENBLAS_CORETYPE "
              f"{env['OPENBLAS_CORETYPE']}, OPENBLAS_L2_SIZE {env['OPENBLAS_L2_SIZE']}; load "
-             "average at the start " + ", ".join(f"{v:.2f}" for v in env["load_avg"]) + "."]
+             f"average at the start {_load(env)}."]
     lines += ["", SETTINGS.rstrip()]
-    for run in runs:
-        name = run["benchmark"]
-        args = run["args"]
-        before = ""
-        if args.get("before"):
-            before = (" Rows `@before` time an earlier checkout of paddle_hl in the same run "
-                      "(`--before DIR`: the code before the floor plan of the performance "
-                      "layer), with and without numba.")
-        lines += ["", f"## {TITLES.get(name, name)}", "",
-                  f"{args['blocks']} blocks of {args['block_s']} s per library, "
-                  f"{args['pause']} s pauses.{before}", ""]
-        lines += _blocks.table(run["results"], unit=UNITS.get(name, "ms"))
-        if run.get("roofline"):
-            lines += ["", "Roofline (the step's GEMMs at NumPy's SGEMM speed on this machine):", ""]
-            lines += [f"- {text}" for text in run["roofline"]]
+    lines += _sections(runs, before_is, _blocks)
+    if loaded:
+        lines += ["", "# Under load", "",
+                  "The same benchmarks while other processes kept the CPUs busy"
+                  + (f" (`{load_cmd}`)" if load_cmd else "") + ": the step times grow and "
+                  "spread, the per-block ratios and the self-check row should not."]
+        lines += _sections(loaded, before_is, _blocks, suffix=", under load")
     return "\n".join(lines) + "\n"
 
 
@@ -112,6 +135,11 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(BENCH.parent / "docs" / "performance.md"))
     ap.add_argument("--from", dest="inputs", nargs="+", help="render these JSON files")
+    ap.add_argument("--loaded", nargs="+", default=(),
+                    help="also render these JSON files, measured under load")
+    ap.add_argument("--load-cmd", help="the command that made the load (said in the document)")
+    ap.add_argument("--before-is", default="an earlier version of the code",
+                    help="what the @before rows' checkout is (said in the document)")
     args = ap.parse_args(argv)
     command = "python benchmarks/performance_doc.py" + (" --quick" if args.quick else "")
     if args.inputs:
@@ -124,7 +152,8 @@ def main(argv=None):
                 cmd = [sys.executable, str(BENCH / f"{script}.py"), "--json", path]
                 subprocess.run(cmd + (["--quick"] if args.quick else []), check=True)
                 runs.append(json.load(open(path)))
-    text = render(runs, command)
+    loaded = [json.load(open(p)) for p in args.loaded]
+    text = render(runs, command, args.before_is, loaded, args.load_cmd)
     tmp_out = f"{args.out}.tmp"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(tmp_out, "w") as f:
