@@ -213,13 +213,37 @@ while time.time() < end:
 """
 
 
-def _gone(pid):
-    """True once ``pid`` has ended (a zombie waiting for its parent counts as ended)."""
+# when each rank this file learned of started (clock ticks since boot): the kernel reuses pids
+# (pid_max may be 32768, and the suite starts many processes), so a pid that names another
+# process now is one whose rank has ended, and must not be killed by the clean-up
+_STARTS = {}
+
+
+def _stat(pid):
+    """``(state, start time)`` of process ``pid``, or None when there is none."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
+        return None
+    return fields[0], fields[19]
+
+
+def _note(pid):
+    """Remember when rank ``pid`` started (see _STARTS); returns pid."""
+    st = _stat(pid)
+    if st is not None:
+        _STARTS.setdefault(pid, st[1])
+    return pid
+
+
+def _gone(pid):
+    """True once ``pid`` has ended (a zombie waiting for its parent counts as ended, and so
+    does a pid the kernel has given to another process since)."""
+    st = _stat(pid)
+    if st is None or st[0] == "Z":
         return True
+    return pid in _STARTS and st[1] != _STARTS[pid]
 
 
 def _start_loop(tmp_path):
@@ -235,7 +259,7 @@ def _start_loop(tmp_path):
             break
         if line.startswith("PID "):
             _, rank, pid = line.split()
-            pids[int(rank)] = int(pid)
+            pids[int(rank)] = _note(int(pid))
     if len(pids) < 2:
         proc.kill()
         pytest.fail(f"the job did not start: {proc.communicate(timeout=10)}")
@@ -276,7 +300,7 @@ def test_sigkilled_launcher_takes_ranks_mpiexec_folder_and_shm_along(tmp_path):
     try:
         run_dir, shm = _job_files(pids[0], named=False)
         assert os.path.isdir(run_dir) and any("mpich_shm_" in p for p in shm), (run_dir, shm)
-        mpiexec = _children(proc.pid)
+        mpiexec = [_note(p) for p in _children(proc.pid)]
         assert mpiexec
         proc.kill()  # SIGKILL: no handler, no clean-up of its own
         proc.wait(timeout=10)
@@ -525,7 +549,7 @@ def test_sigkilled_spawn_caller_takes_its_ranks_and_files_along(tmp_path):
             break
         if line.startswith("PID "):
             _, rank, pid = line.split()
-            pids[int(rank)] = int(pid)
+            pids[int(rank)] = _note(int(pid))
     try:
         assert len(pids) == 2, caller.communicate(timeout=10) if caller.poll() is not None else ""
         run_dir, shm = _job_files(pids[0])
