@@ -201,3 +201,14 @@ def test_mobilenet_v2_block_parity(pd):
         return f.conv2d(y, wp)
 
     check_parity(fn, [x, wd, wp], pd, rtol=1e-6, atol=1e-6)
+
+
+def test_row_sums_of_products_add_in_the_plain_order():
+    from paddle_hl.nn.functional import norm
+
+    a, b = _r(300, 24), _r(300, 24)
+    fast = norm._rdot(a, b, (0,), np)
+    np.testing.assert_array_equal(fast, (a * b).sum(axis=0, keepdims=True))
+    # a channel range of the rows (the thread pool's split) too
+    np.testing.assert_array_equal(norm._rdot(a[:, 5:17], b[:, 5:17], (0,), np),
+                                  (a[:, 5:17] * b[:, 5:17]).sum(axis=0, keepdims=True))
