@@ -52,3 +52,17 @@ def test_master_forms():
     assert _nodes._split_master("h1:7000", []) == ("h1", 7000)
     assert _nodes._split_master("etcd://10.0.0.1:2379", []) == ("10.0.0.1", 2379)
     assert _nodes._split_master(None, ["h1", "h2"]) == ("h1", _nodes.DEFAULT_PORT)
+
+
+def test_mpiexec_sigpipe_after_every_rank_ended_cleanly_is_not_a_failure():
+    import signal
+
+    from paddle_hl.distributed.launch._job import teardown_only
+
+    clean = {0: "0", 1: "0", 2: "0", 3: "0"}
+    assert teardown_only(-signal.SIGPIPE, clean, 4)
+    # a rank that failed, one that never reported, or another signal: the job failed
+    assert not teardown_only(-signal.SIGPIPE, {**clean, 2: "1"}, 4)
+    assert not teardown_only(-signal.SIGPIPE, {0: "0", 1: "0", 2: "0"}, 4)
+    assert not teardown_only(-signal.SIGKILL, clean, 4)
+    assert not teardown_only(1, clean, 4)

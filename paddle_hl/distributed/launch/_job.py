@@ -324,6 +324,10 @@ def run(nprocs: int, worker_args: list, env: dict, run_dir: str, hosts=None,
             return 0
         raise JobError(_describe(code, "".join(report), nprocs, None, [], {}))
     hosts_of = dict(monitor.hosts) if hosts else None
+    with monitor.lock:
+        ended = dict(monitor.ended)
+    if teardown_only(code, ended, nprocs) and not monitor.ended_badly():
+        code = 0
     if code == 0 and not monitor.ended_badly():
         return 0
     _sweep_after(monitor, started)
@@ -455,6 +459,15 @@ def _on(hosts, ranks):
     """`` on host h2``: where ranks ran, when the job spans machines."""
     names = sorted({hosts[r] for r in ranks if r in hosts}) if hosts else []
     return f" on host {', '.join(names)}" if names else ""
+
+
+def teardown_only(code, ended, nprocs):
+    """Whether mpiexec's exit ``code`` is a fault of its own teardown after a job that
+    succeeded: every one of the ``nprocs`` ranks reported a clean exit (``ended``: rank ->
+    status) and mpiexec then died of SIGPIPE, which happens across machines when it writes to
+    a proxy that has already ended."""
+    return (code == -signal.SIGPIPE and len(ended) == nprocs
+            and all(s == "0" for s in ended.values()))
 
 
 def _describe(code, text, nprocs, failure, lost, stuck, ended=None, hosts=None):
