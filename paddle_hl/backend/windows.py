@@ -832,21 +832,22 @@ def pointwise_filter_grad(xl, gl, ksize, stride):
 # no copy (a batched GEMM per sample would first copy x to channel-first, and the result
 # back). The results are logical views of channels-last arrays; a strided layer copies the
 # pixels it reads once.
-def _rows(al):
+def rows(al):
     """``[N*L, C]``: the rows of logical ``[N, C, *S]`` ``al`` channels last (a view when its
     memory is channels last, else one copy)."""
     return ascontiguous(al.transpose(0, *range(2, al.ndim), 1)).reshape(-1, al.shape[1])
 
 
-def _from_rows(rows, n, osz):
-    """The logical ``[N, O, *osz]`` view of ``[N*L, O]`` rows."""
-    return to_cf(rows.reshape(n, *osz, rows.shape[1]), True)
+def from_rows(r, n, osz):
+    """The logical ``[N, O, *osz]`` view of ``[N*L, O]`` rows ``r`` (the inverse of
+    :func:`rows`)."""
+    return to_cf(r.reshape(n, *osz, r.shape[1]), True)
 
 
 def pointwise_forward_cl(xl, w, stride, osz):
     """:func:`pointwise_forward` on channels-last memory: ``rows @ w.T``."""
     o, c = w.shape[:2]
-    return _from_rows(_rows(_strided(xl, stride)) @ w.reshape(o, c).T, xl.shape[0], osz)
+    return from_rows(rows(_strided(xl, stride)) @ w.reshape(o, c).T, xl.shape[0], osz)
 
 
 def pointwise_data_grad_cl(gl, w, size, stride):
@@ -855,7 +856,7 @@ def pointwise_data_grad_cl(gl, w, size, stride):
     mod = get_array_module(gl)
     n, o = gl.shape[:2]
     c = w.shape[1]
-    dx = _from_rows(_rows(gl) @ w.reshape(o, c), n, gl.shape[2:])
+    dx = from_rows(rows(gl) @ w.reshape(o, c), n, gl.shape[2:])
     if tuple(gl.shape[2:]) == tuple(size):
         return dx
     full = to_cf(mod.zeros((n, *size, c), dtype=dx.dtype), True)
@@ -867,7 +868,7 @@ def pointwise_data_grad_cl(gl, w, size, stride):
 def pointwise_filter_grad_cl(xl, gl, ksize, stride):
     """W of :func:`pointwise_forward_cl`: ``g_rows.T @ x_rows``, ``[O, C, *k]``."""
     o, c = gl.shape[1], xl.shape[1]
-    return (_rows(gl).T @ _rows(_strided(xl, stride))).reshape(o, c, *ksize)
+    return (rows(gl).T @ rows(_strided(xl, stride))).reshape(o, c, *ksize)
 
 
 def im2col_forward(xl, w, stride, pads, dil, groups, osz):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads
+from .. import windows as W
 from ._njit import fast
 
 __all__ = []
@@ -214,118 +215,82 @@ def bn_backward_rows(g, x, w, mean, invstd, act, mask, dx, gw, gb, acc, lo, hi):
                 d[c] = sc[c] * (gr[c] * k[c]) - a[c] * xr[c] - sh[c]
 
 
-def _rows(a):
-    """The ``[M, C]`` rows of an ``[N, C, L]`` array laid out channels last in memory (its
-    ``[N, L, C]`` transpose C-contiguous, itself not), else None."""
-    if a.flags.c_contiguous:
-        return None
-    t = a.transpose(0, 2, 1)
-    return t.reshape(-1, a.shape[1]) if t.flags.c_contiguous else None
-
-
-def _logical(rows, shape):
-    """The logical ``[N, C, L]`` view of ``[M, C]`` rows."""
-    n, c, l_ = shape
-    return rows.reshape(n, l_, c).transpose(0, 2, 1)
-
+def _channels(v, c, dt, fill):
+    """A per-channel parameter as a contiguous ``[C]`` array of ``dt`` (``fill`` for None)."""
+    if v is None:
+        return np.full(c, fill, dt)
+    return np.ascontiguousarray(v.reshape(-1), dtype=dt)
 
 
 def batch_norm_train(x, w, b, eps, act=None):
-    """Batch statistics and normalised output of a contiguous ``[N, C, L]`` float array over
-    axes 0 and 2; ``w``/``b`` are per-channel arrays (or None for 1 and 0). ``act``: None,
-    ``'relu'`` or ``'relu6'``, applied to the output in the same pass.
+    """Batch statistics and normalised output of an ``[N, C, L]`` float array over axes 0 and
+    2; ``w``/``b`` are per-channel arrays (or None for 1 and 0). ``act``: None, ``'relu'`` or
+    ``'relu6'``, applied to the output in the same pass. An ``x`` laid out channels last in
+    memory runs as its ``[N*L, C]`` rows (``*_rows`` kernels), other layouts as a C-contiguous
+    copy; ``out`` and ``mask`` come back laid out as the kernel computed them.
 
     Returns ``(out, mean, var, invstd, mask)``; mean, var and invstd have shape ``[C]``;
-    ``mask`` (None without ``act``) is the activation's 0/1 derivative, for the backward.
-    An ``x`` laid out channels last in memory runs as its rows, and ``out`` and ``mask``
-    come back laid out as it is."""
+    ``mask`` (None without ``act``) is the activation's 0/1 derivative, for the backward."""
     dt = x.dtype
     c = x.shape[1]
-    rows = _rows(x)
-    if rows is not None:
-        return _train_rows(rows, x.shape, w, b, eps, act)
-    x = np.ascontiguousarray(x, dtype=dt)
-    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
-    b = np.zeros(c, dt) if b is None else np.ascontiguousarray(b.reshape(-1), dtype=dt)
-    out = np.empty_like(x)
+    cl = W.in_cl_memory(x)
+    xk = W.rows(x) if cl else np.ascontiguousarray(x, dtype=dt)
+    w = _channels(w, c, dt, 1)
+    b = _channels(b, c, dt, 0)
+    out = np.empty_like(xk)
     code = ACTS[act]
-    mask = np.empty(x.shape if code else (1, 1, 1), np.bool_)
+    mask = np.empty(xk.shape if code else (1,) * xk.ndim, np.bool_)
     mean, var, invstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
     e = dt.type(eps)
     top = dt.type(np.inf if act == "relu" else 6)
     ss = np.zeros((3, c), dt)  # per-channel scale and shift in dt, and a 0 of dt
+    if cl:
+        acc = np.empty((4, c))  # the rows kernel's per-channel float64 sums and coefficients
 
-    def part(lo, hi):  # whole arrays and a channel range: the kernel sees C-contiguous data
-        bn_forward(x, w, b, e, code, top, out, mask, mean, var, invstd, ss, lo, hi)
+        def part(lo, hi):
+            bn_forward_rows(xk, w, b, e, code, top, out, mask, mean, var, invstd, ss, acc, lo,
+                            hi)
+    else:
+        def part(lo, hi):  # whole arrays and a channel range
+            bn_forward(xk, w, b, e, code, top, out, mask, mean, var, invstd, ss, lo, hi)
 
     _threads.split(part, c, 2 * x.nbytes)
-    return out, mean, var, invstd, (mask if code else None)
+    if not code:
+        mask = None
+    if cl:
+        out = W.from_rows(out, x.shape[0], x.shape[2:])
+        mask = None if mask is None else W.from_rows(mask, x.shape[0], x.shape[2:])
+    return out, mean, var, invstd, mask
 
 
 def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
     """The gradients ``(dx, dw, db)`` of :func:`batch_norm_train` for upstream ``g``; with an
-    activation, ``mask`` is the one it returned (its derivative is applied first)."""
+    activation, ``mask`` is the one it returned (its derivative is applied first). ``dx``
+    comes back laid out as the kernel computed it (channels last for such an ``x``)."""
     dt = x.dtype
     c = x.shape[1]
-    rows = _rows(x)
-    if rows is not None:
-        return _grad_rows(g, rows, x.shape, w, mean, invstd, mask)
-    g = np.ascontiguousarray(g, dtype=dt)
-    x = np.ascontiguousarray(x, dtype=dt)
-    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
-    dx = np.empty_like(x)
+    cl = W.in_cl_memory(x)
+    if cl:
+        xk, g = W.rows(x), W.rows(g.astype(dt, copy=False))
+        m = np.empty((1, 1), np.bool_) if mask is None else W.rows(mask)
+    else:
+        xk = np.ascontiguousarray(x, dtype=dt)
+        g = np.ascontiguousarray(g, dtype=dt)
+        m = np.empty((1, 1, 1), np.bool_) if mask is None else mask
+    w = _channels(w, c, dt, 1)
+    dx = np.empty_like(xk)
     gw, gb = np.empty(c, dt), np.empty(c, dt)
     code = 0 if mask is None else 1
-    m = np.empty((1, 1, 1), np.bool_) if mask is None else mask
+    if cl:
+        acc = np.empty((5, c))
 
-    def part(lo, hi):
-        bn_backward(g, x, w, mean, invstd, code, m, dx, gw, gb, lo, hi)
+        def part(lo, hi):
+            bn_backward_rows(g, xk, w, mean, invstd, code, m, dx, gw, gb, acc, lo, hi)
+    else:
+        def part(lo, hi):
+            bn_backward(g, xk, w, mean, invstd, code, m, dx, gw, gb, lo, hi)
 
     _threads.split(part, c, 3 * x.nbytes)
+    if cl:
+        dx = W.from_rows(dx, x.shape[0], x.shape[2:])
     return dx, gw, gb
-
-
-def _train_rows(x, shape, w, b, eps, act):
-    """:func:`batch_norm_train` of the ``[M, C]`` rows ``x`` of a channels-last ``[N, C, L]``
-    array of ``shape``."""
-    dt = x.dtype
-    c = x.shape[1]
-    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
-    b = np.zeros(c, dt) if b is None else np.ascontiguousarray(b.reshape(-1), dtype=dt)
-    out = np.empty_like(x)
-    code = ACTS[act]
-    mask = np.empty(x.shape if code else (1, 1), np.bool_)
-    mean, var, invstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
-    e = dt.type(eps)
-    top = dt.type(np.inf if act == "relu" else 6)
-    ss = np.zeros((3, c), dt)
-    acc = np.empty((4, c))
-
-    def part(lo, hi):
-        bn_forward_rows(x, w, b, e, code, top, out, mask, mean, var, invstd, ss, acc, lo, hi)
-
-    _threads.split(part, c, 2 * x.nbytes)
-    return (_logical(out, shape), mean, var, invstd,
-            _logical(mask, shape) if code else None)
-
-
-def _grad_rows(g, x, shape, w, mean, invstd, mask):
-    """:func:`batch_norm_train_grad` of the rows ``x`` (see :func:`_train_rows`); ``dx``
-    comes back laid out as x."""
-    dt = x.dtype
-    c = x.shape[1]
-    g = np.ascontiguousarray(g.transpose(0, 2, 1), dtype=dt).reshape(x.shape)
-    w = np.ones(c, dt) if w is None else np.ascontiguousarray(w.reshape(-1), dtype=dt)
-    dx = np.empty_like(x)
-    gw, gb = np.empty(c, dt), np.empty(c, dt)
-    code = 0 if mask is None else 1
-    m = np.empty((1, 1), np.bool_) if mask is None else _rows(mask)
-    if m is None:  # a mask not laid out as x
-        m = np.ascontiguousarray(mask.transpose(0, 2, 1)).reshape(x.shape)
-    acc = np.empty((5, c))
-
-    def part(lo, hi):
-        bn_backward_rows(g, x, w, mean, invstd, code, m, dx, gw, gb, acc, lo, hi)
-
-    _threads.split(part, c, 3 * x.nbytes)
-    return _logical(dx, shape), gw, gb

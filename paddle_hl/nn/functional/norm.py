@@ -175,19 +175,15 @@ def _bn_rows(xv, w, b, eps, dt, shape, xp):
     ``[N*L, C]`` rows it is (no transposing copy); the output and the input gradient come back
     laid out as x."""
     n, c, l_ = xv.shape
-    rows = xv.transpose(0, 2, 1).reshape(n * l_, c)
-    (out, mean, var), bw = _bn_k(rows, w, b, (n * l_, c), (0,), (1, c), eps, dt,
-                                 (n, l_, c), xp)
-
-    def logical(a):
-        return a.transpose(0, 2, 1).reshape(shape)
+    m = n * l_
+    (out, mean, var), bw = _bn_k(windows.rows(xv), w, b, (m, c), (0,), (1, c), eps, dt,
+                                 (m, c), xp)
 
     def backward(g, _gm=None, _gv=None):
-        gr = backend.ascontiguous(g.reshape(n, c, l_).transpose(0, 2, 1))
-        dx, gw, gb = bw(gr)
-        return logical(dx), gw, gb
+        dx, gw, gb = bw(windows.rows(g.reshape(n, c, l_)))
+        return windows.from_rows(dx, n, (l_,)).reshape(shape), gw, gb
 
-    return (logical(out), mean, var), backward
+    return (windows.from_rows(out, n, (l_,)).reshape(shape), mean, var), backward
 
 
 def _bn_jit(xv, w, b, eps, dt, shape, act=None):
