@@ -45,6 +45,7 @@ The thresholds behind every choice are entries of ``backend/tuning.py``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 
 import numpy as np
@@ -113,7 +114,7 @@ class ConvPlan:
     mem: bool = False
     keep: bool = False
 
-    @property
+    @functools.cached_property
     def label(self):
         """A readable name of what runs, e.g. ``conv2d nin 3x3 s1 trim->2x2`` (``flat``: the
         input gradient's GEMM form runs col2im on flat planes; shown where a gradient may be
@@ -360,7 +361,7 @@ class PoolPlan:
     osz: tuple
     cl: bool
 
-    @property
+    @functools.cached_property
     def label(self):
         """A readable name of what runs, e.g. ``max_pool2d compiled 3x3 s2``."""
         how = "compiled" if self.compiled else "windows"
