@@ -238,9 +238,10 @@ def conv2d_direct_weight_grad(xpad, g, ksize):
 
 
 def batch_norm_train(x, w, b, eps, act=None):
-    """Batch norm's training forward of a contiguous ``[N, C, L]`` float array over axes 0
-    and 2 in two passes, with ``act`` (None, "relu" or "relu6") applied in them: ``(out, mean,
-    var, invstd, mask)`` (see ``_numba.norm.batch_norm_train``); or None."""
+    """Batch norm's training forward of an ``[N, C, L]`` float array over axes 0 and 2 (or of
+    the ``[N*L, C]`` rows of one laid out channels last) in two passes, with ``act`` (None,
+    "relu" or "relu6") applied in them: ``(out, mean, var, invstd, mask)`` (see
+    ``_numba.norm.batch_norm_train``); or None."""
     if not _compiled(x):
         return None
     return _numba.norm.batch_norm_train(x, w, b, eps, act)

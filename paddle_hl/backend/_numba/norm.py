@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads
-from .. import windows as W
 from ._njit import fast
 
 __all__ = []
@@ -223,74 +222,64 @@ def _channels(v, c, dt, fill):
 
 
 def batch_norm_train(x, w, b, eps, act=None):
-    """Batch statistics and normalised output of an ``[N, C, L]`` float array over axes 0 and
-    2; ``w``/``b`` are per-channel arrays (or None for 1 and 0). ``act``: None, ``'relu'`` or
-    ``'relu6'``, applied to the output in the same pass. An ``x`` laid out channels last in
-    memory runs as its ``[N*L, C]`` rows (``*_rows`` kernels), other layouts as a C-contiguous
-    copy; ``out`` and ``mask`` come back laid out as the kernel computed them.
+    """Batch statistics and normalised output of a float array over all but its channel axis:
+    a contiguous ``[N, C, L]`` array (channel-first), or the ``[N*L, C]`` rows of one laid out
+    channels last (2-D: the ``*_rows`` kernels); ``w``/``b`` are per-channel arrays (or None
+    for 1 and 0). ``act``: None, ``'relu'`` or ``'relu6'``, applied to the output in the same
+    pass.
 
-    Returns ``(out, mean, var, invstd, mask)``; mean, var and invstd have shape ``[C]``;
-    ``mask`` (None without ``act``) is the activation's 0/1 derivative, for the backward."""
+    Returns ``(out, mean, var, invstd, mask)``, ``out`` and ``mask`` shaped as ``x``; mean,
+    var and invstd have shape ``[C]``; ``mask`` (None without ``act``) is the activation's 0/1
+    derivative, for the backward."""
     dt = x.dtype
-    c = x.shape[1]
-    cl = W.in_cl_memory(x)
-    xk = W.rows(x) if cl else np.ascontiguousarray(x, dtype=dt)
+    rows = x.ndim == 2
+    c = x.shape[-1] if rows else x.shape[1]
+    x = np.ascontiguousarray(x, dtype=dt)
     w = _channels(w, c, dt, 1)
     b = _channels(b, c, dt, 0)
-    out = np.empty_like(xk)
+    out = np.empty_like(x)
     code = ACTS[act]
-    mask = np.empty(xk.shape if code else (1,) * xk.ndim, np.bool_)
+    mask = np.empty(x.shape if code else (1,) * x.ndim, np.bool_)
     mean, var, invstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
     e = dt.type(eps)
     top = dt.type(np.inf if act == "relu" else 6)
     ss = np.zeros((3, c), dt)  # per-channel scale and shift in dt, and a 0 of dt
-    if cl:
+    if rows:
         acc = np.empty((4, c))  # the rows kernel's per-channel float64 sums and coefficients
 
         def part(lo, hi):
-            bn_forward_rows(xk, w, b, e, code, top, out, mask, mean, var, invstd, ss, acc, lo,
+            bn_forward_rows(x, w, b, e, code, top, out, mask, mean, var, invstd, ss, acc, lo,
                             hi)
     else:
         def part(lo, hi):  # whole arrays and a channel range
-            bn_forward(xk, w, b, e, code, top, out, mask, mean, var, invstd, ss, lo, hi)
+            bn_forward(x, w, b, e, code, top, out, mask, mean, var, invstd, ss, lo, hi)
 
     _threads.split(part, c, 2 * x.nbytes)
-    if not code:
-        mask = None
-    if cl:
-        out = W.from_rows(out, x.shape[0], x.shape[2:])
-        mask = None if mask is None else W.from_rows(mask, x.shape[0], x.shape[2:])
-    return out, mean, var, invstd, mask
+    return out, mean, var, invstd, (mask if code else None)
 
 
 def batch_norm_train_grad(g, x, w, mean, invstd, mask=None):
-    """The gradients ``(dx, dw, db)`` of :func:`batch_norm_train` for upstream ``g``; with an
-    activation, ``mask`` is the one it returned (its derivative is applied first). ``dx``
-    comes back laid out as the kernel computed it (channels last for such an ``x``)."""
+    """The gradients ``(dx, dw, db)`` of :func:`batch_norm_train` for upstream ``g`` (shaped
+    as ``x``: channel-first or rows); with an activation, ``mask`` is the one it returned (its
+    derivative is applied first)."""
     dt = x.dtype
-    c = x.shape[1]
-    cl = W.in_cl_memory(x)
-    if cl:
-        xk, g = W.rows(x), W.rows(g.astype(dt, copy=False))
-        m = np.empty((1, 1), np.bool_) if mask is None else W.rows(mask)
-    else:
-        xk = np.ascontiguousarray(x, dtype=dt)
-        g = np.ascontiguousarray(g, dtype=dt)
-        m = np.empty((1, 1, 1), np.bool_) if mask is None else mask
+    rows = x.ndim == 2
+    c = x.shape[-1] if rows else x.shape[1]
+    g = np.ascontiguousarray(g, dtype=dt)
+    x = np.ascontiguousarray(x, dtype=dt)
     w = _channels(w, c, dt, 1)
-    dx = np.empty_like(xk)
+    dx = np.empty_like(x)
     gw, gb = np.empty(c, dt), np.empty(c, dt)
     code = 0 if mask is None else 1
-    if cl:
+    m = np.empty((1,) * x.ndim, np.bool_) if mask is None else mask
+    if rows:
         acc = np.empty((5, c))
 
         def part(lo, hi):
-            bn_backward_rows(g, xk, w, mean, invstd, code, m, dx, gw, gb, acc, lo, hi)
+            bn_backward_rows(g, x, w, mean, invstd, code, m, dx, gw, gb, acc, lo, hi)
     else:
         def part(lo, hi):
-            bn_backward(g, xk, w, mean, invstd, code, m, dx, gw, gb, lo, hi)
+            bn_backward(g, x, w, mean, invstd, code, m, dx, gw, gb, lo, hi)
 
     _threads.split(part, c, 3 * x.nbytes)
-    if cl:
-        dx = W.from_rows(dx, x.shape[0], x.shape[2:])
     return dx, gw, gb

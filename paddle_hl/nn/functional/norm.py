@@ -189,20 +189,29 @@ def _bn_rows(xv, w, b, eps, dt, shape, xp):
 def _bn_jit(xv, w, b, eps, dt, shape, act=None):
     """:func:`_bn_k` for an ``[N, C, L]`` view through the compiled kernels (two passes each
     way; the backward reads x and the batch mean instead of keeping the centered values).
-    ``act`` ('relu' or 'relu6') is applied in the same passes (see :func:`_norm_act_k`)."""
+    ``act`` ('relu' or 'relu6') is applied in the same passes (see :func:`_norm_act_k`). A
+    view laid out channels last runs as its ``[N*L, C]`` rows, and its output and input
+    gradient stay laid out so."""
     wv = None if w is None else _up(w)
     bv = None if b is None else _up(b)
+    n, _, l_ = xv.shape
+    cl = windows.in_cl_memory(xv)
+    xk = windows.rows(xv) if cl else xv
     run = backend.kernel(xv, "batch_norm_train")
-    out, mean, var, invstd, mask = run(xv, wv, bv, eps, act)
+    out, mean, var, invstd, mask = run(xk, wv, bv, eps, act)
+
+    def logical(a):
+        return windows.from_rows(a, n, (l_,)) if cl else a
 
     def backward(g, _gm=None, _gv=None):
-        dx, gw, gb = backend.kernel(xv, "batch_norm_train_grad")(_up(g.reshape(xv.shape)), xv,
-                                                                 wv, mean, invstd, mask)
+        gk = _up(g.reshape(xv.shape))
+        dx, gw, gb = backend.kernel(xv, "batch_norm_train_grad")(
+            windows.rows(gk) if cl else gk, xk, wv, mean, invstd, mask)
         gw = None if w is None else _cast(gw.reshape(w.shape), w.dtype)
         gb = None if b is None else _cast(gb.reshape(b.shape), b.dtype)
-        return _cast(dx.reshape(shape), dt), gw, gb
+        return _cast(logical(dx).reshape(shape), dt), gw, gb
 
-    return (_cast(out.reshape(shape), dt), mean, var), backward
+    return (_cast(logical(out).reshape(shape), dt), mean, var), backward
 
 
 def _norm_k(x, w, b, view, raxes, pshape, eps):
