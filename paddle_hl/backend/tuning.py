@@ -66,11 +66,27 @@ TABLE = (
           "compiled kernels instead of im2col + GEMM",
           "LeNet's first layer at batch 64: forward 0.31 -> 0.1 ms; 3 -> 32 channels, 3x3, "
           "64x64 at batch 16: forward and backward 6.8 -> 4.7 ms"),
+    Entry("conv.gram_swap_min_len", 2048,
+          "pixels (the GEMM's inner length) from which a weight gradient g @ cols^T with more "
+          "columns than output channels is computed as (cols @ g^T)^T (windows.gram)",
+          "LeNet's second layer (16 x 150, 6400 long): 0.47 -> 0.26 ms; ResNet-18's 64-channel "
+          "layers (2048 long) 1.12 -> 0.90 ms; 512 long: no difference; 128 and shorter: the "
+          "swapped form 1.6-4x slower"),
     Entry("conv.plan_cache", 4096,
           "convolution and pooling plans kept per process (one per layer geometry); the cache "
           "is emptied when it is full",
           "not measured: a memory bound (a network runs a few dozen geometries per step; a "
           "plan holds a few hundred bytes)"),
+    # ------------------------------------------------------------------- linear (nn/functional)
+    Entry("linear.thin_out", 16,
+          "output features up to which linear's input gradient g @ w^T multiplies a C-order "
+          "copy of w^T rather than the transposed view",
+          "an MLP's 512 -> 10 classifier at batch 128: 0.11 -> 0.018 ms; 512 -> 16 at batch "
+          "64: 0.051 -> 0.014 ms; from 32 outputs on the copy is mostly slower (up to 3.6x)"),
+    Entry("linear.thin_copy_max", 8192,
+          "weight elements (in x out) up to which linear.thin_out's copy is made",
+          "10 or 16 outputs of 2048 inputs: the copy 1.09-1.26x slower; of 120 or 512 "
+          "inputs: 0.16-0.95x"),
     # ------------------------------------------------------------ depthwise (backend/_numpy)
     Entry("depthwise.block_bytes", 1 << 20,
           "scratch bytes of the input planes of one block of the blocked depthwise kernels",

@@ -634,3 +634,43 @@ def test_pointwise_conv_on_small_planes(shape, stride):
     np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-12, atol=1e-12)
     gw = np.einsum("nohw,nchw->oc", g, xs)[:, :, None, None]
     np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [((16, 40), (150, 40)), ((2, 4, 40), (2, 9, 40)),
+                                             ((9, 40), (4, 40))])
+def test_gram_orientations_agree(shape_a, shape_b, monkeypatch):
+    """windows.gram (a @ b^T) computes (b @ a^T)^T on long rows with more rows in b: both
+    orientations give the product, C-contiguous (the weight gradient an optimizer reads)."""
+    a, b = _r(*shape_a), _r(*shape_b)
+    want = np.einsum("...ol,...kl->...ok", a, b)
+    for min_len in (1, 10 ** 9):  # the swapped form where it applies, then never
+        monkeypatch.setattr(W, "_GRAM_SWAP_MIN_LEN", min_len)
+        got = W.gram(a, b)
+        assert got.flags.c_contiguous and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_conv_weight_grad_through_swapped_gram(monkeypatch):
+    """LeNet's second layer (batch-innermost columns): the weight gradient through the swapped
+    GEMM equals the plain one's."""
+    x = paddle.to_tensor(_r(8, 6, 14, 14, dtype="float32"), stop_gradient=False)
+    w = paddle.to_tensor(_r(16, 6, 5, 5, dtype="float32"), stop_gradient=False)
+    grads = []
+    for min_len in (1, 10 ** 9):
+        monkeypatch.setattr(W, "_GRAM_SWAP_MIN_LEN", min_len)
+        w.clear_grad()
+        F.conv2d(x, w).square().sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("n_out", [10, 64])
+def test_linear_input_grad_thin_output(n_out):
+    """linear's input gradient multiplies a copy of w^T for a few outputs (a classifier) and
+    the view otherwise: both equal g @ w^T."""
+    x = paddle.to_tensor(_r(32, 96), stop_gradient=False)
+    w = paddle.to_tensor(_r(96, n_out), stop_gradient=False)
+    g = _r(32, n_out)
+    F.linear(x, w).backward(paddle.to_tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), g @ w.numpy().T, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ g, rtol=1e-12)
