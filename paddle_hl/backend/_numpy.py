@@ -555,9 +555,9 @@ def _cl_forward(x, w, stride, dilation, out_size, pads, out_cl):
         # skipped padding taps: exact for finite weights (0 * inf is not added)
         res = _dw_out((n, c, *out_size), dt, out_cl)
         dst = np.moveaxis(res, 1, -1) if out_cl else np.empty((n, *out_size, c), dt)
-        dw = _numba.depthwise
-        dw.run(dw.dw_forward, np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-               _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation, pads, dst, c)
+        _numba.depthwise.cl_forward(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                                    _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation,
+                                    pads, dst)
         return res if out_cl else _cl_result(dst, False)
     xp = _cl_padded(x, pads)
     wt = _cl_weights(w, c, out_size[-1], dt)
@@ -586,10 +586,8 @@ def _cl_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     gl = np.ascontiguousarray(np.moveaxis(g, 1, -1))
     if _jit_dw(g, w, stride):
         size = _unpadded(padded_shape, pads)
-        dx = np.empty((n, *size, c), dt)
-        dw = _numba.depthwise
-        dw.run(dw.dw_input_grad, gl, _dw_weights(w, c, dt)[0], w.shape[2:], stride, dilation,
-               pads, dx, c)
+        dx = _numba.depthwise.cl_input_grad(gl, _dw_weights(w, c, dt)[0], w.shape[2:], stride,
+                                            dilation, pads, np.empty((n, *size, c), dt))
         return _cl_result(dx, out_cl)
     wt = _cl_weights(w, c, out_size[-1], dt)
     acc = np.zeros((n, *padded_shape[2:], c), dtype=dt)
@@ -607,10 +605,9 @@ def _cl_weight_grad(x, g, ksize, stride, dilation, pads):
     dt = g.dtype
     out_size = g.shape[2:]
     if _jit_dw(g, x, stride):
-        dw = _numba.depthwise
-        gw = dw.run(dw.dw_weight_grad, np.ascontiguousarray(np.moveaxis(x, 1, -1)),
-                    np.ascontiguousarray(np.moveaxis(g, 1, -1)), ksize, stride, dilation, pads,
-                    np.empty((math.prod(ksize), c)), c)
+        gw = _numba.depthwise.cl_weight_grad(np.ascontiguousarray(np.moveaxis(x, 1, -1)),
+                                             np.ascontiguousarray(np.moveaxis(g, 1, -1)),
+                                             ksize, stride, dilation, pads)
         if np.isfinite(gw).all():
             # (a non-finite g would meet the padding's zeros in the form below: redo it there)
             return np.ascontiguousarray(gw.T).astype(dt).reshape(c, 1, *ksize)

@@ -114,6 +114,11 @@ TABLE = (
           "kernels (shorter rows run NumPy's blocked passes)",
           "no figure recorded: on shorter rows the per-row work of the compiled loops costs "
           "more than NumPy's blocked passes"),
+    Entry("depthwise.cl_wgrad_blocks", 8,
+          "blocks of output rows the compiled channels-last depthwise weight gradient sums "
+          "separately (on the thread pool) before adding them up in order",
+          "no figure recorded: enough pieces for the pool's threads; the count depends on the "
+          "sizes only, so the sums are the same with any number of threads"),
     Entry("depthwise.cl_smallbuf_max", 32,
           "largest output plane (pixels) whose channels-last taps run with the small ufunc "
           "buffer",

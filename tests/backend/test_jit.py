@@ -712,3 +712,54 @@ def test_nin_windows_give_the_numpy_passes_numbers_exactly(both, size, ksize, st
     jit, ref = both(lambda: W.col2im_nin(cols, (n, c, *psz), ksize, stride, dilation, osz))
     assert jit.shape == ref.shape == (n, c, *psz) and jit.dtype == ref.dtype
     np.testing.assert_array_equal(jit, ref)
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, dilation", [
+    ((4, 32, 32, 32), 3, 1, 1, 1),  # a large plane: the rows split over threads
+    ((4, 24, 33, 31), 3, 2, 1, 1),  # stride 2: a run of channels per output column
+    ((2, 16, 20, 18), 5, (1, 2), (2, 1), (1, 2)),  # uneven stride, dilation and padding
+    ((2, 40, 9, 9), 3, 1, 0, 1),  # no padding
+])
+def test_depthwise_channels_last_kernels_on_large_arrays(shape, kernel, stride, padding,
+                                                         dilation, monkeypatch):
+    """The compiled channels-last kernels (rows of columns x channels) on arrays large enough
+    to be split over threads: the forward and the input gradient give the generic tap loops'
+    numbers bit for bit; the weight gradient agrees to rounding and is the same with one
+    thread as with two."""
+    pytest.importorskip("numba")
+    from paddle_hl.backend import _threads
+    from paddle_hl.backend import windows as W
+    from paddle_hl.backend._numba import depthwise as D
+
+    monkeypatch.setattr(_threads, "MIN_BYTES", 0)
+    n, c, h, wd = shape
+    k = (kernel, kernel)
+    st = stride if isinstance(stride, tuple) else (stride, stride)
+    pd = padding if isinstance(padding, tuple) else (padding, padding)
+    dl = dilation if isinstance(dilation, tuple) else (dilation, dilation)
+    pads = tuple((p, p) for p in pd)
+    osz = tuple((s + 2 * p - d * (kk - 1) - 1) // t + 1
+                for s, p, d, kk, t in zip((h, wd), pd, dl, k, st))
+    x = RNG.standard_normal(shape).astype("float32")
+    w = RNG.standard_normal((c, 1, *k)).astype("float32")
+    g = RNG.standard_normal((n, c, *osz)).astype("float32")
+    xpad = W.pad(x, pads)
+    w2 = np.ascontiguousarray(w.reshape(c, -1).T)
+    xc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    gc = np.ascontiguousarray(g.transpose(0, 2, 3, 1))
+    y = D.cl_forward(xc, w2, k, st, dl, pads, np.empty((n, *osz, c), "float32"))
+    np.testing.assert_array_equal(y.transpose(0, 3, 1, 2), W._taps_forward(xpad, w, st, dl, osz))
+    dx = D.cl_input_grad(gc, w2, k, st, dl, pads, np.empty_like(xc))
+    want = W.crop(W._taps_input_grad(g, w, xpad.shape, st, dl), pads, (h, wd))
+    np.testing.assert_array_equal(dx.transpose(0, 3, 1, 2), want)
+    gws = []
+    for threads in (1, 2):
+        monkeypatch.setattr(_threads, "num_threads", lambda t=threads: t)
+        gws.append(D.cl_weight_grad(xc, gc, k, st, dl, pads))
+    np.testing.assert_array_equal(gws[0], gws[1])
+    # each product is rounded to float32 (as NumPy's float32 passes do), the sums are float64:
+    # within a float32 rounding of the sum of the terms' magnitudes
+    x64, g64 = xpad.astype("float64"), g.astype("float64")
+    ref = W._taps_weight_grad(x64, g64, k, st, dl)
+    bound = W._taps_weight_grad(np.abs(x64), np.abs(g64), k, st, dl) * 2 ** -24
+    assert (np.abs(gws[0].T.reshape(c, 1, *k) - ref) <= bound).all()

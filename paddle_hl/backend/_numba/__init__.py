@@ -239,10 +239,10 @@ def _warm_up():
     x4, w2 = np.ones((1, 2, 2, 1), np.float32), np.ones((4, 1), np.float32)
     o4 = np.empty((1, 1, 1, 1), np.float32)
     pads = ((0, 0), (0, 0))
-    depthwise.run(depthwise.dw_forward, x4, w2, (2, 2), (1, 1), (1, 1), pads, o4, 1)
-    depthwise.run(depthwise.dw_input_grad, o4, w2, (2, 2), (1, 1), (1, 1), pads, x4.copy(), 1)
-    depthwise.run(depthwise.dw_weight_grad, x4, o4, (2, 2), (1, 1), (1, 1), pads,
-                  np.empty((4, 1)), 1)
+    for s in (1, 2):  # both forms of a row's taps
+        depthwise.cl_forward(x4, w2, (2, 2), (s, s), (1, 1), pads, o4)
+        depthwise.cl_input_grad(o4, w2, (2, 2), (s, s), (1, 1), pads, x4.copy())
+        depthwise.cl_weight_grad(x4, o4, (2, 2), (s, s), (1, 1), pads)
     for dt in (np.float32, np.float64):
         one = np.ones(2, dt)
         optim.adam(one.copy(), one, one.copy(), one.copy(), *(dt(0.5),) * 7)
