@@ -77,6 +77,21 @@ TABLE = (
           "is emptied when it is full",
           "not measured: a memory bound (a network runs a few dozen geometries per step; a "
           "plan holds a few hundred bytes)"),
+    Entry("norm.rows_blocks", 8,
+          "blocks of rows the compiled channels-last batch norm's chunked kernels sum "
+          "separately (on the thread pool) before adding them up in order",
+          "no figure recorded: enough pieces for the pool's threads; the count depends on the "
+          "sizes only, so the sums are the same with any number of threads"),
+    Entry("norm.rows_chunk", 256,
+          "values per chunk of the chunked channels-last batch norm's loops (whole rows: a "
+          "chunk holds ceil(256 / C) rows)",
+          "[16*1024, 32] rows, one pass on one thread: 0.17 ms with a loop per row of 32 "
+          "channels; with the chunks, forward and backward 1.67/2.45 -> 0.50/0.34 ms"),
+    Entry("norm.rows_min_channels", 64,
+          "channels from which channels-last batch norm arrays the pool does not split run "
+          "as the per-row kernels (fewer: the chunked ones)",
+          "[16*1024, 16] rows: per-row 0.34/0.92 ms, chunked 0.16/0.19 ms; [16*64, 192]: "
+          "per-row 0.10/0.16 ms, chunked 0.14/0.16 ms"),
     # ------------------------------------------------------------------- linear (nn/functional)
     Entry("linear.thin_out", 16,
           "output features up to which linear's input gradient g @ w^T multiplies a C-order "

@@ -134,14 +134,22 @@ def test_batch_norm_on_channels_last_memory(act, numba):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
-def test_compiled_batch_norm_rows_match_the_channel_first_kernel():
+@pytest.mark.parametrize("c, split", [(10, False), (70, False), (70, True), (5, True)],
+                         ids=["few-channels", "per-row", "split", "split-few"])
+def test_compiled_batch_norm_rows_match_the_channel_first_kernel(c, split, monkeypatch):
+    """Both forms of the rows kernels (per row, for arrays the pool does not split with many
+    channels; chunked row blocks otherwise) against the channel-first kernel."""
     pytest.importorskip("numba")
+    from paddle_hl.backend import _threads
     from paddle_hl.backend._numba import norm
 
-    x = (_r(3, 10, 7) * 3).astype(np.float32)
+    if split:
+        monkeypatch.setattr(_threads, "MIN_BYTES", 0)
+    x = (_r(3, c, 7) * 3).astype(np.float32)
     rows = W.rows(_cl(x))  # [N*L, C], a view of the channels-last copy
-    w, b = _r(10), _r(10)
-    g = _r(3, 10, 7)
+    assert norm._chunked(rows, 2 * rows.nbytes) is (split or c < norm._ROWS_MIN_C)
+    w, b = _r(c), _r(c)
+    g = _r(3, c, 7)
 
     def logical(a):
         return W.from_rows(a, 3, (7,))
@@ -160,6 +168,14 @@ def test_compiled_batch_norm_rows_match_the_channel_first_kernel():
         np.testing.assert_allclose(logical(dr[0]), da[0], rtol=1e-5, atol=1e-5)
         for u, v in zip(da[1:], dr[1:]):
             np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-5)
+        if split:  # the blocks depend on the sizes only: one thread gives the same bits
+            monkeypatch.setattr(_threads, "num_threads", lambda: 1)
+            r1 = norm.batch_norm_train(rows, w, b, 1e-5, act)
+            dr1 = norm.batch_norm_train_grad(W.rows(_cl(g)), rows, w, r1[1], r1[3], r1[4])
+            monkeypatch.undo()
+            monkeypatch.setattr(_threads, "MIN_BYTES", 0)
+            for u, v in zip((*r[:4], *dr), (*r1[:4], *dr1)):
+                np.testing.assert_array_equal(u, v)
 
 
 def test_mobilenet_v2_runs_its_small_planes_channels_last(monkeypatch):
