@@ -57,7 +57,7 @@ dtype or shape it does not take), and a backend without the name is asked throug
 - ``batch_norm_train`` / ``batch_norm_train_grad``: batch norm's training passes, optionally
   with ReLU/ReLU6 (``nn/functional/norm.py``);
 - ``compiled_kernels()``: whether such kernels are in use (:func:`compiled_kernels`);
-- ``depthwise_method(x, w, stride, out_size)``: the form the backend's depthwise kernels take
+- ``depthwise_method(x, w, stride, out_size, cl)``: the form the backend's depthwise kernels take
   for a layer (a name for the plan's label, ``plans.py``).
 
 Outside this package, code asks :func:`gpu_available` / :func:`gpu_error` whether a GPU can be

@@ -189,7 +189,7 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads, out_cl):
     return None
 
 
-def depthwise_weight_grad(x, g, ksize, stride, dilation, pads):
+def depthwise_weight_grad(x, g, ksize, stride, dilation, pads, cl=False):
     """None: the generic per-tap loop of ``windows`` runs (see :func:`depthwise_forward`)."""
     return None
 

@@ -244,7 +244,8 @@ class ConvPlan:
                 return W.pointwise_filter_grad_cl(xl, gl, self.kk, self.stride)
             return W.pointwise_filter_grad(xl, gl, self.kk, self.stride)
         if base == "depthwise":
-            return W.depthwise_weight_grad(xl, gl, self.kk, self.stride, self.dil, self.pads)
+            return W.depthwise_weight_grad(xl, gl, self.kk, self.stride, self.dil, self.pads,
+                                           cl=self.cl or self.mem or self.keep)
         return W.im2col_filter_grad(xl, gl, self.kk, self.stride, self.pads, self.dil,
                                     self.groups, gcols, cols)
 
@@ -321,7 +322,7 @@ def _make_conv(xl, w, stride, pads, dil, groups, cl, train, fused, op, mem=False
     elif base == "depthwise" and kind is None:
         method = kernel(xl, "depthwise_method")
         if method is not None and xl.size:
-            detail = method(xl, w, stride, osz)
+            detail = method(xl, w, stride, osz, cl or mem)
     # a channel-first caller's result stays channels last after a layer that computes it
     # there (see the module docstring)
     keep = fused and not cl and detail in ("nhwc", "channels-last")

@@ -405,7 +405,7 @@ def depthwise_input_grad(g, w, padded_shape, stride, dilation, pads=None, out_cl
     return acc if pads is None else crop(acc, pads, _unpadded(padded_shape, pads))
 
 
-def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
+def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None, cl=False):
     """Adjoint of :func:`depthwise_forward` w.r.t. its weight: ``[C*m, 1, *k]``.
 
     Args:
@@ -413,12 +413,13 @@ def depthwise_weight_grad(x, g, ksize, stride, dilation, pads=None):
         g: ``[N, C*m, *out]`` (any layout), the output gradient.
         ksize, stride, dilation: per spatial dim.
         pads: see ``x``.
+        cl: x and g are channels last in memory (the backend may choose its form by it).
 
     Returns:
         ``[C*m, 1, *k]``.
     """
     if g.size:
-        gw = for_array(x).depthwise_weight_grad(x, g, ksize, stride, dilation, pads)
+        gw = for_array(x).depthwise_weight_grad(x, g, ksize, stride, dilation, pads, cl)
         if gw is not None:
             return gw
     return _taps_weight_grad(x if pads is None else pad(x, pads), g, ksize, stride, dilation)

@@ -131,3 +131,37 @@ def test_direct_plan_keeps_the_gemm_fallback_choice(monkeypatch):
                         (1, 1), ((1, 1), (1, 1)), (1, 1), 1, False)
     assert p.kind == "direct" and p.base == "im2col" and p.flat
     assert p.label == "conv2d direct 3x3 s1 flat"
+
+
+def test_depthwise_on_channels_last_data_runs_channels_last(monkeypatch):
+    """With the compiled kernels, a depthwise layer whose data is channels last in memory (an
+    NHWC tensor) runs the channels-last kernels whatever its plane size, with no transposing
+    copy; channel-first data of the same size runs the phase planes. Both give the NumPy
+    forms' results."""
+    pytest.importorskip("numba")
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, True)
+    x = np.random.default_rng(1).standard_normal((2, 24, 24, 8)).astype(np.float32)
+    w = np.random.default_rng(2).standard_normal((8, 1, 3, 3)).astype(np.float32)
+
+    def run(fmt):
+        xt = paddle.to_tensor(x if fmt == "NHWC" else np.ascontiguousarray(x.transpose(0, 3, 1, 2)),
+                              stop_gradient=False)
+        wt = paddle.to_tensor(w, stop_gradient=False)
+        y = F.conv2d(xt, wt, padding=1, groups=8, data_format=fmt)
+        (y * y).sum().backward()
+        ys = y.numpy() if fmt == "NHWC" else y.numpy().transpose(0, 2, 3, 1)
+        gx = xt.grad.numpy() if fmt == "NHWC" else xt.grad.numpy().transpose(0, 2, 3, 1)
+        return ys, gx, wt.grad.numpy()
+
+    with profiler.Profiler(on_trace_ready=lambda p: None) as p:
+        got_cl = run("NHWC")
+        got_cf = run("NCHW")
+    labels = [e.args["plan"] for e in p.profiler_result.events
+              if e.type == "Operator" and e.name == "conv"]
+    assert labels == ["conv2d depthwise channels-last 3x3 s1 g8 cl",
+                      "conv2d depthwise phase-planes 3x3 s1 g8"], labels
+    monkeypatch.setitem(settings._values, settings.NUMBA_ENV, False)
+    want = run("NCHW")
+    for a, b, c in zip(got_cl, got_cf, want):
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(b, c, rtol=1e-5, atol=1e-5)
