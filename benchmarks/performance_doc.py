@@ -62,7 +62,8 @@ SETTINGS = """## Settings that change speed
   profiler's timeline shows it on each convolution and its gradient. A channel-first network
   keeps channels last in memory from its first depthwise layer that runs channels last on
   (`keeps-cl` in the label): its 1x1 layers then run as one GEMM on `[N*L, C]` rows and batch
-  norm on the same rows, with no transposing copy between layers.
+  norm on the same rows, with no transposing copy between layers. Data that is channels last
+  already (`data_format="NHWC"`) runs its depthwise layers channels last at every plane size.
 - `PADDLE_HL_FUSE_CONV_BN=0` turns off the fusion chains the zoo's blocks declare: a batch norm
   folded into the convolution before it at inference (eval mode without gradients; refolded
   when weights or statistics change), and a batch norm with its ReLU or ReLU6 in one op in
