@@ -382,6 +382,39 @@ def apply(fn, *inputs, **attrs):
     return t
 
 
+def apply_scalar(fn, x, s):
+    """:func:`apply` for a float Tensor ``x`` and a Python number ``s``, for a kernel with one
+    output (``x * 2.0``, ``x + 1.0``): the same result and graph node, without the generic
+    loops over inputs and outputs, which are most of a tiny op's time (a chain of such ops on
+    an 8x8 tensor, forward and backward: 1.95 -> 1.6 us per op). Anything else that
+    :func:`apply` watches for (AMP, the profiler, saved-tensor hooks) takes :func:`apply`."""
+    if state.amp_hook is not None or state.prof_hook is not None or state.saved_hooks:
+        return apply(fn, x, s)
+    out, bw = fn(x._data, s)
+    if x.stop_gradient or bw is None or (_grad_off and not _tls.grad_enabled):
+        return _wrap(out)
+    m = getattr(fn, "_hl_meta", None)
+    saves, has_hi, _, _, const = m if m is not None else _meta(fn)
+    saved = None
+    if bw is GRAD:
+        if const is not None:
+            bw = const
+    elif type(bw) is Saved:
+        saved = _residuals(fn, bw)
+        bw = GRAD
+    checks = ()
+    if saves is None or (saves and 0 in saves):
+        v = x._ver
+        checks = [(0, v, v.v)]
+    t = _wrap(out, False)
+    edge = x if x._node is None else (x._node, x._idx)
+    node = t._node = Node(fn, bw, [edge, None], checks, 1, [x._data, s] if has_hi else None,
+                          {}, None, saved)
+    if bw is GRAD:
+        node.out = out
+    return t
+
+
 def _meta(fn):
     """``(saves, has_hi, broadcast, grad, const_grad)`` of a kernel, read once and cached on
     the function.

@@ -18,7 +18,7 @@ import numpy as np
 from ..backend import get_array_module as _xp
 from ..backend.arrays import sigmoid as _stable_sigmoid
 from ..framework import dtype as _dt
-from ..framework.op import GRAD, apply, apply_, inplace, op
+from ..framework.op import GRAD, apply, apply_, apply_scalar, inplace, op
 from ..framework.tensor import Tensor, _wrap
 from ._helpers import (
     OPERATOR,
@@ -295,7 +295,7 @@ def add(x, y, name=None):
         >>> paddle.add(paddle.to_tensor([1., 2.]), paddle.to_tensor([3., 4.]))
     """
     if type(y) is float and isinstance(x, Tensor) and x._data.dtype.kind == "f":
-        return apply(_add, x, y)
+        return apply_scalar(_add, x, y)
     return _binary_public(_add, x, y, "add", name is not OPERATOR)
 
 
@@ -323,7 +323,7 @@ def multiply(x, y, name=None):
         Tensor: the product.
     """
     if type(y) is float and isinstance(x, Tensor) and x._data.dtype.kind == "f":
-        return apply(_mul_scalar, x, y)  # the common case, which _prep would leave as it is
+        return apply_scalar(_mul_scalar, x, y)  # the common case, which _prep leaves as it is
     if isinstance(x, Tensor) and not isinstance(y, (Tensor, complex)):
         x, y = _prep(x, y, "multiply")
         return apply(_mul_scalar, x, y)

@@ -575,3 +575,42 @@ def test_grad_dtype_and_shape_follow_leaf(dtype, shape):
     assert x.grad.dtype == x.dtype
     assert x.grad.shape == list(shape)
     np.testing.assert_allclose(x.grad.numpy(), np.full(shape, 2.0))
+
+
+def test_scalar_fast_path_records_what_apply_records():
+    """``x * s`` and ``x + s`` (a float Tensor and a Python float) take op.apply_scalar: the
+    same result and graph node as apply, the same gradients, first and second order; no node
+    without grad; and apply itself where AMP, the profiler or saved-tensor hooks watch."""
+    from paddle_hl.framework.op import apply_scalar
+    from paddle_hl.tensor import math as M
+
+    x0 = np.random.default_rng(3).standard_normal((3, 4))
+    for fn in (M._mul_scalar, M._add):
+        x = paddle.to_tensor(x0, stop_gradient=False)
+        a, b = apply(fn, x, 2.5), apply_scalar(fn, x, 2.5)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        na, nb = a._node, b._node
+        assert (na.fn, na.bw, na.n_out, na.attrs, na.saved, na.checks) == \
+            (nb.fn, nb.bw, nb.n_out, nb.attrs, nb.saved, nb.checks)
+        assert na.edges == nb.edges and (na.in_data is None) == (nb.in_data is None)
+        assert b.stop_gradient is False
+        with paddle.no_grad():
+            assert apply_scalar(fn, x, 2.5)._node is None
+        assert apply_scalar(fn, paddle.to_tensor(x0), 2.5)._node is None
+    # gradients through the operators, first and second order
+    x = paddle.to_tensor(x0, stop_gradient=False)
+    y = ((x * 3.0 + 1.0) * (x * 0.5)).sum()
+    (gx,) = paddle.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(gx.numpy(), 3.0 * x0 + 0.5, rtol=1e-12)
+    (ggx,) = paddle.grad(gx.sum(), x)
+    np.testing.assert_allclose(ggx.numpy(), np.full_like(x0, 3.0), rtol=1e-12)
+    # under saved-tensor hooks the op goes through apply, which binds its rule for the hooks
+    # (a plain node keeps the GRAD marker)
+    from paddle_hl.framework.engine import GRAD
+
+    assert (x * 2.0)._node.bw is GRAD
+    with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
+        z = x * 2.0
+    assert z._node.bw is not GRAD
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(x0, 2.0))
