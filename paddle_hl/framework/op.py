@@ -285,6 +285,19 @@ def _broadcasting(bw, shapes):
     return unbroadcast_bw
 
 
+def _rule(fn, bw):
+    """``(saves, has_hi, broadcast, bw, saved)`` of a kernel call that is recorded: its cached
+    meta (see :func:`_meta`), the backward it returned made concrete (a constant rule for
+    ``GRAD`` where the kernel has one) and its residuals (a ``Saved`` result)."""
+    m = getattr(fn, "_hl_meta", None)
+    saves, has_hi, bcast, _, const = m if m is not None else _meta(fn)
+    if bw is GRAD:
+        return saves, has_hi, bcast, (bw if const is None else const), None
+    if type(bw) is Saved:
+        return saves, has_hi, bcast, GRAD, _residuals(fn, bw)
+    return saves, has_hi, bcast, bw, None
+
+
 def apply(fn, *inputs, **attrs):
     """Run kernel ``fn`` on the arrays of ``inputs`` and wrap the result (see module doc).
 
@@ -333,15 +346,7 @@ def apply(fn, *inputs, **attrs):
         return _wrap(out)
 
     # -- record one graph node (inlined: this is the hot path of every differentiable op)
-    m = getattr(fn, "_hl_meta", None)
-    saves, has_hi, bcast, _, const = m if m is not None else _meta(fn)
-    saved = None
-    if bw is GRAD:
-        if const is not None:
-            bw = const
-    elif type(bw) is Saved:
-        saved = _residuals(fn, bw)
-        bw = GRAD
+    saves, has_hi, bcast, bw, saved = _rule(fn, bw)
     checks = ()
     if saves is None:
         checks = []
@@ -393,15 +398,7 @@ def apply_scalar(fn, x, s):
     out, bw = fn(x._data, s)
     if x.stop_gradient or bw is None or (_grad_off and not _tls.grad_enabled):
         return _wrap(out)
-    m = getattr(fn, "_hl_meta", None)
-    saves, has_hi, _, _, const = m if m is not None else _meta(fn)
-    saved = None
-    if bw is GRAD:
-        if const is not None:
-            bw = const
-    elif type(bw) is Saved:
-        saved = _residuals(fn, bw)
-        bw = GRAD
+    saves, has_hi, _, bw, saved = _rule(fn, bw)
     checks = ()
     if saves is None or (saves and 0 in saves):
         v = x._ver
