@@ -544,8 +544,11 @@ def test_adam_update_gives_the_numpy_passes_numbers_exactly(both, dtype, opt_nam
 
     def run():
         paddle.seed(0)
-        net = paddle.nn.Sequential(paddle.nn.Linear(257, 300), paddle.nn.Tanh(),
-                                   paddle.nn.Linear(300, 3))
+        # fresh parameter names in each run: the moments below are paired by sorted name, and
+        # a counter crossing a power of ten (linear_99 -> linear_100) would reorder them
+        with paddle.utils.unique_name.guard():
+            net = paddle.nn.Sequential(paddle.nn.Linear(257, 300), paddle.nn.Tanh(),
+                                       paddle.nn.Linear(300, 3))
         net.to(dtype=dtype)
         opt = getattr(paddle.optimizer, opt_name)(parameters=net.parameters(), **kw)
         for _ in range(4):
