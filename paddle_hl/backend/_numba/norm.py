@@ -356,15 +356,10 @@ def _chunk(c):
     return max(1, -(-_WIDE // c))
 
 
-def _tile(v, u):
-    """Per-channel values repeated for the ``u`` rows of a chunk (flat)."""
-    return np.tile(v, u)
-
-
 def _fold(parts, c):
     """The per-channel totals of the rows kernels' sums (``[..., u * C]``, float64), added in
     a fixed order."""
-    return parts.reshape(-1, c).sum(axis=0) if parts.ndim else parts
+    return parts.reshape(-1, c).sum(axis=0)
 
 
 def _rows_forward(x, w, b, eps, code, top, out, mask, mean, var, invstd, ss):
@@ -372,12 +367,12 @@ def _rows_forward(x, w, b, eps, code, top, out, mask, mean, var, invstd, ss):
     nb = _row_blocks(x, 2 * x.nbytes)
     u = _chunk(c)
     xf, of = x.reshape(-1), out.reshape(-1)
-    mf = mask.reshape(-1) if code else mask.reshape(-1)[:0]
+    mf = mask.reshape(-1)  # (one unread value without an activation)
     parts = np.empty((nb, u * c))
     none = np.zeros(u * c)
     _over_blocks(lambda lo, hi: bn_rows_sums(xf, none, 0, parts, m, lo, hi), nb)
     mu = _fold(parts, c) / m
-    muw = _tile(mu, u)
+    muw = np.tile(mu, u)
     _over_blocks(lambda lo, hi: bn_rows_sums(xf, muw, 1, parts, m, lo, hi), nb)
     va = _fold(parts, c) / m
     inv = 1.0 / np.sqrt(va + eps)
@@ -385,7 +380,7 @@ def _rows_forward(x, w, b, eps, code, top, out, mask, mean, var, invstd, ss):
     sh = b - mu * sc
     ss[0], ss[1] = sc, sh
     mean[:], var[:], invstd[:] = mu, va, inv
-    scw, shw = _tile(sc, u), _tile(sh, u)
+    scw, shw = np.tile(sc, u), np.tile(sh, u)
     ssw = np.ascontiguousarray(np.tile(ss, (1, u)))
     _over_blocks(lambda lo, hi: bn_rows_apply(xf, scw, shw, ssw, code, top, of, mf, m, nb, lo,
                                               hi), nb)
@@ -396,9 +391,9 @@ def _rows_backward(g, x, w, mean, invstd, code, mask, dx, gw, gb):
     nb = _row_blocks(x, 3 * x.nbytes)
     u = _chunk(c)
     gf, xf, df = g.reshape(-1), x.reshape(-1), dx.reshape(-1)
-    mf = mask.reshape(-1) if code else mask.reshape(-1)[:0]
+    mf = mask.reshape(-1)  # (one unread value without an activation)
     parts = np.empty((nb, 2, u * c))
-    meanw = _tile(mean, u)  # x - mean in x's dtype, as bn_backward_rows
+    meanw = np.tile(mean, u)  # x - mean in x's dtype, as bn_backward_rows
     _over_blocks(lambda lo, hi: bn_rows_grad_sums(gf, xf, meanw, code, mf, parts, rows, lo, hi),
                  nb)
     sg = _fold(parts[:, 0], c)
@@ -409,7 +404,7 @@ def _rows_backward(g, x, w, mean, invstd, code, mask, dx, gw, gb):
     a = kk * inv * inv * sgx
     sh = kk * sg - a * mean
     gw[:], gb[:] = inv * sgx, sg
-    scw, aw, shw = _tile(sc, u), _tile(a, u), _tile(sh, u)
+    scw, aw, shw = np.tile(sc, u), np.tile(a, u), np.tile(sh, u)
     _over_blocks(lambda lo, hi: bn_rows_grad_apply(gf, xf, scw, aw, shw, code, mf, df, rows, nb,
                                                    lo, hi), nb)
 
